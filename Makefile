@@ -1,0 +1,41 @@
+# Two commands matter: `make lab` and `make test`. Both build .venv from nothing.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+export UV_PYTHON_DOWNLOADS := never
+export PYTHONHASHSEED := 0
+
+.PHONY: lab test unit notebooks bench venv clean
+
+venv: $(STAMP)
+
+# uv installs the kit with its extras in seconds; it is itself installed with the venv's pip.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[lab,dev]'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=notebooks
+
+# Unit tests, property tests and every notebook under nbval, in one pytest run.
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
+		--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+
+# Re-execute the notebooks and store deterministic outputs (rerun gives no diff).
+notebooks: $(STAMP)
+	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/loop_overhead.py
+	$(BIN)/python benchmarks/parallel.py
+	$(BIN)/python benchmarks/import_time.py
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,123 @@
+"""Every exception agentkit raises, in one tree.
+
+    AgentkitError
+    ├── ToolDefinitionError        @tool could not build a tool (unsupported hint, bad flag, duplicate name)
+    ├── ToolReturnError            a tool returned something the loop cannot send back (e.g. a state
+    │                              update without its result message); names the tool
+    ├── ScriptError                a ScriptedModel ran out of steps, or steps were left unconsumed
+    ├── RunError                   the run stopped by raising; `.run` holds the partial Run
+    │   ├── LimitExceeded          a Limits cap with exit_behavior="error"
+    │   ├── ToolExecutionError     a tool raised and the error policy said "raise" (__cause__ = original)
+    │   ├── ModelCallError         the model call failed (__cause__ = the ProviderError or other)
+    │   └── RunCancelled           (never raised by default: cancellation is a stop reason, not an error)
+    └── ProviderError              an HTTP model call failed; carries status, provider error type, message
+        ├── BadRequestError        400/404/413/422: the request is wrong; retrying will not help
+        ├── AuthenticationError    401/403
+        ├── RateLimitError         429 (retryable; `retry_after` in seconds when the server said)
+        ├── ServerError            5xx, 529 overloaded (retryable)
+        ├── ProviderTimeout        no answer in time, or the connection dropped (retryable)
+        └── BadResponseError       2xx with a body that is not the format's JSON (truncated, invalid, cut stream)
+
+Messages never contain API keys: `ProviderError` text is built from the response body, never the request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AgentkitError(Exception):
+    """Base of everything agentkit raises on purpose."""
+
+
+class ToolDefinitionError(AgentkitError, TypeError):
+    pass
+
+
+class ToolReturnError(AgentkitError, TypeError):
+    def __init__(self, tool_name: str, message: str):
+        super().__init__(f"tool {tool_name!r}: {message}")
+        self.tool_name = tool_name
+
+
+class ScriptError(AgentkitError, AssertionError):
+    pass
+
+
+class RunError(AgentkitError):
+    """The run ended by raising; `run` is the partial Run (messages, trace, counters) up to that point."""
+
+    def __init__(self, message: str, run: Any = None):
+        super().__init__(message)
+        self.run = run
+
+
+class LimitExceeded(RunError):
+    def __init__(self, message: str, run: Any = None, limit: str = "", count: int = 0, maximum: int = 0):
+        super().__init__(message, run)
+        self.limit, self.count, self.maximum = limit, count, maximum
+
+
+class ToolExecutionError(RunError):
+    def __init__(self, message: str, run: Any = None, call: Any = None):
+        super().__init__(message, run)
+        self.call = call
+
+
+class ModelCallError(RunError):
+    pass
+
+
+class RunCancelled(RunError):
+    pass
+
+
+class ProviderError(AgentkitError):
+    """An HTTP model call failed. `retryable` says whether waiting and trying again can help."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, status: int | None = None, error_type: str | None = None,
+                 provider: str | None = None, model: str | None = None, retry_after: float | None = None,
+                 body: Any = None):
+        self.status, self.error_type, self.provider, self.model = status, error_type, provider, model
+        self.retry_after, self.body, self.message = retry_after, body, message
+        where = " ".join(str(p) for p in (provider, model) if p)
+        head = f"{status} " if status is not None else ""
+        kind = f"{error_type}: " if error_type else ""
+        super().__init__(f"{head}{kind}{message}" + (f" [{where}]" if where else ""))
+
+
+class BadRequestError(ProviderError):
+    pass
+
+
+class AuthenticationError(ProviderError):
+    pass
+
+
+class RateLimitError(ProviderError):
+    retryable = True
+
+
+class ServerError(ProviderError):
+    retryable = True
+
+
+class ProviderTimeout(ProviderError):
+    retryable = True
+
+
+class BadResponseError(ProviderError):
+    retryable = True
+
+
+def error_for_status(status: int) -> type[ProviderError]:
+    """Which ProviderError subclass a status code maps to (408/409/429/5xx/529 are retryable)."""
+    if status == 429:
+        return RateLimitError
+    if status in (401, 403):
+        return AuthenticationError
+    if status in (408, 409) or status >= 500:
+        return ServerError
+    return BadRequestError

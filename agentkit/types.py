@@ -1,0 +1,262 @@
+"""The vocabulary of a tool-calling run: flat, frozen, JSON-serialisable dataclasses.
+
+Every other module speaks in these five words, whatever the provider:
+
+    Message     one entry of the conversation (system, user, assistant, or a tool's result)
+    ToolCall    the model asking for one tool with arguments (raw as received, and parsed)
+    ToolResult  the application's answer to one ToolCall (the envelope the model reads)
+    ModelTurn   one model response: text, tool calls, stop signal, usage, raw JSON
+    Usage       token counts
+
+Plus `ToolSpec` (what a model is told about a tool) and `ModelOptions` (per-request switches).
+
+`to_dict()` / `from_dict()` turn each into plain JSON and back; tuples are used instead of lists so
+that a frozen value really cannot change under you.
+
+Left out on purpose: images, audio and other non-text content, and provider-specific fields (those
+stay in `ModelTurn.raw`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Union
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+#: "auto" (model decides), "none" (no tools), "required" (some tool), or {"name": "x"} (that tool).
+ToolChoice = Union[Literal["auto", "none", "required"], dict]
+
+#: Provider-neutral stop signals of one model turn (the provider's own value is kept beside it).
+TurnStop = Literal["tool_calls", "stop", "length", "content_filter", "other"]
+
+
+def _plain(obj: Any) -> Any:
+    """asdict() keeps tuples; JSON wants lists."""
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Usage:
+        return cls(int(d.get("input_tokens", 0)), int(d.get("output_tokens", 0)))
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model is told about one tool: the part of a `Tool` that goes on the wire."""
+
+    name: str
+    description: str = ""
+    parameters: dict = field(default_factory=lambda: {"type": "object", "properties": {}})
+    strict: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ToolSpec:
+        return cls(d["name"], d.get("description", ""), d.get("parameters") or {"type": "object"},
+                   bool(d.get("strict", False)))
+
+
+def parse_arguments(raw: str | dict | None) -> dict | None:
+    """Best-effort parse used by codecs; the strict, explaining parse is gate 1 in `validate`."""
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        return None
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """The model asks the application to run `name` with these arguments; `id` links the answer.
+
+    `raw_arguments` is exactly what arrived: a JSON *string* from OpenAI-style APIs, an *object* from
+    Anthropic, Gemini and MCP. `arguments` is the parsed object, or None when it was not one.
+    """
+
+    id: str
+    name: str
+    raw_arguments: str | dict = "{}"
+    arguments: dict | None = None
+
+    @classmethod
+    def from_raw(cls, id: str, name: str, raw: str | dict | None) -> ToolCall:
+        raw = "" if raw is None else raw
+        return cls(id, name, raw, parse_arguments(raw))
+
+    def arguments_json(self) -> str:
+        """The arguments as the JSON string OpenAI-style APIs carry (raw text kept when it was text)."""
+        if isinstance(self.raw_arguments, str):
+            return self.raw_arguments
+        return json.dumps(self.raw_arguments, ensure_ascii=False)
+
+    def arguments_object(self) -> dict:
+        """The arguments as the object Anthropic/Gemini/MCP carry ({} when they never parsed)."""
+        return self.arguments if self.arguments is not None else {}
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ToolCall:
+        return cls(d["id"], d["name"], d.get("raw_arguments", "{}"), d.get("arguments"))
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The application's answer to one call, in the stable envelope the model reads.
+
+    ok:    {"toolCallId", "name", "ok": true,  "result": ...}
+    error: {"toolCallId", "name", "ok": false, "error": {"kind", "message", "path", "keyword"}}
+
+    `text` overrides the envelope when a tool or policy supplies its own exact words.
+    """
+
+    call_id: str
+    name: str
+    ok: bool
+    result: Any = None
+    error: dict | None = None
+    text: str | None = None
+
+    @classmethod
+    def success(cls, call: ToolCall, result: Any) -> ToolResult:
+        return cls(call.id, call.name, True, result=result)
+
+    @classmethod
+    def failure(cls, call: ToolCall, kind: str, message: str, path: str | None = None,
+                keyword: str | None = None, text: str | None = None) -> ToolResult:
+        error = {"kind": kind, "message": message, "path": path, "keyword": keyword}
+        return cls(call.id, call.name, False, error=error, text=text)
+
+    @property
+    def error_kind(self) -> str | None:
+        return self.error["kind"] if self.error else None
+
+    def envelope(self) -> dict:
+        head = {"toolCallId": self.call_id, "name": self.name, "ok": self.ok}
+        return {**head, "result": self.result} if self.ok else {**head, "error": self.error}
+
+    def content(self) -> str:
+        """The exact text sent back to the model."""
+        if self.text is not None:
+            return self.text
+        return json.dumps(self.envelope(), ensure_ascii=False, default=str)
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ToolResult:
+        return cls(d["call_id"], d["name"], d["ok"], d.get("result"), d.get("error"), d.get("text"))
+
+
+@dataclass(frozen=True)
+class Message:
+    """One entry of the conversation.
+
+    role="tool" messages answer one call: `tool_call_id` and `name` say which, `is_error` marks a failure
+    (Anthropic's is_error, MCP's isError; other formats put it in the text).
+    """
+
+    role: Role
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls("system", text)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls("user", text)
+
+    @classmethod
+    def assistant(cls, text: str | None = None, tool_calls: tuple[ToolCall, ...] | list = ()) -> Message:
+        return cls("assistant", text, tuple(tool_calls))
+
+    @classmethod
+    def tool(cls, result: ToolResult) -> Message:
+        return cls("tool", result.content(), (), result.call_id, result.name, not result.ok)
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Message:
+        calls = tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ())
+        return cls(d["role"], d.get("content"), calls, d.get("tool_call_id"), d.get("name"),
+                   bool(d.get("is_error", False)))
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    """One model response, whatever the provider.
+
+    `stop` is provider-neutral; `native_stop` is the provider's own word ("tool_use", "STOP", ...).
+    `raw` keeps the provider JSON for the curious and the trace (excluded from equality).
+    """
+
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop: TurnStop = "stop"
+    native_stop: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+    id: str | None = None
+    raw: dict | None = field(default=None, compare=False, repr=False)
+
+    def as_message(self) -> Message:
+        return Message.assistant(self.text, self.tool_calls)
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelTurn:
+        return cls(d.get("text"), tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ()),
+                   d.get("stop", "stop"), d.get("native_stop"), Usage.from_dict(d.get("usage") or {}),
+                   d.get("model"), d.get("id"), d.get("raw"))
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """Per-request switches the loop hands to a model together with the messages and tools."""
+
+    tool_choice: ToolChoice = "auto"
+    parallel_tool_calls: bool | None = None  # None: the provider's default (parallel on)
+    stream: bool = False
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
