@@ -5,6 +5,7 @@
     ├── ToolReturnError            a tool returned something the loop cannot send back (e.g. a state
     │                              update without its result message); names the tool
     ├── ScriptError                a ScriptedModel ran out of steps, or steps were left unconsumed
+    ├── ToolTimeout                a tool ran past its timeout (also a TimeoutError)
     ├── RunError                   the run stopped by raising; `.run` holds the partial Run
     │   ├── LimitExceeded          a Limits cap with exit_behavior="error"
     │   ├── ToolExecutionError     a tool raised and the error policy said "raise" (__cause__ = original)
@@ -42,6 +43,12 @@ class ToolReturnError(AgentkitError, TypeError):
 
 class ScriptError(AgentkitError, AssertionError):
     pass
+
+
+class ToolTimeout(AgentkitError, TimeoutError):
+    def __init__(self, tool_name: str, timeout: float):
+        super().__init__(f"tool {tool_name!r} did not finish within {timeout:g} s")
+        self.tool_name, self.timeout = tool_name, timeout
 
 
 class RunError(AgentkitError):

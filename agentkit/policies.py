@@ -1,0 +1,214 @@
+"""What the loop does when a tool fails, and when it must stop: error policies, Retry, Limits, approval.
+
+Error policies (`on_tool_error=` of `run`) for exceptions raised *inside* a tool:
+
+    "report"             default: the model sees a sanitised error envelope and can react
+    "raise"              the run stops with ToolExecutionError (LangGraph ToolNode's default)
+    "any other text"     the model sees exactly this text
+    ValueError / (A, B)  only these exception classes are reported; any other one raises
+    fn(exc, call)        returns the text the model sees, or None to raise
+    Retry(...)           run the tool again (idempotent tools only, unless told otherwise), then
+                         `on_failure`: "report", "raise", or any of the policies above
+
+Argument errors (bad JSON, schema, rules) and unknown tools are not exceptions of the tool: they are
+always reported to the model, except under "raise", which raises for them too.
+
+Limits (`limits=` of `run`): one dataclass, None switches a cap off. `exit_behavior` says what
+happens when a tool-call cap is hit: "continue" answers the over-limit calls with an error and lets the
+model go on; "end" stops with a final message naming the limit and the counts; "error" raises
+LimitExceeded carrying the partial run.
+
+Left out on purpose: circuit breakers and per-exception backoff tables (a callable policy can do both).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Literal, Mapping, Union
+
+ExitBehavior = Literal["continue", "end", "error"]
+
+
+# -- error policies ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Retry:
+    """Run a failing tool again: `max_retries=2` means up to 3 runs in all.
+
+    Delays: backoff, backoff*multiplier, ... capped at max_delay, each scaled by a random factor in
+    [1-jitter, 1+jitter]. Only tools flagged `idempotent=True` are retried unless `only_idempotent=False`:
+    running a payment twice is worse than reporting a timeout once.
+    """
+
+    max_retries: int = 2
+    backoff: float = 1.0
+    multiplier: float = 2.0
+    max_delay: float = 60.0
+    jitter: float = 0.25
+    retry_on: tuple[type[BaseException], ...] = (Exception,)
+    on_failure: Any = "report"
+    only_idempotent: bool = True
+
+    def __post_init__(self):
+        if self.max_retries < 0:
+            raise ValueError(f"Retry(max_retries={self.max_retries}): must be 0 or more")
+        if self.backoff < 0 or self.max_delay < 0 or not 0 <= self.jitter <= 1:
+            raise ValueError("Retry: backoff and max_delay must be >= 0 and jitter in [0, 1]")
+        if isinstance(self.on_failure, Retry):
+            raise ValueError("Retry(on_failure=Retry(...)) makes no sense: add the retries together")
+
+    def delays(self, rng: random.Random) -> Iterator[float]:
+        delay = self.backoff
+        for _ in range(self.max_retries):
+            yield min(delay, self.max_delay) * (1 + self.jitter * (2 * rng.random() - 1))
+            delay *= self.multiplier
+
+    def applies_to(self, exc: BaseException, idempotent: bool) -> bool:
+        return (idempotent or not self.only_idempotent) and isinstance(exc, self.retry_on)
+
+
+ErrorPolicyLike = Union[str, type, tuple, Callable[[BaseException, Any], Union[str, None]], Retry]
+
+
+@dataclass(frozen=True)
+class ErrorPolicy:
+    """A policy value resolved once: `decide(exc, call)` gives the text to report, or None to raise."""
+
+    source: Any
+    retry: Retry | None = None
+    raise_argument_errors: bool = False
+    _decide: Callable[[BaseException, Any], Union[str, None]] = field(default=lambda e, c: "", repr=False)
+
+    def decide(self, exc: BaseException, call: Any) -> str | None:
+        return self._decide(exc, call)
+
+
+REPORT = "report"  # marker: use the default sanitised envelope
+
+
+def resolve_error_policy(policy: ErrorPolicyLike) -> ErrorPolicy:
+    """Turn any accepted `on_tool_error` value into an ErrorPolicy; a clear TypeError otherwise."""
+    if isinstance(policy, ErrorPolicy):
+        return policy
+    if isinstance(policy, Retry):
+        inner = resolve_error_policy(policy.on_failure)
+        return ErrorPolicy(policy, policy, inner.raise_argument_errors, inner._decide)
+    if policy == "report":
+        return ErrorPolicy(policy, None, False, lambda exc, call: REPORT)
+    if policy == "raise":
+        return ErrorPolicy(policy, None, True, lambda exc, call: None)
+    if isinstance(policy, str):
+        return ErrorPolicy(policy, None, False, lambda exc, call: policy)
+    if isinstance(policy, type) and issubclass(policy, BaseException):
+        policy = (policy,)
+    if isinstance(policy, tuple) and policy and all(
+            isinstance(p, type) and issubclass(p, BaseException) for p in policy):
+        classes = policy
+        return ErrorPolicy(policy, None, False,
+                           lambda exc, call: REPORT if isinstance(exc, classes) else None)
+    if callable(policy):
+        def decide(exc, call, fn=policy):
+            text = fn(exc, call)
+            if text is not None and not isinstance(text, str):
+                raise TypeError(f"on_tool_error function returned {type(text).__name__}; "
+                                "return a str for the model, or None to raise")
+            return text
+        return ErrorPolicy(policy, None, False, decide)
+    raise TypeError(f"on_tool_error={policy!r} is not a policy: use 'report', 'raise', a text, "
+                    "exception class(es), a function (exc, call) -> str | None, or Retry(...)")
+
+
+# -- limits --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on a run. None switches a cap off.
+
+    max_steps      model calls per run (the iteration cap; requested tools are not run at the cap)
+    run_limit      tool calls per run
+    thread_limit   tool calls across all runs of one Thread
+    per_tool       {"tool_name": cap} per run (a tool's own `max_calls` flag adds to this)
+    repeat_limit   how many times the same tool with the same arguments may run per run
+    max_invalid_calls  argument errors (bad JSON, schema, rules, unknown tool) per run before the run
+                   stops with "schema_fail"
+    exit_behavior  "continue" | "end" | "error" when a tool-call cap is hit (max_steps always stops:
+                   with "error" it raises, otherwise it ends)
+
+    The default caps a run at 20 model calls: an agent that never stops is the most common bug, and a
+    cap you did not choose is better than none (LangGraph's default is 10,007 steps).
+    """
+
+    max_steps: int | None = 20
+    run_limit: int | None = None
+    thread_limit: int | None = None
+    per_tool: Mapping[str, int] | None = None
+    repeat_limit: int | None = None
+    max_invalid_calls: int | None = None
+    exit_behavior: ExitBehavior = "end"
+
+    def __post_init__(self):
+        for name in ("max_steps", "run_limit", "thread_limit", "repeat_limit", "max_invalid_calls"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ValueError(f"Limits.{name}={value!r}: use a whole number >= 0, or None for no cap")
+        for tool_name, cap in (self.per_tool or {}).items():
+            if not isinstance(cap, int) or isinstance(cap, bool) or cap < 0:
+                raise ValueError(f"Limits.per_tool[{tool_name!r}]={cap!r}: use a whole number >= 0")
+        if self.exit_behavior not in ("continue", "end", "error"):
+            raise ValueError(f"Limits.exit_behavior={self.exit_behavior!r}: use 'continue', 'end' or 'error'")
+
+
+@dataclass(frozen=True)
+class LimitHit:
+    """Which cap a call ran into, with the counts the final message names."""
+
+    limit: str  # "run_limit", "thread_limit", "per_tool:<name>", "repeat_limit", "max_steps"
+    count: int
+    maximum: int
+
+    @property
+    def stop_reason(self) -> str:
+        return {"repeat_limit": "repeated_call", "max_steps": "max_steps"}.get(self.limit, "tool_limit")
+
+    def message(self) -> str:
+        label = {"run_limit": "run limit", "thread_limit": "thread limit", "repeat_limit": "repeat limit",
+                 "max_steps": "step limit"}.get(self.limit, self.limit.replace("per_tool:", "limit for "))
+        unit = "model calls" if self.limit == "max_steps" else "calls"
+        head = "Step limit reached" if self.limit == "max_steps" else "Tool call limit reached"
+        return f"{head}: {label} exceeded ({self.count}/{self.maximum} {unit})."
+
+
+#: What an over-limit call answers under exit_behavior="continue" (the seed's wording).
+CONTINUE_TEXT = "Tool call limit exceeded. Do not make additional tool calls."
+
+
+# -- approval --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Approve:
+    pass
+
+
+@dataclass(frozen=True)
+class Deny:
+    reason: str = "denied by the user"
+
+
+@dataclass(frozen=True)
+class Edit:
+    arguments: dict
+
+
+def normalize_approval(answer: Any) -> Approve | Deny | Edit:
+    """An approval hook may answer True/None (approve), False or a str (deny, with reason), or the classes."""
+    if answer is None or answer is True:
+        return Approve()
+    if answer is False:
+        return Deny()
+    if isinstance(answer, str):
+        return Deny(answer)
+    if isinstance(answer, (Approve, Deny, Edit)):
+        return answer
+    raise TypeError(f"approval hook returned {answer!r}; return True/False, a denial reason, "
+                    "Approve(), Deny(reason) or Edit(arguments)")

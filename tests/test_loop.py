@@ -1,0 +1,575 @@
+"""The loop's behaviour, one promise per test, against scripted models (no network)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import threading
+import time
+
+import pytest
+
+import agentkit
+from agentkit import (Deny, Edit, LimitExceeded, Limits, ModelCallError, Retry, ScriptedModel, StopReason, Thread,
+                      ToolContext, ToolExecutionError, Update, call, run, tool)
+from agentkit.models import FunctionModel, always_calls, malformed_then_fixed, parallel_calls, repeats
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather for a city.
+
+    Args:
+        city: City name, e.g. Tokyo.
+    """
+    return f"{city}: sunny, 22°C"
+
+
+@tool
+def get_exchange_rate(base: str, quote: str) -> str:
+    """Exchange rate between two ISO 4217 currencies."""
+    return f"1 {base} = 155.2 {quote}"
+
+
+@tool
+def search(q: str, n: int = 0) -> str:
+    """Search something."""
+    return f"results for {q}"
+
+
+def tool_messages(run_):
+    return [m for m in run_.messages if m.role == "tool"]
+
+
+def test_final_answer_without_tools_stops_at_once():
+    model = ScriptedModel(["Hello!"])
+    r = run(model, "hi", tools=[get_weather])
+    assert r.stop_reason is StopReason.FINAL_ANSWER and r.output == "Hello!"
+    assert r.steps == 1 and r.tool_calls == 0
+    model.assert_complete()
+
+
+def test_tool_result_goes_back_with_the_same_id_and_the_envelope():
+    model = ScriptedModel([[call("get_weather", {"city": "Tokyo"}, id="call_1")], "Sunny in Tokyo."])
+    r = run(model, "weather?", tools=[get_weather])
+    (answer,) = tool_messages(r)
+    assert answer.tool_call_id == "call_1" and answer.name == "get_weather" and not answer.is_error
+    assert json.loads(answer.content) == {"toolCallId": "call_1", "name": "get_weather", "ok": True,
+                                          "result": "Tokyo: sunny, 22°C"}
+    assert [m.role for m in r.messages] == ["user", "assistant", "tool", "assistant"]
+    assert r.output == "Sunny in Tokyo."
+
+
+def test_tool_definitions_ride_on_every_request():
+    model = ScriptedModel([[call("get_weather", {"city": "A"})], [call("get_weather", {"city": "B"})], "done"])
+    run(model, "x", tools=[get_weather, get_exchange_rate])
+    assert [tools for _, tools, _ in model.requests] == [2, 2, 2]
+
+
+def test_parallel_results_come_back_in_emitted_order_even_when_finishing_out_of_order():
+    @tool
+    def wait(seconds: float) -> float:
+        """Sleep."""
+        time.sleep(seconds)
+        return seconds
+
+    model = ScriptedModel([[call("wait", {"seconds": s}) for s in (0.15, 0.0, 0.1)], "ok"])
+    r = run(model, "x", tools=[wait])
+    assert [json.loads(m.content)["result"] for m in tool_messages(r)] == [0.15, 0.0, 0.1]
+
+
+@pytest.mark.parametrize("executor", ["threads", "asyncio"])
+def test_parallel_sync_tools_overlap(executor):
+    @tool
+    def nap(i: int) -> int:
+        """Sleep 0.2 s."""
+        time.sleep(0.2)
+        return i
+
+    start = time.perf_counter()
+    r = run(parallel_calls("nap", 8), "go", tools=[nap], executor=executor)
+    elapsed = time.perf_counter() - start
+    assert r.stop_reason is StopReason.FINAL_ANSWER and r.tool_runs == 8
+    assert elapsed < 0.35, f"8 x 0.2 s tools took {elapsed:.2f} s: the batch did not run in parallel"
+    assert len({s.worker for s in r.trace.spans()}) == 8
+
+
+def test_sequential_executor_runs_one_after_another():
+    @tool
+    def nap(i: int) -> int:
+        """Sleep 0.05 s."""
+        time.sleep(0.05)
+        return i
+
+    r = run(parallel_calls("nap", 4), "go", tools=[nap], executor="sequential")
+    spans = r.trace.spans()
+    assert all(a.end <= b.start for a, b in zip(spans, spans[1:]))
+
+
+def test_contextvars_reach_tools_in_worker_threads():
+    var = contextvars.ContextVar("request_id", default="unset")
+
+    @tool
+    def whoami(i: int) -> str:
+        """Return the context variable."""
+        return var.get()
+
+    var.set("req-42")
+    r = run(parallel_calls("whoami", 3), "x", tools=[whoami])
+    assert {json.loads(m.content)["result"] for m in tool_messages(r)} == {"req-42"}
+
+
+def test_step_cap_stops_without_running_the_requested_tools():
+    counter = {"runs": 0}
+
+    @tool
+    def ping(n: int) -> int:
+        """Ping."""
+        counter["runs"] += 1
+        return n
+
+    r = run(always_calls("ping", lambda step: {"n": step}), "go", tools=[ping], limits=Limits(max_steps=13))
+    assert r.stop_reason is StopReason.MAX_STEPS
+    assert r.steps == 13 and counter["runs"] == 12  # seed C8: 13 model calls, 12 tool runs
+    last_call = [m for m in r.messages if m.tool_calls][-1].tool_calls[0]
+    last_result = [m for m in tool_messages(r) if m.tool_call_id == last_call.id]
+    assert len(last_result) == 1 and "not run" in last_result[0].content
+    assert r.output == "Step limit reached: step limit exceeded (13/13 model calls)."
+
+
+def test_run_limit_end_stops_with_the_seed_message():
+    r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
+            limits=Limits(run_limit=3, exit_behavior="end"))
+    assert r.stop_reason is StopReason.TOOL_LIMIT
+    assert r.steps == 4 and r.tool_runs == 3  # seed C9 "end": 4 model calls
+    assert r.output == "Tool call limit reached: run limit exceeded (4/3 calls)."
+    assert r.messages[-1].role == "assistant" and r.messages[-1].content == r.output
+
+
+def test_run_limit_continue_lets_a_stubborn_model_go_on_until_the_step_cap():
+    r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
+            limits=Limits(max_steps=30, run_limit=3, exit_behavior="continue"))
+    assert r.stop_reason is StopReason.MAX_STEPS and r.steps == 30 and r.tool_runs == 3
+    blocked = [m for m in tool_messages(r) if m.content == agentkit.policies.CONTINUE_TEXT]
+    assert len(blocked) == 26  # calls 4..29 answered "limit exceeded"; call 30 is past the step cap
+
+
+def test_run_limit_error_raises_with_the_partial_run():
+    with pytest.raises(LimitExceeded) as info:
+        run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
+            limits=Limits(run_limit=2, exit_behavior="error"))
+    assert info.value.limit == "run_limit" and (info.value.count, info.value.maximum) == (3, 2)
+    partial = info.value.run
+    assert partial.stop_reason is StopReason.ERROR and partial.tool_runs == 2
+    _assert_every_call_answered_once(partial)
+
+
+def test_a_batch_cut_short_by_a_limit_still_answers_every_call():
+    model = ScriptedModel([[call("search", {"q": str(i)}) for i in range(5)]])
+    r = run(model, "go", tools=[search], limits=Limits(run_limit=2))
+    assert r.stop_reason is StopReason.TOOL_LIMIT and r.tool_runs == 2
+    _assert_every_call_answered_once(r)
+    assert sum("not run" in m.content for m in tool_messages(r)) == 3
+
+
+def test_repeated_identical_call_stops_the_loop():
+    r = run(repeats("search", {"q": "same"}), "go", tools=[search], limits=Limits(repeat_limit=2))
+    assert r.stop_reason is StopReason.REPEATED_CALL and r.tool_runs == 2 and r.steps == 3
+
+
+def test_argument_order_does_not_hide_a_repeat():
+    model = ScriptedModel([[call("search", raw='{"q":"a","n":1}')], [call("search", raw='{"n":1,"q":"a"}')]])
+    r = run(model, "go", tools=[search], limits=Limits(repeat_limit=1))
+    assert r.stop_reason is StopReason.REPEATED_CALL and r.tool_runs == 1
+
+
+def test_per_tool_cap_and_max_calls_flag():
+    @tool(max_calls=1)
+    def once(x: int) -> int:
+        """Only once per run."""
+        return x
+
+    model = ScriptedModel([[call("once", {"x": 1}), call("once", {"x": 2})]])
+    r = run(model, "go", tools=[once])
+    assert r.stop_reason is StopReason.TOOL_LIMIT and r.limit.limit == "per_tool:once"
+
+    model = ScriptedModel([[call("search", {"q": "a"})], [call("search", {"q": "b"})]])
+    r = run(model, "go", tools=[search], limits=Limits(per_tool={"search": 1}))
+    assert r.limit.limit == "per_tool:search" and r.tool_runs == 1
+
+
+def test_thread_limit_counts_across_runs():
+    thread = Thread()
+    limits = Limits(thread_limit=3)
+    r1 = run(ScriptedModel([[call("search", {"q": "a"}), call("search", {"q": "b"})], "ok"]), "one",
+             tools=[search], thread=thread, limits=limits)
+    assert r1.stop_reason is StopReason.FINAL_ANSWER and thread.tool_calls == 2
+    r2 = run(ScriptedModel([[call("search", {"q": "c"}), call("search", {"q": "d"})]]), "two",
+             tools=[search], thread=thread, limits=limits)
+    assert r2.stop_reason is StopReason.TOOL_LIMIT and r2.limit.limit == "thread_limit"
+    assert r2.output == "Tool call limit reached: thread limit exceeded (4/3 calls)."
+    assert thread.messages == r2.messages and r2.messages[0].content == "one"
+    assert r2.new_messages[0].content == "two"
+
+
+def test_return_direct_ends_only_when_every_call_of_the_batch_is_direct():
+    @tool(return_direct=True)
+    def lookup(key: str) -> str:
+        """Direct answer."""
+        return f"value of {key}"
+
+    r = run(ScriptedModel([[call("lookup", {"key": "a"})]]), "x", tools=[lookup])
+    assert r.stop_reason is StopReason.RETURN_DIRECT and r.output == "value of a" and r.steps == 1
+
+    model = ScriptedModel([[call("lookup", {"key": "a"}), call("search", {"q": "b"})], "model answer"])
+    r = run(model, "x", tools=[lookup, search])
+    assert r.stop_reason is StopReason.FINAL_ANSWER and r.steps == 2
+
+
+# -- errors ------------------------------------------------------------------------------------------
+
+@tool
+def broken(q: str) -> str:
+    """Always fails, mentioning an internal host."""
+    raise RuntimeError("upstream 503 from db-7.internal.example.com: SELECT * FROM users")
+
+
+def _script_broken():
+    return ScriptedModel([[call("broken", {"q": "x"})], "sorry"])
+
+
+def test_default_policy_reports_a_sanitised_error_to_the_model():
+    r = run(_script_broken(), "x", tools=[broken])
+    (msg,) = tool_messages(r)
+    body = json.loads(msg.content)
+    assert msg.is_error and body["ok"] is False and body["error"]["kind"] == "tool_error"
+    assert "RuntimeError" in body["error"]["message"]
+    assert "internal.example.com" not in msg.content and "SELECT" not in msg.content
+    assert r.stop_reason is StopReason.FINAL_ANSWER
+
+
+def test_raise_policy_propagates_like_langgraph_toolnode():
+    with pytest.raises(ToolExecutionError) as info:
+        run(_script_broken(), "x", tools=[broken], on_tool_error="raise")
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert info.value.run.stop_reason is StopReason.ERROR
+
+
+def test_fixed_text_policy():
+    r = run(_script_broken(), "x", tools=[broken], on_tool_error="The tool failed; try later.")
+    assert tool_messages(r)[0].content == "The tool failed; try later."
+
+
+def test_exception_class_policy_reports_only_those_classes():
+    r = run(_script_broken(), "x", tools=[broken], on_tool_error=RuntimeError)
+    assert tool_messages(r)[0].is_error
+    with pytest.raises(ToolExecutionError):
+        run(_script_broken(), "x", tools=[broken], on_tool_error=(TimeoutError, KeyError))
+
+
+def test_class_policy_still_reports_argument_errors_and_unknown_tools():
+    model = ScriptedModel([[call("get_weather", raw="{bad"), call("no_such_tool", {})], "done"])
+    r = run(model, "x", tools=[get_weather], on_tool_error=TimeoutError)
+    kinds = [json.loads(m.content)["error"]["kind"] for m in tool_messages(r)]
+    assert kinds == ["bad_json", "unknown_tool"]
+
+
+def test_callable_policy_chooses_text_or_raise():
+    def on_error(exc, call_):
+        return f"{call_.name} timed out" if isinstance(exc, TimeoutError) else None
+
+    with pytest.raises(ToolExecutionError):
+        run(_script_broken(), "x", tools=[broken], on_tool_error=on_error)
+
+    @tool
+    def slow(q: str) -> str:
+        """Times out."""
+        raise TimeoutError("timeout")
+
+    r = run(ScriptedModel([[call("slow", {"q": "x"})], "ok"]), "x", tools=[slow], on_tool_error=on_error)
+    assert tool_messages(r)[0].content == "slow timed out"
+
+
+def test_retry_runs_an_idempotent_tool_three_times_then_reports():
+    attempts = []
+
+    @tool(idempotent=True)
+    def flaky(q: str) -> str:
+        """Always times out."""
+        attempts.append(1)
+        raise TimeoutError("timeout")
+
+    r = run(ScriptedModel([[call("flaky", {"q": "x"})], "ok"]), "x", tools=[flaky],
+            on_tool_error=Retry(max_retries=2, backoff=0.0))
+    assert len(attempts) == 3 and r.tool_runs == 3 and r.trace.count("retry") == 2
+    assert "after 3 attempts" in tool_messages(r)[0].content
+
+
+def test_retry_skips_tools_not_flagged_idempotent():
+    attempts = []
+
+    @tool
+    def pay(amount: int) -> str:
+        """Not idempotent."""
+        attempts.append(1)
+        raise TimeoutError("gateway timeout")
+
+    run(ScriptedModel([[call("pay", {"amount": 5})], "ok"]), "x", tools=[pay],
+        on_tool_error=Retry(max_retries=2, backoff=0.0))
+    assert len(attempts) == 1
+
+
+def test_retry_on_failure_raise_and_callable():
+    @tool(idempotent=True)
+    def flaky(q: str) -> str:
+        """Always times out."""
+        raise TimeoutError("timeout")
+
+    with pytest.raises(ToolExecutionError):
+        run(ScriptedModel([[call("flaky", {"q": "x"})], "ok"]), "x", tools=[flaky],
+            on_tool_error=Retry(max_retries=1, backoff=0.0, on_failure="raise"))
+    r = run(ScriptedModel([[call("flaky", {"q": "x"})], "ok"]), "x", tools=[flaky],
+            on_tool_error=Retry(max_retries=1, backoff=0.0, on_failure=lambda e, c: "gave up"))
+    assert tool_messages(r)[0].content == "gave up" and r.tool_runs == 2
+
+
+def test_bad_policy_value_is_a_clear_error():
+    with pytest.raises(TypeError, match="on_tool_error"):
+        run(ScriptedModel(["x"]), "x", tools=[search], on_tool_error=42)
+
+
+def test_bad_json_arguments_go_back_with_the_call_id_and_the_model_fixes_its_call():
+    r = run(malformed_then_fixed("get_weather", {"city": "Tokyo"}), "x", tools=[get_weather])
+    first, second = tool_messages(r)
+    assert json.loads(first.content)["error"]["kind"] == "bad_json" and first.is_error
+    assert json.loads(second.content)["ok"] is True
+    assert r.stop_reason is StopReason.FINAL_ANSWER and r.invalid_calls == 1
+
+
+def test_unknown_tool_is_reported_with_the_available_names():
+    r = run(ScriptedModel([[call("get_wether", {"city": "x"})], "ok"]), "x", tools=[get_weather])
+    error = json.loads(tool_messages(r)[0].content)["error"]
+    assert error["kind"] == "unknown_tool" and "get_weather" in error["message"]
+
+
+def test_raise_policy_raises_for_argument_errors_too():
+    with pytest.raises(ToolExecutionError, match="parse"):
+        run(ScriptedModel([[call("get_weather", raw="{")]]), "x", tools=[get_weather], on_tool_error="raise")
+
+
+def test_schema_fail_stops_after_too_many_invalid_calls():
+    model = FunctionModel(lambda m, t, o: [call("get_weather", {"town": "x"})])
+    r = run(model, "x", tools=[get_weather], limits=Limits(max_invalid_calls=2))
+    assert r.stop_reason is StopReason.SCHEMA_FAIL and r.steps == 3 and r.tool_runs == 0
+
+
+def test_timeout_becomes_an_error_result():
+    @tool(timeout=0.05)
+    def hang(q: str) -> str:
+        """Hangs."""
+        time.sleep(1)
+        return "late"
+
+    start = time.perf_counter()
+    r = run(ScriptedModel([[call("hang", {"q": "x"})], "ok"]), "x", tools=[hang])
+    assert time.perf_counter() - start < 0.5
+    assert json.loads(tool_messages(r)[0].content)["error"]["kind"] == "timeout"
+
+
+def test_unserialisable_return_is_a_typed_error_result():
+    @tool
+    def weird(q: str) -> object:
+        """Returns a lock."""
+        return threading.Lock()
+
+    r = run(ScriptedModel([[call("weird", {"q": "x"})], "ok"]), "x", tools=[weird])
+    assert json.loads(tool_messages(r)[0].content)["error"]["kind"] == "bad_return"
+
+
+def test_model_failure_raises_model_call_error_with_the_run():
+    def boom(messages, tools, options):
+        raise ConnectionError("down")
+
+    with pytest.raises(ModelCallError) as info:
+        run(FunctionModel(boom), "x", tools=[search])
+    assert info.value.run.stop_reason is StopReason.ERROR and info.value.run.steps == 1
+
+
+# -- state, approval, cancel, tool_choice -------------------------------------------------------------
+
+def test_tool_context_is_hidden_and_state_updates_apply():
+    @tool
+    def remember_city(city: str, ctx: ToolContext) -> Update:
+        """Remember the user's city."""
+        return Update(state={"city": city}, message=f"remembered {city} ({ctx.call_id})")
+
+    @tool
+    def current_city(ctx: ToolContext) -> str:
+        """The remembered city."""
+        return f"city={ctx.state.get('city')}"
+
+    assert "ctx" not in json.dumps(remember_city.parameters)
+    model = ScriptedModel([[call("remember_city", {"city": "大阪"}, id="c1")], [call("current_city", {})], "ok"])
+    r = run(model, "x", tools=[remember_city, current_city])
+    assert r.state == {"city": "大阪"}
+    assert [m.content for m in tool_messages(r)][0] == "remembered 大阪 (c1)"
+    assert json.loads(tool_messages(r)[1].content)["result"] == "city=大阪"
+
+
+def test_state_update_without_its_message_is_an_error_naming_the_tool():
+    @tool
+    def forgetful(city: str) -> Update:
+        """Forgets the message."""
+        return Update(state={"city": city}, message=None)
+
+    r = run(ScriptedModel([[call("forgetful", {"city": "x"})], "ok"]), "x", tools=[forgetful])
+    error = json.loads(tool_messages(r)[0].content)["error"]
+    assert error["kind"] == "bad_return" and "forgetful" in error["message"]
+    with pytest.raises(ToolExecutionError) as info:
+        run(ScriptedModel([[call("forgetful", {"city": "x"})]]), "x", tools=[forgetful], on_tool_error="raise")
+    assert isinstance(info.value.__cause__, agentkit.ToolReturnError)
+
+
+def test_approval_can_deny_or_edit():
+    seen = []
+
+    def approve(call_, ctx):
+        seen.append(call_.name)
+        if call_.name == "search":
+            return Deny("not allowed")
+        return Edit({"city": "Osaka"})
+
+    model = ScriptedModel([[call("search", {"q": "x"}), call("get_weather", {"city": "Tokyo"})], "ok"])
+    r = run(model, "x", tools=[search, get_weather], approve=approve)
+    denied, edited = tool_messages(r)
+    assert json.loads(denied.content)["error"] == {"kind": "denied", "message": "not allowed", "path": None,
+                                                   "keyword": None}
+    assert json.loads(edited.content)["result"] == "Osaka: sunny, 22°C"
+    assert seen == ["search", "get_weather"]
+
+
+def test_cancel_before_the_first_call_and_during_a_batch():
+    stop = threading.Event()
+    stop.set()
+    r = run(ScriptedModel([]), "x", tools=[search], cancel=stop)
+    assert r.stop_reason is StopReason.USER_CANCEL and r.steps == 0
+
+    stop = threading.Event()
+
+    @tool
+    def pressing(q: str) -> str:
+        """Sets cancel while running."""
+        stop.set()
+        return q
+
+    r = run(ScriptedModel([[call("pressing", {"q": "a"}), call("search", {"q": "b"})]]), "x",
+            tools=[pressing, search], cancel=stop)
+    assert r.stop_reason is StopReason.USER_CANCEL and len(tool_messages(r)) == 2
+
+
+def test_tool_choice_required_first_then_auto():
+    model = ScriptedModel([[call("search", {"q": "a"})], "done"])
+    run(model, "x", tools=[search], tool_choice="required_first")
+    assert [o.tool_choice for _, _, o in model.requests] == ["required", "auto"]
+
+
+def test_forcing_a_tool_every_turn_prevents_a_final_answer():
+    def obedient(messages, tools, options):  # a model that must call a tool when told "required"
+        if options.tool_choice == "required":
+            return [call("search", {"q": str(len(messages))})]
+        return "final answer"
+
+    r = run(FunctionModel(obedient), "x", tools=[search], tool_choice="required", limits=Limits(max_steps=5))
+    assert r.stop_reason is StopReason.MAX_STEPS
+    r = run(FunctionModel(obedient), "x", tools=[search], tool_choice="required_first")
+    assert r.stop_reason is StopReason.FINAL_ANSWER and r.steps == 2
+
+
+def test_tool_choice_naming_an_unknown_tool_is_refused_up_front():
+    with pytest.raises(ValueError, match="not among the tools"):
+        run(ScriptedModel(["x"]), "x", tools=[search], tool_choice={"name": "nope"})
+
+
+def test_duplicate_tool_names_are_refused():
+    with pytest.raises(ValueError, match="share a name"):
+        run(ScriptedModel(["x"]), "x", tools=[search, search])
+
+
+def test_bad_prompt_type_is_a_clear_error():
+    with pytest.raises(TypeError, match="prompt"):
+        run(ScriptedModel(["x"]), 42, tools=[search])
+
+
+def test_async_driver_matches_the_sync_driver():
+    def script():
+        return ScriptedModel([[call("get_weather", {"city": "Tokyo"}), call("get_exchange_rate",
+                                                                             {"base": "USD", "quote": "JPY"})],
+                              "done"])
+
+    sync = run(script(), "x", tools=[get_weather, get_exchange_rate])
+    asyn = asyncio.run(agentkit.arun(script(), "x", tools=[get_weather, get_exchange_rate]))
+    assert sync.messages == asyn.messages and sync.summary() == asyn.summary()
+
+
+def test_async_tools_run_concurrently_under_arun():
+    @tool
+    async def anap(i: int) -> int:
+        """Async sleep."""
+        await asyncio.sleep(0.2)
+        return i
+
+    start = time.perf_counter()
+    r = asyncio.run(agentkit.arun(parallel_calls("anap", 10), "x", tools=[anap]))
+    assert time.perf_counter() - start < 0.4 and r.tool_runs == 10
+
+
+def test_async_tool_under_the_sync_driver():
+    @tool
+    async def anap(i: int) -> int:
+        """Async sleep."""
+        await asyncio.sleep(0.01)
+        return i * 2
+
+    r = run(ScriptedModel([[call("anap", {"i": 4})], "ok"]), "x", tools=[anap])
+    assert json.loads(tool_messages(r)[0].content)["result"] == 8
+
+
+def test_trace_counters_agree_with_the_run_and_json_export():
+    r = run(ScriptedModel([[call("search", {"q": "a"}), call("nope", {})], "done"]), "x", tools=[search])
+    t = r.trace
+    assert t.count("model_request") == r.steps == 2
+    assert t.count("tool_start") == r.tool_runs == 1
+    assert t.count("result") == len(r.results) == 2
+    assert [e.seq for e in t.events] == list(range(len(t.events)))
+    assert all(a.t <= b.t for a, b in zip(t.events, t.events[1:]))
+    assert json.loads(t.to_json())[-1]["kind"] == "stop"
+    assert "model_request" in t.table()
+
+
+def test_observation_hook_sees_every_event():
+    seen = []
+    r = run(ScriptedModel([[call("search", {"q": "a"})], "done"]), "x", tools=[search],
+            on_event=lambda e: seen.append(e.kind))
+    assert seen == [e.kind for e in r.trace.events]
+
+
+def test_scripted_model_fails_loudly_on_missing_and_unused_steps():
+    model = ScriptedModel([[call("search", {"q": "a"})]])
+    with pytest.raises(ModelCallError) as info:
+        run(model, "x", tools=[search])
+    assert isinstance(info.value.__cause__, agentkit.ScriptError)
+    model = ScriptedModel(["a", "b"])
+    run(model, "x")
+    with pytest.raises(agentkit.ScriptError, match="1 of 2 steps were never used"):
+        model.assert_complete()
+
+
+def _assert_every_call_answered_once(r):
+    """Each assistant turn's calls are answered right after it, once each, in the emitted order."""
+    msgs = r.messages
+    for i, m in enumerate(msgs):
+        if m.role == "assistant" and m.tool_calls:
+            answers = msgs[i + 1:i + 1 + len(m.tool_calls)]
+            assert [a.role for a in answers] == ["tool"] * len(m.tool_calls)
+            assert [a.tool_call_id for a in answers] == [c.id for c in m.tool_calls]

@@ -1,0 +1,86 @@
+"""Execute notebooks in place with deterministic stored outputs, so nbval can compare them.
+
+    python tools/execute_notebooks.py notebooks/*.ipynb
+
+What makes a rerun give no diff (measured; see shared/reference/notebooks_ci.md):
+- start from a cleaned copy: outputs, execution counts, per-cell execution metadata and the saved
+  widget state are removed first, so nothing old survives;
+- execute with nbclient, record_timing=False, PYTHONHASHSEED=0 and a fixed SOURCE_DATE_EPOCH;
+- rename widget model ids (random UUIDs) to ids derived from the notebook name and their order.
+The kernel runs with the notebook's folder as its working directory, as JupyterLab and nbval do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def clean(nb: nbformat.NotebookNode) -> None:
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+
+
+def rename_widget_ids(nb: nbformat.NotebookNode, name: str) -> None:
+    """Replace random widget model ids by stable ones, everywhere they appear."""
+    text = json.dumps(nb)
+    ids = []
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            model_id = out.get("data", {}).get(WIDGET_VIEW, {}).get("model_id")
+            if model_id and model_id not in ids:
+                ids.append(model_id)
+    ids += [k for k in state if k not in ids]
+    for i, old in enumerate(ids):
+        new = hashlib.sha256(f"{name}:{i}".encode()).hexdigest()[:32]
+        text = text.replace(old, new)
+    nb.clear()
+    nb.update(nbformat.from_dict(json.loads(text)))
+
+
+def execute(path: Path) -> float:
+    nb = nbformat.read(path, as_version=4)
+    clean(nb)
+    start = time.perf_counter()
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    elapsed = time.perf_counter() - start
+    rename_widget_ids(nb, path.stem)
+    nbformat.write(nb, path)
+    return elapsed
+
+
+def main(paths: list[str]) -> int:
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")
+    os.environ.pop("AGENTKIT_PROVIDER", None)  # stored outputs always come from the simulator
+    failed = 0
+    for p in paths:
+        path = Path(p)
+        try:
+            print(f"{path}: {execute(path):.1f} s")
+        except Exception as exc:  # noqa: BLE001 — report every notebook, then fail
+            failed += 1
+            print(f"{path}: FAILED {type(exc).__name__}: {str(exc)[:2000]}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
