@@ -9,7 +9,7 @@
         return f"{city}: sunny, 22°C"
 
     with agentkit.sim.serve() as sim:                       # the offline simulator
-        model = agentkit.HTTPModel("sim-reasoner", "openai-chat", base_url=sim.base_url("openai-chat"))
+        model = agentkit.HTTPModel.from_env(sim_url=sim)     # a real provider if AGENTKIT_PROVIDER is set
         result = run(model, "What's the weather in Tokyo?", tools=[get_weather])
         print(result.output, result.stop_reason)
 
@@ -46,7 +46,7 @@ __all__ = [
 
 # Loaded on first use, so that `import agentkit` stays fast and pulls in no HTTP server or plotting.
 _LAZY = {"HTTPModel": ("agentkit.http", "HTTPModel")}
-_LAZY_MODULES = {"sim", "providers", "http", "viz", "widgets", "bench", "mcp", "validate"}
+_LAZY_MODULES = {"sim", "providers", "http", "viz", "widgets", "bench", "mcp", "validate", "lab"}
 
 
 def __getattr__(name: str) -> Any:

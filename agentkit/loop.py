@@ -344,14 +344,12 @@ class LoopCore:
     def on_outcomes(self, outcomes: Sequence[Outcome]) -> None:
         run, batch = self.run, self.batch
         assert batch is not None, "on_outcomes() without a pending batch"
-        pending = iter(outcomes)
-        for slot in batch.slots:
-            if slot.job is not None:
-                outcome = next(pending)
-                run.tool_runs += outcome.attempts
-                slot.result = self._result(slot, outcome)
-        if next(pending, None) is not None:
-            raise ValueError("more outcomes than jobs: an executor returned extra results")
+        waiting = [slot for slot in batch.slots if slot.job is not None]
+        if len(waiting) != len(outcomes):
+            raise ValueError(f"{len(outcomes)} outcomes for {len(waiting)} jobs: an executor lost or added results")
+        run.tool_runs += sum(o.attempts for o in outcomes)  # counted first: a raising policy may end the run
+        for slot, outcome in zip(waiting, outcomes):
+            slot.result = self._result(slot, outcome)
         cancelled = self._cancelled()
         for slot in batch.slots:
             result = slot.result

@@ -76,11 +76,15 @@ class ChatRequest:
 
 
 class RequestInvalid(ValueError):
-    """A client mistake found while decoding a request; the server answers it with the format's 4xx."""
+    """A client mistake found while decoding a request; the server answers it with the format's 4xx.
 
-    def __init__(self, message: str, param: str | None = None, status: int = 400):
+    `code` is the format's machine-readable code where it has one (OpenAI: "missing_required_parameter",
+    "invalid_type", ...); pass it on to `build_error(..., param=e.param, code=e.code)`.
+    """
+
+    def __init__(self, message: str, param: str | None = None, status: int = 400, code: str | None = None):
         super().__init__(message)
-        self.message, self.param, self.status = message, param, status
+        self.message, self.param, self.status, self.code = message, param, status, code
 
 
 def stable_id(*parts: Any, length: int = 24) -> str:

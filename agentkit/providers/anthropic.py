@@ -1,0 +1,760 @@
+"""The Anthropic Messages format (`POST /v1/messages`), both sides of the wire, as pure functions.
+
+What is special about tool calling here, compared with OpenAI's Chat Completions:
+
+* `system` is a top-level field, never a message; `max_tokens` is required in every request.
+* A tool call is a content block `{"type": "tool_use", "id": "toolu_…", "name", "input": {...}}` and its
+  arguments are a JSON **object**, not a string.
+* Results go back in the **next user message**, as `tool_result` blocks that come **first** in that
+  message, one per `tool_use`, with `is_error: true` for a failed tool. The API answers 400 when a
+  result is missing, misplaced, or answers an id the previous assistant turn did not use.
+* `tool_choice` is an object (`auto` / `any` / `tool` / `none`) and the parallel switch lives inside it
+  as `disable_parallel_tool_use`.
+* Streams are named SSE events; the arguments of a call arrive as `input_json_delta.partial_json`
+  string fragments that only parse once the block stops.
+
+    from agentkit.providers import anthropic
+    wire = anthropic.build_request("claude-sonnet-4-5", messages, tools, ModelOptions())
+    # POST DEFAULT_BASE_URL + wire.path with wire.headers | anthropic.auth_headers(key), json=wire.body
+    turn = anthropic.parse_response(response_json)
+
+Left out on purpose: images and documents (skipped when received), thinking blocks (kept only in
+`ModelTurn.raw`), prompt caching, citations, and server tools such as web search (a request's server
+tools are kept in `ChatRequest.extras["server_tools"]`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..errors import BadResponseError, ProviderError, error_for_status
+from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, Usage
+from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, stable_id
+
+NAME = "anthropic"
+DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
+PATH = "/messages"
+API_KEY_ENVS = ("ANTHROPIC_API_KEY",)
+DEFAULT_MODEL = "claude-haiku-4-5"
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 1024
+
+#: Anthropic `stop_reason` -> the kit's neutral stop signal.
+STOP_TO_NEUTRAL = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+    "pause_turn": "other",
+}
+NEUTRAL_TO_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens",
+                   "content_filter": "refusal", "other": "end_turn"}
+
+#: HTTP status -> `error.type` in the error body (reference §3.9).
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    409: "conflict_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+#: The reverse, for an `event: error` inside a stream (the HTTP status was already 200).
+STATUS_FOR_ERROR_TYPE = {error_type: status for status, error_type in ERROR_TYPES.items()}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Tool definitions
+# ---------------------------------------------------------------------------------------------------
+
+def tool_to_wire(spec: ToolSpec) -> dict:
+    """A ToolSpec as an Anthropic tool: `{"name", "description", "input_schema"[, "strict"]}`."""
+    tool: dict[str, Any] = {"name": spec.name}
+    if spec.description:
+        tool["description"] = spec.description
+    tool["input_schema"] = spec.parameters
+    if spec.strict:
+        tool["strict"] = True
+    return tool
+
+
+def tool_from_wire(d: Any, param: str = "tools.0") -> ToolSpec:
+    """An Anthropic tool definition back to a ToolSpec; RequestInvalid names the bad field."""
+    if not isinstance(d, dict):
+        raise RequestInvalid(f"{param}: Input should be a valid dictionary", param)
+    name, schema = d.get("name"), d.get("input_schema")
+    if not isinstance(name, str) or not name:
+        raise RequestInvalid(f"{param}.custom.name: Field required", f"{param}.name")
+    if not isinstance(schema, dict):
+        raise RequestInvalid(f"{param}.custom.input_schema: Field required", f"{param}.input_schema")
+    if schema.get("type") != "object":
+        # The API insists that the root of every input schema describes an object.
+        raise RequestInvalid(f"{param}.custom.input_schema.type: Input should be 'object'",
+                             f"{param}.input_schema.type")
+    description = d.get("description", "")
+    if not isinstance(description, str):
+        raise RequestInvalid(f"{param}.custom.description: Input should be a valid string",
+                             f"{param}.description")
+    return ToolSpec(name, description, schema, d.get("strict") is True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Client side: build a request, read a response, a stream, an error
+# ---------------------------------------------------------------------------------------------------
+
+def auth_headers(api_key: str) -> dict:
+    """The documented raw-HTTP auth header (the SDK sends `Authorization: Bearer`, servers take both)."""
+    return {"x-api-key": api_key}
+
+
+def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None) -> dict:
+    """The kit's tool_choice + parallel switch as Anthropic's `tool_choice` object.
+
+    "auto" -> auto, "required" -> any, {"name": x} -> tool x, "none" -> none. The parallel switch is a flag
+    *inside* the choice, `disable_parallel_tool_use`, and the `none` choice has no such flag.
+    """
+    if isinstance(choice, dict):
+        wire: dict[str, Any] = {"type": "tool", "name": choice["name"]}
+    elif choice == "required":
+        wire = {"type": "any"}
+    elif choice == "none":
+        return {"type": "none"}
+    else:
+        wire = {"type": "auto"}
+    if parallel is not None:
+        wire["disable_parallel_tool_use"] = not parallel
+    return wire
+
+
+def build_request(model: str, messages: list[Message] | tuple[Message, ...], tools=(),
+                  options: ModelOptions | None = None, **extras: Any) -> WireRequest:
+    """Encode a conversation as an Anthropic Messages request.
+
+    System messages are joined into the top-level `system` field. An assistant turn is replayed as its
+    text block plus one `tool_use` block per call. Consecutive tool messages become ONE user message that
+    starts with all their `tool_result` blocks; a user message that directly follows them is added to
+    that same message, after the results (the API wants the results first). `extras` are copied into the
+    body last (e.g. `metadata`, `top_p`, `thinking`).
+    """
+    options = options or ModelOptions()
+    body: dict[str, Any] = {"model": model, "max_tokens": options.max_tokens or DEFAULT_MAX_TOKENS}
+    system = [m.content for m in messages if m.role == "system" and m.content]
+    if system:
+        body["system"] = "\n\n".join(system)
+    body["messages"] = _messages_to_wire(messages)
+    if tools:
+        body["tools"] = [tool_to_wire(t) for t in tools]
+        # The API only accepts tool_choice together with tools.
+        body["tool_choice"] = tool_choice_to_wire(options.tool_choice, options.parallel_tool_calls)
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if options.stream:
+        body["stream"] = True
+    body.update(extras)
+    headers = {"anthropic-version": API_VERSION, "content-type": "application/json"}
+    return WireRequest(PATH, body, headers, stream=options.stream)
+
+
+def _messages_to_wire(messages) -> list[dict]:
+    wire: list[dict] = []
+    results_open = False  # is wire[-1] a user message made of tool results, still open for more?
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id or "",
+                                     "content": m.content or "", "is_error": m.is_error}
+            if results_open:
+                wire[-1]["content"].append(block)
+            else:
+                wire.append({"role": "user", "content": [block]})
+                results_open = True
+            continue
+        if m.role == "user" and results_open:
+            # Extra text rides along after the results, in the same message: the API would merge two
+            # user turns in a row anyway. (An empty text block is refused, so none is sent.)
+            if m.content:
+                wire[-1]["content"].append({"type": "text", "text": m.content})
+            results_open = False
+            continue
+        results_open = False
+        if m.role == "user":
+            wire.append({"role": "user", "content": m.content or ""})
+        elif m.tool_calls:
+            blocks: list[dict] = [{"type": "text", "text": m.content}] if m.content else []
+            for call in m.tool_calls:
+                # `input` must be an object: a call whose arguments never parsed is replayed as {}.
+                blocks.append({"type": "tool_use", "id": call.id, "name": call.name,
+                               "input": call.arguments_object()})
+            wire.append({"role": "assistant", "content": blocks})
+        else:
+            wire.append({"role": "assistant", "content": m.content or ""})
+    return wire
+
+
+def parse_response(body: Any) -> ModelTurn:
+    """A non-streamed Messages response (`{"type": "message", "content": [...]}`) as a ModelTurn.
+
+    Text blocks are joined; each `tool_use` block becomes a ToolCall whose raw arguments are the
+    `input` object itself. `usage.input_tokens` excludes cached prompt tokens on this API, so the
+    cache counters are added back: the neutral Usage counts the whole prompt, as other formats do.
+    """
+    if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+        raise BadResponseError("response is not an Anthropic message (no content list)",
+                               provider=NAME, body=body)
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in body["content"]:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            texts.append(str(block.get("text", "")))
+        elif block.get("type") == "tool_use":
+            calls.append(ToolCall.from_raw(str(block.get("id", "")), str(block.get("name", "")),
+                                           block.get("input", {})))
+    native = body.get("stop_reason") if isinstance(body.get("stop_reason"), str) else None
+    stop = STOP_TO_NEUTRAL.get(native, "other") if native else "other"
+    if calls and stop in ("stop", "other"):
+        stop = "tool_calls"  # the loop's signal: there are calls to run
+    return ModelTurn(text="".join(texts) if texts else None, tool_calls=tuple(calls), stop=stop,
+                     native_stop=native, usage=_usage_from_wire(body.get("usage")),
+                     model=body.get("model"), id=body.get("id"), raw=body)
+
+
+def _usage_from_wire(usage: Any) -> Usage:
+    if not isinstance(usage, dict):
+        return Usage()
+
+    def count(key: str) -> int:
+        value = usage.get(key)
+        return value if isinstance(value, int) else 0
+
+    prompt = count("input_tokens") + count("cache_creation_input_tokens") + count("cache_read_input_tokens")
+    return Usage(prompt, count("output_tokens"))
+
+
+class StreamAssembler:
+    """Rebuilds a streamed response, event by event, into the ModelTurn `parse_response` would give.
+
+        assembler = StreamAssembler()
+        for sse in events:                      # e.g. from httpx-sse
+            assembler.feed(sse.event, sse.data)
+        turn = assembler.turn()
+
+    The events rebuild the very message body the non-streamed call returns (`message_start` gives the
+    skeleton, content blocks fill in, `message_delta` adds the stop reason and final usage), and that
+    body goes through `parse_response`: one decoder, so streaming and not streaming cannot disagree.
+    `ping` and unknown event types are ignored (the API may add new ones); `event: error` raises.
+    """
+
+    def __init__(self) -> None:
+        self.message: dict | None = None
+        self.blocks: dict[int, dict] = {}
+        self.json_parts: dict[int, list[str]] = {}  # index -> partial_json fragments of a tool_use
+        self.done = False
+
+    def feed(self, event: str | None, data: str) -> None:
+        if not data or not data.strip():
+            return
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            raise BadResponseError(f"stream event is not JSON: {data[:200]!r}", provider=NAME) from None
+        if not isinstance(payload, dict):
+            raise BadResponseError(f"stream event is not a JSON object: {data[:200]!r}", provider=NAME)
+        # The SDK needs the `event:` line; we also accept events that only carry their `type`.
+        kind = event or payload.get("type")
+        if kind == "error":
+            error = payload.get("error")
+            error_type = error.get("type") if isinstance(error, dict) else None
+            raise parse_error(STATUS_FOR_ERROR_TYPE.get(error_type, 500), payload, {})
+        if kind == "message_start":
+            self.message = dict(payload.get("message") or {})
+        elif kind == "content_block_start":
+            index = payload.get("index", len(self.blocks))
+            self.blocks[index] = dict(payload.get("content_block") or {})
+            self.json_parts[index] = []
+        elif kind == "content_block_delta":
+            self._delta(payload.get("index", 0), payload.get("delta") or {})
+        elif kind == "content_block_stop":
+            self._finish_block(payload.get("index", 0))
+        elif kind == "message_delta":
+            self._message_delta(payload)
+        elif kind == "message_stop":
+            self.done = True
+
+    def _delta(self, index: int, delta: dict) -> None:
+        block = self.blocks.setdefault(index, {"type": "text", "text": ""})
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta.get("text", "")
+        elif kind == "input_json_delta":
+            self.json_parts.setdefault(index, []).append(delta.get("partial_json", ""))
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+        elif kind == "signature_delta":
+            block["signature"] = delta.get("signature", "")
+
+    def _finish_block(self, index: int) -> None:
+        block = self.blocks.get(index)
+        if block is None or block.get("type") != "tool_use":
+            return
+        text = "".join(self.json_parts.get(index, []))
+        if not text.strip():
+            block["input"] = block.get("input") or {}  # a call without arguments sends no fragments
+            return
+        try:
+            block["input"] = json.loads(text)
+        except ValueError:
+            # Keep the broken text: gate 1 (parse) will report it with its position.
+            block["input"] = text
+
+    def _message_delta(self, payload: dict) -> None:
+        if self.message is None:
+            self.message = {}
+        delta = payload.get("delta") or {}
+        for key in ("stop_reason", "stop_sequence"):
+            if key in delta:
+                self.message[key] = delta[key]
+        usage = dict(self.message.get("usage") or {})
+        # message_delta counts are cumulative: the latest value replaces the earlier one.
+        usage.update({k: v for k, v in (payload.get("usage") or {}).items() if v is not None})
+        self.message["usage"] = usage
+
+    def body(self) -> dict:
+        """The non-streamed message body these events add up to."""
+        message = dict(self.message or {})
+        message["content"] = [self.blocks[i] for i in sorted(self.blocks)]
+        return message
+
+    def turn(self) -> ModelTurn:
+        if self.message is None or not self.done:
+            raise BadResponseError("stream ended before message_stop", provider=NAME, body=self.body())
+        return parse_response(self.body())
+
+
+def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
+    """An error response as the right ProviderError subclass (529 overloaded -> ServerError).
+
+    Reads `{"type": "error", "error": {"type", "message"}}`; a body that is not JSON (a proxy's HTML
+    page, say) is tolerated and quoted. `retry-after-ms` wins over `retry-after` (seconds), as in the SDK.
+    """
+    data = _json_or_none(body)
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict):
+        message = str(error.get("message") or f"HTTP {status}")
+        error_type = error.get("type")
+    else:
+        text = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else body
+        message = str(text).strip()[:500] if isinstance(text, str) and text.strip() else f"HTTP {status}"
+        error_type = None
+    cls = error_for_status(status)
+    return cls(message, status=status, error_type=error_type, provider=NAME,
+               retry_after=_retry_after(headers), body=data if data is not None else body)
+
+
+def _json_or_none(body: Any) -> Any:
+    if isinstance(body, (bytes, bytearray)):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str):
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+    return body
+
+
+def _retry_after(headers: Any) -> float | None:
+    if not headers:
+        return None
+    lower = {str(k).lower(): v for k, v in headers.items()}
+    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            seconds = float(lower[key]) * scale
+        except (KeyError, TypeError, ValueError):
+            continue  # absent, or an HTTP date (not worth a clock read in a pure codec)
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Server side: what the simulator reads and writes
+# ---------------------------------------------------------------------------------------------------
+
+def parse_request(body: Any, model: str | None = None) -> ChatRequest:
+    """Decode a Messages request the way the API validates it; RequestInvalid carries the API's wording.
+
+    Checks the documented 400s: `model`, `max_tokens` and `messages` are required; `tool_result` blocks
+    come first in their user message and answer the `tool_use` ids of the assistant turn right before it;
+    every `tool_use` has its result in the next message; tool blocks need `tools`. (The
+    `anthropic-version` header is the HTTP server's business, not the body's.)
+    """
+    if not isinstance(body, dict):
+        raise RequestInvalid("Input should be a valid dictionary")
+    known = {"model", "max_tokens", "messages", "system", "tools", "tool_choice", "stream", "temperature"}
+    model = _model_field(body, model)
+    max_tokens = _max_tokens_field(body)
+    wire_messages = body.get("messages")
+    if "messages" not in body:
+        raise RequestInvalid("messages: Field required", "messages")
+    if not isinstance(wire_messages, list):
+        raise RequestInvalid("messages: Input should be a valid list", "messages")
+    if not wire_messages:
+        raise RequestInvalid("messages: at least one message is required", "messages")
+
+    parsed = [_parse_wire_message(i, m) for i, m in enumerate(wire_messages)]
+    _check_tool_pairing(parsed)
+
+    tools, server_tools = _tools_field(body.get("tools"))
+    if not tools and not server_tools and any(kind in ("tool_use", "tool_result")
+                                              for _, blocks in parsed for kind, _ in blocks):
+        raise RequestInvalid("Requests which include `tool_use` or `tool_result` blocks must define tools.",
+                             "tools")
+    choice, parallel = _tool_choice_field(body.get("tool_choice"))
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise RequestInvalid("stream: Input should be a valid boolean", "stream")
+    temperature = body.get("temperature")
+    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
+                                    or not 0 <= temperature <= 1):
+        raise RequestInvalid("temperature: Input should be a number between 0 and 1", "temperature")
+
+    messages = _system_field(body.get("system")) + _neutral_messages(parsed)
+    extras = {k: v for k, v in body.items() if k not in known}
+    if server_tools:
+        extras["server_tools"] = server_tools
+    options = ModelOptions(tool_choice=choice, parallel_tool_calls=parallel, stream=stream,
+                           max_tokens=max_tokens, temperature=temperature)
+    return ChatRequest(model, tuple(messages), tuple(tools), options, extras=extras)
+
+
+def _model_field(body: dict, fallback: str | None) -> str:
+    model = body.get("model", fallback)
+    if model is None:
+        raise RequestInvalid("model: Field required", "model")
+    if not isinstance(model, str) or not model:
+        raise RequestInvalid("model: Input should be a valid string", "model")
+    return model
+
+
+def _max_tokens_field(body: dict) -> int:
+    if "max_tokens" not in body:
+        raise RequestInvalid("max_tokens: Field required", "max_tokens")
+    value = body["max_tokens"]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestInvalid("max_tokens: Input should be a valid integer", "max_tokens")
+    if value < 1:
+        raise RequestInvalid("max_tokens: Input should be greater than or equal to 1", "max_tokens")
+    return value
+
+
+def _system_field(system: Any) -> list[Message]:
+    if system is None:
+        return []
+    if isinstance(system, str):
+        return [Message.system(system)] if system else []
+    if isinstance(system, list):
+        texts = []
+        for j, block in enumerate(system):
+            if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(
+                    block.get("text"), str):
+                raise RequestInvalid(f"system.{j}: Input should be a valid text block", f"system.{j}")
+            texts.append(block["text"])
+        return [Message.system("\n".join(texts))] if texts else []
+    raise RequestInvalid("system: Input should be a valid string", "system")
+
+
+#: One decoded wire message: (role, [(block kind, block)]) with kinds "text", "tool_use", "tool_result".
+_Parsed = tuple[str, list[tuple[str, dict]]]
+_SKIPPED_BLOCKS = {"image", "document", "thinking", "redacted_thinking", "search_result"}
+
+
+def _parse_wire_message(i: int, m: Any) -> _Parsed:
+    where = f"messages.{i}"
+    if not isinstance(m, dict):
+        raise RequestInvalid(f"{where}: Input should be a valid dictionary", where)
+    role = m.get("role")
+    if role == "system":
+        raise RequestInvalid('Unexpected role "system". The Messages API accepts a top-level `system` '
+                             'parameter, not "system" as an input message role.', f"{where}.role")
+    if role not in ("user", "assistant"):
+        raise RequestInvalid(f"{where}.role: Input should be 'user' or 'assistant'", f"{where}.role")
+    if "content" not in m:
+        raise RequestInvalid(f"{where}.content: Field required", f"{where}.content")
+    content = m["content"]
+    if isinstance(content, str):
+        return role, [("text", {"type": "text", "text": content})]
+    if not isinstance(content, list):
+        raise RequestInvalid(f"{where}.content: Input should be a valid list", f"{where}.content")
+    blocks = []
+    for j, block in enumerate(content):
+        kind = _check_block(f"{where}.content.{j}", role, block)
+        if kind is not None:
+            blocks.append((kind, block))
+    return role, blocks
+
+
+def _check_block(where: str, role: str, block: Any) -> str | None:
+    if not isinstance(block, dict):
+        raise RequestInvalid(f"{where}: Input should be a valid dictionary", where)
+    kind = block.get("type")
+    if not isinstance(kind, str):
+        raise RequestInvalid(f"{where}.type: Field required", f"{where}.type")
+    if kind in _SKIPPED_BLOCKS:
+        return None
+    if kind == "text":
+        if not isinstance(block.get("text"), str):
+            raise RequestInvalid(f"{where}.text: Field required", f"{where}.text")
+        return kind
+    if kind == "tool_use":
+        if role != "assistant":
+            raise RequestInvalid(f"{where}: `tool_use` blocks can only appear in assistant messages", where)
+        for field in ("id", "name"):
+            if not isinstance(block.get(field), str) or not block[field]:
+                raise RequestInvalid(f"{where}.{field}: Field required", f"{where}.{field}")
+        if not isinstance(block.get("input"), dict):
+            raise RequestInvalid(f"{where}.input: Input should be a valid dictionary", f"{where}.input")
+        return kind
+    if kind == "tool_result":
+        if role != "user":
+            raise RequestInvalid(f"{where}: `tool_result` blocks can only appear in user messages", where)
+        if not isinstance(block.get("tool_use_id"), str) or not block["tool_use_id"]:
+            raise RequestInvalid(f"{where}.tool_use_id: Field required", f"{where}.tool_use_id")
+        content = block.get("content", "")
+        if not isinstance(content, (str, list)) or (isinstance(content, list) and not all(
+                isinstance(b, dict) for b in content)):
+            raise RequestInvalid(f"{where}.content: Input should be a valid string or list of blocks",
+                                 f"{where}.content")
+        if not isinstance(block.get("is_error", False), bool):
+            raise RequestInvalid(f"{where}.is_error: Input should be a valid boolean", f"{where}.is_error")
+        return kind
+    raise RequestInvalid(f"{where}: Input tag '{kind}' found using 'type' does not match any of the expected "
+                         "tags: 'text', 'image', 'document', 'tool_use', 'tool_result', 'thinking'", where)
+
+
+def _check_tool_pairing(parsed: list[_Parsed]) -> None:
+    """The API's ordering rules for tool_use / tool_result, with its own error wording."""
+    for i, (role, blocks) in enumerate(parsed):
+        if role == "assistant":
+            ids = [b["id"] for kind, b in blocks if kind == "tool_use"]
+            if ids:
+                _check_results_follow(i, ids, parsed[i + 1] if i + 1 < len(parsed) else None)
+        else:
+            previous = parsed[i - 1] if i > 0 else ("user", [])
+            allowed = {b["id"] for kind, b in previous[1] if kind == "tool_use"} if previous[0] == \
+                "assistant" else set()
+            for j, (kind, block) in enumerate(blocks):
+                if kind == "tool_result" and block["tool_use_id"] not in allowed:
+                    raise RequestInvalid(
+                        f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                        f"{block['tool_use_id']}. Each `tool_result` block must have a corresponding "
+                        "`tool_use` block in the previous message.", f"messages.{i}.content.{j}")
+
+
+def _check_results_follow(i: int, ids: list[str], following: _Parsed | None) -> None:
+    if following is None or following[0] != "user":
+        raise RequestInvalid(
+            f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+            f"{', '.join(ids)}. Each `tool_use` block must have a corresponding `tool_result` block in the "
+            "next message.", f"messages.{i}")
+    kinds = [kind for kind, _ in following[1]]
+    leading = 0
+    while leading < len(kinds) and kinds[leading] == "tool_result":
+        leading += 1
+    if leading == 0 or "tool_result" in kinds[leading:]:
+        raise RequestInvalid(
+            f"messages.{i + 1}: Did not find {len(ids)} `tool_result` block(s) at the beginning of this "
+            "message. Messages following `tool_use` blocks must begin with a matching number of "
+            "`tool_result` blocks.", f"messages.{i + 1}")
+    answered = {b["tool_use_id"] for kind, b in following[1] if kind == "tool_result"}
+    missing = [x for x in ids if x not in answered]
+    if missing:
+        raise RequestInvalid(
+            f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+            f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in "
+            "the next message.", f"messages.{i}")
+
+
+def _neutral_messages(parsed: list[_Parsed]) -> list[Message]:
+    messages: list[Message] = []
+    names: dict[str, str] = {}  # tool_use id -> tool name, so each result knows which tool it answers
+    for role, blocks in parsed:
+        if role == "assistant":
+            text = "".join(b["text"] for kind, b in blocks if kind == "text")
+            calls = []
+            for kind, b in blocks:
+                if kind == "tool_use":
+                    names[b["id"]] = b["name"]
+                    calls.append(ToolCall.from_raw(b["id"], b["name"], b["input"]))
+            messages.append(Message.assistant(text or None, calls))
+            continue
+        texts = []
+        for kind, b in blocks:
+            if kind == "tool_result":
+                call_id = b["tool_use_id"]
+                messages.append(Message("tool", _result_text(b.get("content", "")), (), call_id,
+                                        names.get(call_id), bool(b.get("is_error", False))))
+            else:
+                texts.append(b["text"])
+        if texts or not blocks:
+            messages.append(Message.user("\n".join(texts)))
+    return messages
+
+
+def _result_text(content: str | list) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+
+
+def _tools_field(tools: Any) -> tuple[list[ToolSpec], list[dict]]:
+    if tools is None:
+        return [], []
+    if not isinstance(tools, list):
+        raise RequestInvalid("tools: Input should be a valid list", "tools")
+    specs, server_tools = [], []
+    for k, tool in enumerate(tools):
+        if isinstance(tool, dict) and tool.get("type") not in (None, "custom"):
+            server_tools.append(tool)  # web search, code execution, ...: the server's own tools
+        else:
+            specs.append(tool_from_wire(tool, f"tools.{k}"))
+    return specs, server_tools
+
+
+def _tool_choice_field(choice: Any) -> tuple[ToolChoice, bool | None]:
+    if choice is None:
+        return "auto", None
+    if not isinstance(choice, dict):
+        raise RequestInvalid("tool_choice: Input should be a valid dictionary", "tool_choice")
+    kind = choice.get("type")
+    if kind is None:
+        raise RequestInvalid("tool_choice.type: Field required", "tool_choice.type")
+    disable = choice.get("disable_parallel_tool_use")
+    if disable is not None and not isinstance(disable, bool):
+        raise RequestInvalid(f"tool_choice.{kind}.disable_parallel_tool_use: Input should be a valid boolean",
+                             "tool_choice.disable_parallel_tool_use")
+    parallel = None if disable is None else not disable
+    if kind == "auto":
+        return "auto", parallel
+    if kind == "any":
+        return "required", parallel
+    if kind == "none":
+        return "none", None
+    if kind == "tool":
+        if not isinstance(choice.get("name"), str) or not choice["name"]:
+            raise RequestInvalid("tool_choice.tool.name: Field required", "tool_choice.name")
+        return {"name": choice["name"]}, parallel
+    raise RequestInvalid(f"tool_choice: Input tag '{kind}' found using 'type' does not match any of the "
+                         "expected tags: 'auto', 'any', 'tool', 'none'", "tool_choice.type")
+
+
+def message_id(turn: ModelTurn, request: ChatRequest) -> str:
+    """A `msg_01…` id: the turn's own when it already has that shape, else derived from it."""
+    if turn.id and turn.id.startswith("msg_"):
+        return turn.id
+    if turn.id:
+        return "msg_01" + stable_id(turn.id, length=22)
+    # No id at all: derive one from what identifies this turn (same request -> same id).
+    return "msg_01" + stable_id(request.model, len(request.messages), turn.text,
+                                [c.to_dict() for c in turn.tool_calls], length=22)
+
+
+def call_ids(turn: ModelTurn, request: ChatRequest) -> list[str]:
+    """`toolu_01…` ids for the turn's calls, unique per turn (neutral ids like "call_1" repeat)."""
+    msg = message_id(turn, request)
+    return [c.id if c.id.startswith("toolu_") else "toolu_01" + stable_id(msg, i, c.id, length=22)
+            for i, c in enumerate(turn.tool_calls)]
+
+
+def _stop_reason(turn: ModelTurn) -> str:
+    # The turn's own Anthropic word wins when it agrees with the neutral signal ("stop_sequence", ...).
+    if turn.native_stop in STOP_TO_NEUTRAL and STOP_TO_NEUTRAL[turn.native_stop] == turn.stop:
+        return turn.native_stop
+    if turn.tool_calls and turn.stop in ("stop", "tool_calls"):
+        return "tool_use"
+    return NEUTRAL_TO_STOP.get(turn.stop, "end_turn")
+
+
+def _usage_to_wire(usage: Usage, output_tokens: int | None = None) -> dict:
+    return {"input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens if output_tokens is None else output_tokens,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "service_tier": "standard"}
+
+
+def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
+    """The JSON body a real server answers (reference §3.5); validates as `anthropic.types.Message`."""
+    content: list[dict] = [{"type": "text", "text": turn.text}] if turn.text else []
+    for call, call_id in zip(turn.tool_calls, call_ids(turn, request), strict=True):
+        content.append({"type": "tool_use", "id": call_id, "name": call.name,
+                        "input": call.arguments_object()})
+    return {"id": message_id(turn, request), "type": "message", "role": "assistant",
+            "model": turn.model or request.model, "content": content,
+            "stop_reason": _stop_reason(turn), "stop_sequence": None,
+            "usage": _usage_to_wire(turn.usage)}
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
+    """The same response as named SSE events (reference §3.8), in the order the API sends them.
+
+    message_start, then per block content_block_start / _delta* / _stop, then message_delta and
+    message_stop. A `ping` follows the first block start. Arguments go out as `input_json_delta`
+    fragments: first "", then the JSON in at least two pieces, as the API streams them.
+    """
+    message = build_response(turn, request)
+    events: list[SSEvent] = []
+
+    def emit(payload: dict) -> None:
+        events.append(SSEvent(dumps(payload), event=payload["type"]))
+
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
+             "usage": _usage_to_wire(turn.usage, output_tokens=1)}
+    emit({"type": "message_start", "message": start})
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            emit({"type": "content_block_start", "index": index,
+                  "content_block": {"type": "text", "text": ""}})
+            deltas = [{"type": "text_delta", "text": piece} for piece in _pieces(block["text"], 24)]
+        else:
+            emit({"type": "content_block_start", "index": index,
+                  "content_block": {**block, "input": {}}})
+            arguments = json.dumps(block["input"], ensure_ascii=False)
+            half = math.ceil(len(arguments) / 2)
+            deltas = [{"type": "input_json_delta", "partial_json": piece}
+                      for piece in ("", arguments[:half], arguments[half:])]
+        if index == 0:
+            emit({"type": "ping"})
+        for delta in deltas:
+            emit({"type": "content_block_delta", "index": index, "delta": delta})
+        emit({"type": "content_block_stop", "index": index})
+    if not message["content"]:
+        emit({"type": "ping"})
+    emit({"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+          "usage": {"output_tokens": turn.usage.output_tokens}})
+    emit({"type": "message_stop"})
+    return events
+
+
+def build_error(status: int, message: str, error_type: str | None = None, **kw: Any) -> dict:
+    """The API's error body: `{"type": "error", "error": {"type", "message"}, "request_id"}`.
+
+    `error_type` defaults from the status (§3.9: 529 -> overloaded_error, ...); pass `request_id=` to
+    choose the id, otherwise one is derived from the status and message.
+    """
+    if error_type is None:
+        error_type = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    request_id = kw.get("request_id") or "req_011" + stable_id(status, error_type, message, length=21)
+    return {"type": "error", "error": {"type": error_type, "message": message}, "request_id": request_id}

@@ -1,0 +1,809 @@
+"""The OpenAI Responses format (`POST /v1/responses`), both sides of the wire, as pure functions.
+
+What is special about tool calling here, compared with Chat Completions:
+
+* The conversation is a list of **items**, not messages: user/system/assistant messages, then
+  `{"type": "function_call", "call_id", "name", "arguments"}` items for the calls and
+  `{"type": "function_call_output", "call_id", "output"}` items for their results. A system prompt can
+  also go in the top-level `instructions` (this codec puts a leading system message there).
+* A tool is flat: `{"type": "function", "name", "description", "parameters", "strict"}`. Leave `strict`
+  out and the API makes the tool strict, so this codec always states it.
+* A call has two ids: the item `id` (`fc_…`, used by stream events) and `call_id` (`call_…`, the one a
+  result answers). Only `call_id` links results; it is the kit's `ToolCall.id`.
+* There is no "tool_calls" stop value: `status` is "completed" and the calls are the `function_call`
+  items in `output[]`. A cut-off answer is `status: "incomplete"` with `incomplete_details.reason`.
+* Streams are named events, each with a rising `sequence_number`, and end with `response.completed`
+  (or `.incomplete` / `.failed`), never `[DONE]`. A call streams as `output_item.added`, N ×
+  `function_call_arguments.delta`, `function_call_arguments.done`, `output_item.done`.
+* `usage` counts `input_tokens` / `output_tokens` (not prompt/completion), with every detail counter.
+
+    from agentkit.providers import openai_responses
+    wire = openai_responses.build_request("gpt-4.1-mini", messages, tools, ModelOptions())
+    # POST DEFAULT_BASE_URL + wire.path with wire.headers | openai_responses.auth_headers(key), json=wire.body
+    turn = openai_responses.parse_response(response_json)
+
+Left out on purpose: server-side state (`previous_response_id`, `store`, conversations: accepted and
+echoed, not resolved), hosted tools such as web search (skipped when received), reasoning items (read
+past, kept in `raw`), images and files (skipped), and structured outputs (`text.format`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import replace
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from ..errors import BadResponseError, ProviderError, error_for_status
+from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
+from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, stable_id
+
+NAME = "openai-responses"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+PATH = "/responses"
+API_KEY_ENVS = ("OPENAI_API_KEY",)
+DEFAULT_MODEL = "gpt-4.1-mini"
+#: 2026-01-01T00:00:00Z. A fixed `created_at` keeps the simulator's answers identical run after run.
+CREATED = 1767225600
+
+#: incomplete_details.reason -> neutral stop (a missing or unknown reason is "other").
+INCOMPLETE_TO_STOP: dict[str, TurnStop] = {"max_output_tokens": "length", "content_filter": "content_filter"}
+STOP_TO_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter", "other": None}
+
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
+# --- tool definitions ------------------------------------------------------------------------------
+
+def tool_to_wire(spec: ToolSpec) -> dict:
+    """A ToolSpec as the Responses API wants it: flat, with `strict` always stated."""
+    tool: dict[str, Any] = {"type": "function", "name": spec.name}
+    if spec.description:
+        tool["description"] = spec.description
+    tool["parameters"] = spec.parameters
+    tool["strict"] = spec.strict  # the API's own default is strict=true, which rewrites loose schemas
+    return tool
+
+
+def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
+    """Read one flat function tool; raises RequestInvalid in the API's words.
+
+    A Chat-style nested tool (`{"type": "function", "function": {...}}`) is refused the way the API
+    refuses it: "Missing required parameter: 'tools[0].name'." A tool without `strict` is strict.
+    """
+    if not isinstance(d, dict):
+        raise _invalid_type(param, "an object", d)
+    kind = _required(d, "type", param)
+    if kind != "function":
+        raise _invalid_value(f"{param}.type", kind, ("function",))
+    name = _required_str(d, "name", param)
+    if not name:
+        raise RequestInvalid(f"Invalid '{param}.name': empty string. Expected a string with minimum length 1, "
+                             "but got an empty string instead.", f"{param}.name", code="empty_string")
+    if len(name) > 64:
+        raise RequestInvalid(f"Invalid '{param}.name': string too long. Expected a string with maximum length 64, "
+                             f"but got a string with length {len(name)} instead.", f"{param}.name",
+                             code="string_above_max_length")
+    if not TOOL_NAME.match(name):
+        raise RequestInvalid(f"Invalid '{param}.name': string does not match pattern. Expected a string that "
+                             "matches the pattern '^[a-zA-Z0-9_-]+$'.", f"{param}.name", code="invalid_value")
+    description = _optional(d, "description", str, "a string", param) or ""
+    parameters = _optional(d, "parameters", dict, "an object", param)
+    strict = _optional(d, "strict", bool, "a boolean", param)
+    strict = True if strict is None else strict
+    if parameters is None:
+        return ToolSpec(name, description, strict=strict)
+    return ToolSpec(name, description, parameters, strict)
+
+
+# --- client side: the request ----------------------------------------------------------------------
+
+def auth_headers(api_key: str) -> dict:
+    return {"Authorization": f"Bearer {api_key}"}
+
+
+def tool_choice_to_wire(choice: ToolChoice) -> str | dict:
+    """"auto" / "none" / "required" stay strings; {"name": X} becomes {"type": "function", "name": X} (flat)."""
+    if isinstance(choice, dict):
+        return {"type": "function", "name": choice["name"]}
+    return choice
+
+
+def build_request(model: str, messages: list[Message] | tuple[Message, ...], tools=(),
+                  options: ModelOptions | None = None, **extras: Any) -> WireRequest:
+    """The POST body for one model call, the whole conversation replayed as input items (stateless).
+
+    A leading system message becomes `instructions`; later ones stay system messages in `input`.
+    `extras` are further body fields, sent as given (`store=False`, `reasoning={...}`, ...).
+    """
+    options = options or ModelOptions()
+    body: dict[str, Any] = {"model": model}
+    rest = list(messages)
+    if rest and rest[0].role == "system":
+        body["instructions"] = rest.pop(0).content or ""
+    body["input"] = [item for m in rest for item in _message_to_items(m)]
+    if tools:
+        body["tools"] = [tool_to_wire(t) for t in tools]
+        body["tool_choice"] = tool_choice_to_wire(options.tool_choice)
+    if options.parallel_tool_calls is not None:
+        body["parallel_tool_calls"] = options.parallel_tool_calls
+    if options.max_tokens is not None:
+        body["max_output_tokens"] = options.max_tokens
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if options.stream:
+        body["stream"] = True
+    body.update(extras)
+    return WireRequest(PATH, body, {}, stream=options.stream)
+
+
+def _message_to_items(m: Message) -> list[dict]:
+    """One neutral message -> its input items (an assistant turn is its text, then one item per call)."""
+    if m.role == "tool":
+        return [{"type": "function_call_output", "call_id": m.tool_call_id, "output": m.content or ""}]
+    if m.role != "assistant":
+        return [{"role": m.role, "content": m.content or ""}]
+    items: list[dict] = [{"role": "assistant", "content": m.content}] if m.content or not m.tool_calls else []
+    if items and items[0]["content"] is None:
+        items[0]["content"] = ""
+    # The item id (fc_…) is left out on purpose: `call_id` is what links a result, and an id the
+    # server never stored can be refused.
+    items += [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments_json()}
+              for c in m.tool_calls]
+    return items
+
+
+# --- client side: the response ---------------------------------------------------------------------
+
+def parse_response(body: Any) -> ModelTurn:
+    """A `response` object -> ModelTurn: text from `message` items, calls from `function_call` items."""
+    if not isinstance(body, dict):
+        raise BadResponseError("the response body is not a JSON object", provider=NAME, body=body)
+    if body.get("error") or body.get("status") == "failed":
+        raise _failed(body, body)
+    output = body.get("output")
+    if not isinstance(output, list):
+        raise BadResponseError("the response has no output list", provider=NAME, body=body)
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for item in output:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "message" and item.get("role", "assistant") == "assistant":
+            texts.append(_output_text(item.get("content")))
+        elif item.get("type") == "function_call":
+            calls.append(ToolCall.from_raw(str(item.get("call_id") or ""), str(item.get("name") or ""),
+                                           _raw_text(item.get("arguments"))))
+    return _turn("".join(texts), calls, body, body)
+
+
+def _turn(text: str, calls: list[ToolCall], response: dict, raw: dict) -> ModelTurn:
+    # One constructor for the plain and the streamed path, so both give the same ModelTurn.
+    status = response.get("status")
+    details = response.get("incomplete_details")
+    reason = details.get("reason") if isinstance(details, dict) else None
+    if status == "incomplete":
+        stop: TurnStop = INCOMPLETE_TO_STOP.get(reason, "other") if isinstance(reason, str) else "other"
+        native = reason if isinstance(reason, str) else "incomplete"
+    elif status in ("completed", None):
+        stop, native = ("tool_calls" if calls else "stop"), status
+    else:  # cancelled, or a background response still queued / in progress
+        stop, native = "other", status if isinstance(status, str) else None
+    model, id = response.get("model"), response.get("id")
+    return ModelTurn(text or None, tuple(calls), stop, native, _usage_from_wire(response.get("usage")),
+                     model if isinstance(model, str) else None, id if isinstance(id, str) else None, raw)
+
+
+def _output_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(p.get("text") or "" for p in content
+                   if isinstance(p, dict) and p.get("type") == "output_text" and isinstance(p.get("text"), str))
+
+
+def _raw_text(arguments: Any) -> str | dict:
+    if arguments is None or isinstance(arguments, (str, dict)):
+        return "" if arguments is None else arguments
+    return json.dumps(arguments)
+
+
+def _usage_from_wire(usage: Any) -> Usage:
+    if not isinstance(usage, dict):
+        return Usage()
+    return Usage(_int(usage.get("input_tokens")), _int(usage.get("output_tokens")))
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _failed(response: dict, body: Any) -> BadResponseError:
+    """A failed response (status "failed", or `error` set) as the error it carries."""
+    error = response.get("error")
+    if isinstance(error, dict):
+        message, kind = str(error.get("message") or "the response failed"), error.get("code") or error.get("type")
+    else:
+        message, kind = str(error or "the response failed"), None
+    return BadResponseError(message, error_type=None if kind is None else str(kind), provider=NAME, body=body)
+
+
+class StreamAssembler:
+    """Rebuilds the ModelTurn of a streamed response from its named events.
+
+        assembler = StreamAssembler()
+        for sse in events:
+            assembler.feed(sse.event, sse.data)
+        turn = assembler.turn()                # == parse_response() of the same answer, except `raw`
+
+    Output items are kept by `output_index` (argument deltas find theirs by `item_id`); the `.done`
+    events carry the full text and arguments and win over the deltas. Status, usage, model and id come
+    from the terminal `response.completed` / `response.incomplete`. An `error` event or
+    `response.failed` raises BadResponseError, and so does `turn()` when no terminal event came.
+    """
+
+    provider = NAME
+
+    def __init__(self) -> None:
+        self.items: dict[int, dict] = {}    # output_index -> {"type", "parts", "call_id", "name", "arguments"}
+        self.by_item_id: dict[str, int] = {}
+        self.response: dict | None = None   # the terminal event's response object
+        self.events: list[dict] = []
+
+    def feed(self, event: str | None, data: str) -> None:
+        text = (data or "").strip()
+        if self.response is not None or not text or text.startswith(":") or text == "[DONE]":
+            return
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            raise BadResponseError(f"a stream event is not JSON: {text[:80]!r}", provider=self.provider) from None
+        if not isinstance(payload, dict):
+            raise BadResponseError("a stream event is not a JSON object", provider=self.provider, body=payload)
+        self.events.append(payload)
+        kind = payload.get("type") or event  # the SDK dispatches on data.type; `event:` is the same word
+        if kind == "error":
+            code = payload.get("code")
+            raise BadResponseError(str(payload.get("message") or "error event in the stream"),
+                                   error_type=None if code is None else str(code), provider=self.provider,
+                                   body=payload)
+        if kind == "response.failed":
+            response = payload.get("response") if isinstance(payload.get("response"), dict) else {}
+            raise _failed(response, payload)
+        if kind in ("response.completed", "response.incomplete"):
+            self.response = payload.get("response") if isinstance(payload.get("response"), dict) else {}
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            self._item(payload, done=kind.endswith(".done"))
+        elif kind == "response.output_text.delta":
+            self._part(payload).append(str(payload.get("delta") or ""))
+        elif kind == "response.output_text.done" and isinstance(payload.get("text"), str):
+            self._part(payload)[:] = [payload["text"]]
+        elif kind == "response.function_call_arguments.delta":
+            self._state(payload)["arguments"].append(str(payload.get("delta") or ""))
+        elif kind == "response.function_call_arguments.done" and isinstance(payload.get("arguments"), str):
+            self._state(payload)["arguments"] = [payload["arguments"]]
+
+    def _state(self, payload: dict) -> dict:
+        """The item an event is about: by `item_id` when known, else by `output_index`."""
+        index = self.by_item_id.get(payload.get("item_id")) if isinstance(payload.get("item_id"), str) else None
+        if index is None:
+            index = payload.get("output_index") if isinstance(payload.get("output_index"), int) else len(self.items)
+        return self.items.setdefault(index, {"type": None, "parts": {}, "call_id": "", "name": "", "arguments": []})
+
+    def _part(self, payload: dict) -> list[str]:
+        index = payload.get("content_index") if isinstance(payload.get("content_index"), int) else 0
+        return self._state(payload)["parts"].setdefault(index, [])
+
+    def _item(self, payload: dict, done: bool) -> None:
+        item = payload.get("item") if isinstance(payload.get("item"), dict) else {}
+        if isinstance(item.get("id"), str) and isinstance(payload.get("output_index"), int):
+            self.by_item_id[item["id"]] = payload["output_index"]
+        state = self._state({"item_id": item.get("id"), "output_index": payload.get("output_index")})
+        state["type"] = item.get("type")
+        if item.get("type") == "function_call":
+            state["call_id"] = str(item.get("call_id") or state["call_id"])
+            state["name"] = str(item.get("name") or state["name"])
+            if done and isinstance(item.get("arguments"), str):
+                state["arguments"] = [item["arguments"]]
+        elif item.get("type") == "message" and done and isinstance(item.get("content"), list):
+            state["parts"] = {0: [_output_text(item["content"])]}
+
+    def turn(self) -> ModelTurn:
+        if self.response is None:
+            raise BadResponseError("the stream ended before response.completed", provider=self.provider)
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for _, state in sorted(self.items.items()):
+            if state["type"] == "message":
+                texts.append("".join("".join(part) for _, part in sorted(state["parts"].items())))
+            elif state["type"] == "function_call":
+                calls.append(ToolCall.from_raw(state["call_id"], state["name"], "".join(state["arguments"])))
+        return _turn("".join(texts), calls, self.response, {"events": self.events})
+
+
+def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
+    """An error response -> the right ProviderError subclass (same bodies as Chat Completions, §2.9).
+
+    Tolerates bodies that are not JSON (a proxy's HTML page): the text becomes the message.
+    A 429 with `insufficient_quota` is billing, not load: that one is marked not retryable.
+    """
+    data = _json_or_none(body)
+    error = data.get("error") if isinstance(data, dict) else None
+    kind = None
+    if isinstance(error, dict):
+        message = str(error.get("message") or f"HTTP {status}")
+        kind = error.get("type") or error.get("code")
+    elif isinstance(error, str) and error:
+        message = error
+    else:
+        message = _body_text(body) or f"HTTP {status}"
+    exc = error_for_status(status)(message, status=status, error_type=None if kind is None else str(kind),
+                                   provider=NAME, retry_after=_retry_after(headers),
+                                   body=data if data is not None else body)
+    if isinstance(error, dict) and "insufficient_quota" in (error.get("type"), error.get("code")):
+        exc.retryable = False
+    return exc
+
+
+def _json_or_none(body: Any) -> Any:
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", "replace")
+    if isinstance(body, str):
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+    return body
+
+
+def _body_text(body: Any) -> str:
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", "replace")
+    return body.strip()[:500] if isinstance(body, str) else ""
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds to wait: `retry-after-ms` first (OpenAI's own), then `retry-after` (seconds or HTTP date)."""
+    if not headers:
+        return None
+    pairs = headers.items() if hasattr(headers, "items") else headers
+    lower = {str(k).lower(): str(v).strip() for k, v in pairs}
+    try:
+        if lower.get("retry-after-ms"):
+            return max(0.0, float(lower["retry-after-ms"]) / 1000)
+    except ValueError:
+        pass
+    value = lower.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:  # an HTTP date: the only place a codec looks at the clock
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+# --- server side: the request ----------------------------------------------------------------------
+# Checks run in this order: model, input (shape), tools, switches, then the pairing of calls with
+# outputs. Wording and `param` paths are the API's.
+
+#: Body fields the kit models; everything else lands in ChatRequest.extras unchanged. (`instructions`
+#: becomes the first system message and also stays in extras, so a response can echo it.)
+MODELLED = {"model", "input", "tools", "tool_choice", "parallel_tool_calls", "stream", "max_output_tokens",
+            "temperature"}
+ITEM_ROLES = ("user", "assistant", "system", "developer")
+TEXT_PARTS = ("input_text", "output_text")
+SKIPPED_PARTS = ("input_image", "input_file", "input_audio", "refusal", "summary_text", "reasoning_text")
+#: Input items the kit reads past: reasoning, hosted-tool calls and their outputs, references.
+SKIPPED_ITEMS = frozenset({
+    "reasoning", "compaction", "compaction_trigger", "item_reference", "file_search_call", "web_search_call",
+    "computer_call", "computer_call_output", "tool_search_call", "tool_search_output", "additional_tools",
+    "configuration_update", "image_generation_call", "code_interpreter_call", "local_shell_call",
+    "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output",
+    "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call", "custom_tool_call",
+    "custom_tool_call_output", "program", "program_output"})
+
+
+def parse_request(body: Any, model: str | None = None) -> ChatRequest:
+    """What a client sent -> ChatRequest, or RequestInvalid with the 400 the real API would give.
+
+    With `previous_response_id` (or a conversation) the calls may live on the server, so an output
+    whose call is not in `input` is accepted; its tool message then has no `name`.
+    """
+    if not isinstance(body, dict):
+        raise RequestInvalid("We could not parse the JSON body of your request. (HINT: This likely means you "
+                             "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, "
+                             "but what was sent was not valid JSON.)", None)
+    model_name = body.get("model", model)
+    if model_name is None:
+        raise _missing("model")
+    if not isinstance(model_name, str):
+        raise _invalid_type("model", "a string", model_name)
+    for key in ("instructions", "previous_response_id"):
+        if body.get(key) is not None and not isinstance(body[key], str):
+            raise _invalid_type(key, "a string", body[key])
+    stateful = any(body.get(k) is not None for k in ("previous_response_id", "conversation", "prompt"))
+    items = _input_field(body.get("input"), stateful)
+    messages = [Message.system(body["instructions"])] if body.get("instructions") is not None else []
+    messages += _messages_from_items(items)
+    tools = _tools_field(body.get("tools"))
+    choice, unmodelled_choice = _tool_choice_field(body.get("tool_choice"))
+    options = ModelOptions(choice, _bool_field(body, "parallel_tool_calls"), bool(_bool_field(body, "stream")),
+                           _max_tokens_field(body), _temperature_field(body))
+    messages = _pair_outputs(messages, stateful)
+    extras = {k: v for k, v in body.items() if k not in MODELLED}
+    if unmodelled_choice is not None:
+        extras["tool_choice"] = unmodelled_choice
+    return ChatRequest(model_name, tuple(messages), tuple(tools), options, (), extras)
+
+
+def _input_field(value: Any, stateful: bool) -> list:
+    if value is None:
+        if stateful:
+            return []
+        raise _missing("input")
+    if isinstance(value, str):  # the short form: one user message
+        return [{"role": "user", "content": value}]
+    if not isinstance(value, list):
+        raise _invalid_type("input", "one of a string or array of input items", value)
+    return value
+
+
+def _messages_from_items(items: list) -> list[Message]:
+    """Input items -> neutral messages; consecutive assistant text and function_call items form one turn."""
+    out: list[Message] = []
+    for i, item in enumerate(items):
+        at = f"input[{i}]"
+        if not isinstance(item, dict):
+            raise _invalid_type(at, "an object", item)
+        kind = item.get("type")
+        if kind == "message" or (kind is None and "role" in item):
+            out.append(_message_item(at, item))
+        elif kind == "function_call":
+            call = ToolCall.from_raw(_required_str(item, "call_id", at), _required_str(item, "name", at),
+                                     _required_str(item, "arguments", at))
+            if out and out[-1].role == "assistant":
+                out[-1] = replace(out[-1], tool_calls=out[-1].tool_calls + (call,))
+            else:
+                out.append(Message("assistant", None, (call,)))
+        elif kind == "function_call_output":
+            call_id = _required_str(item, "call_id", at)
+            output = _required(item, "output", at)
+            if not isinstance(output, (str, list)):
+                raise _invalid_type(f"{at}.output", "one of a string or array of objects", output)
+            out.append(Message("tool", _content_text(f"{at}.output", output), (), call_id))
+        elif kind is None and "id" in item:  # an item_reference may leave out its type
+            continue
+        elif kind is None:
+            raise _missing(f"{at}.role")
+        elif not isinstance(kind, str) or kind not in SKIPPED_ITEMS:
+            raise _invalid_value(f"{at}.type", kind, ("message", "function_call", "function_call_output",
+                                                      "reasoning", "item_reference"))
+    return out
+
+
+def _message_item(at: str, item: dict) -> Message:
+    role = _required(item, "role", at)
+    if role not in ITEM_ROLES:
+        raise _invalid_value(f"{at}.role", role, ITEM_ROLES)
+    content = _required(item, "content", at)
+    if not isinstance(content, (str, list)):
+        raise _invalid_type(f"{at}.content", "one of a string or array of objects", content)
+    text = _content_text(f"{at}.content", content)
+    return Message("system" if role == "developer" else role, text)
+
+
+def _content_text(at: str, content: str | list) -> str:
+    if isinstance(content, str):
+        return content
+    texts = []
+    for j, part in enumerate(content):
+        where = f"{at}[{j}]"
+        if not isinstance(part, dict):
+            raise _invalid_type(where, "an object", part)
+        kind = _required(part, "type", where)
+        if kind in TEXT_PARTS:
+            texts.append(_required_str(part, "text", where))
+        elif kind not in SKIPPED_PARTS:
+            raise _invalid_value(f"{where}.type", kind, TEXT_PARTS + SKIPPED_PARTS[:3])
+    return "".join(texts)
+
+
+def _tools_field(value: Any) -> list[ToolSpec]:
+    """The function tools; hosted tools (web_search, mcp, custom, ...) are skipped, never fatal."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _invalid_type("tools", "an array of objects", value)
+    return [tool_from_wire(d, f"tools[{i}]") for i, d in enumerate(value)
+            if not (isinstance(d, dict) and isinstance(d.get("type"), str) and d["type"] != "function")]
+
+
+HOSTED_CHOICES = ("file_search", "web_search_preview", "computer_use_preview", "web_search_preview_2025_03_11",
+                  "computer", "computer_use", "image_generation", "code_interpreter", "mcp", "custom",
+                  "apply_patch", "shell", "programmatic_tool_calling")
+
+
+def _tool_choice_field(choice: Any) -> tuple[ToolChoice, dict | None]:
+    """The neutral tool_choice, plus the original when it is a form the kit does not model."""
+    if choice is None:
+        return "auto", None
+    if isinstance(choice, str):
+        if choice not in ("none", "auto", "required"):
+            raise _invalid_value("tool_choice", choice, ("none", "auto", "required"))
+        return choice, None
+    if not isinstance(choice, dict):
+        raise _invalid_type("tool_choice", "one of one of 'none', 'auto', or 'required' or object", choice)
+    kind = _required(choice, "type", "tool_choice")
+    if kind == "function":  # flat here: a Chat-style {"function": {"name"}} has no `name` and is refused
+        return {"name": _required_str(choice, "name", "tool_choice")}, None
+    if kind == "allowed_tools":
+        mode = _required(choice, "mode", "tool_choice")
+        if mode not in ("auto", "required"):
+            raise _invalid_value("tool_choice.mode", mode, ("auto", "required"))
+        tools = _required(choice, "tools", "tool_choice")
+        if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+            raise _invalid_type("tool_choice.tools", "an array of objects", tools)
+        return mode, choice
+    if isinstance(kind, str) and kind in HOSTED_CHOICES:
+        return "required", choice  # a hosted tool forced by type: some tool must be called
+    raise _invalid_value("tool_choice.type", kind, ("function", "allowed_tools") + HOSTED_CHOICES[:3])
+
+
+def _bool_field(body: dict, key: str) -> bool | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise _invalid_type(key, "a boolean", value)
+    return value
+
+
+def _max_tokens_field(body: dict) -> int | None:
+    value = body.get("max_output_tokens")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _invalid_type("max_output_tokens", "an integer", value)
+    if value < 16:
+        raise RequestInvalid(f"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, "
+                             f"but got {value} instead.", "max_output_tokens", code="integer_below_min_value")
+    return value
+
+
+def _temperature_field(body: dict) -> float | None:
+    value = body.get("temperature")
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise _invalid_type("temperature", "a decimal", value)
+    if value < 0:
+        raise RequestInvalid(f"Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got "
+                             f"{value} instead.", "temperature", code="decimal_below_min_value")
+    if value > 2:
+        raise RequestInvalid(f"Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got "
+                             f"{value} instead.", "temperature", code="decimal_above_max_value")
+    return value
+
+
+def _pair_outputs(messages: list[Message], stateful: bool) -> list[Message]:
+    """Every output needs an earlier call with its call_id, and every call an output.
+
+    Returns the messages with each tool message's `name` filled in from the call it answers.
+    """
+    calls: dict[str, str] = {}  # call_id -> tool name, for every call seen so far
+    answered: set[str] = set()
+    out: list[Message] = []
+    for m in messages:
+        if m.role == "assistant":
+            calls.update({c.id: c.name for c in m.tool_calls})
+        elif m.role == "tool":
+            if m.tool_call_id not in calls and not stateful:
+                raise RequestInvalid(f"No tool call found for function call output with call_id {m.tool_call_id}.",
+                                     "input")
+            answered.add(m.tool_call_id or "")
+            m = replace(m, name=calls.get(m.tool_call_id or ""))
+        out.append(m)
+    unanswered = [call_id for call_id in calls if call_id not in answered]
+    if unanswered:
+        raise RequestInvalid(f"No tool output found for function call {unanswered[0]}.", "input")
+    return out
+
+
+# The API's wording for schema faults, in one place.
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a decimal number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _quoted(values: tuple[str, ...], last: str = "and") -> str:
+    items = [f"'{v}'" for v in values]
+    return f" {last} ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + f", {last} " + items[-1]
+
+
+def _missing(param: str) -> RequestInvalid:
+    return RequestInvalid(f"Missing required parameter: '{param}'.", param, code="missing_required_parameter")
+
+
+def _invalid_type(param: str, expected: str, value: Any) -> RequestInvalid:
+    return RequestInvalid(f"Invalid type for '{param}': expected {expected}, but got {_kind(value)} instead.",
+                          param, code="invalid_type")
+
+
+def _invalid_value(param: str, value: Any, allowed: tuple[str, ...]) -> RequestInvalid:
+    if not isinstance(value, str):
+        return _invalid_type(param, "one of " + _quoted(allowed, "or"), value)
+    return RequestInvalid(f"Invalid value: '{value}'. Supported values are: {_quoted(allowed)}.", param,
+                          code="invalid_value")
+
+
+def _required(d: dict, key: str, at: str) -> Any:
+    if d.get(key) is None:
+        raise _missing(f"{at}.{key}")
+    return d[key]
+
+
+def _required_str(d: dict, key: str, at: str) -> str:
+    value = _required(d, key, at)
+    if not isinstance(value, str):
+        raise _invalid_type(f"{at}.{key}", "a string", value)
+    return value
+
+
+def _optional(d: dict, key: str, kind: type, expected: str, at: str) -> Any:
+    value = d.get(key)
+    if value is not None and (not isinstance(value, kind) or (kind is not bool and isinstance(value, bool))):
+        raise _invalid_type(f"{at}.{key}", expected, value)
+    return value
+
+
+# --- server side: the response ---------------------------------------------------------------------
+
+def response_id(turn: ModelTurn, request: ChatRequest) -> str:
+    """A `resp_…` id: the turn's own when it already has that shape, else derived from it."""
+    if turn.id and turn.id.startswith("resp_"):
+        return turn.id
+    seed = turn.id or [request.model, len(request.messages), turn.text, [c.to_dict() for c in turn.tool_calls]]
+    return "resp_" + stable_id(seed, length=50)
+
+
+def call_ids(turn: ModelTurn, request: ChatRequest) -> list[str]:
+    """`call_…` ids for the turn's calls; neutral ids ("1", "c1") are made unique per response."""
+    rid = response_id(turn, request)
+    return [c.id if c.id.startswith("call_") else "call_" + stable_id(rid, i, c.id, length=24)
+            for i, c in enumerate(turn.tool_calls)]
+
+
+def item_id(prefix: str, *parts: Any) -> str:
+    """An output item id (`fc_…`, `msg_…`), derived so that the same response has the same ids."""
+    return prefix + stable_id(*parts, length=50)
+
+
+def _usage_to_wire(usage: Usage) -> dict:
+    # With `usage` present the SDK wants every counter, `cache_write_tokens` included (§2.7).
+    return {"input_tokens": usage.input_tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": usage.output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": usage.total_tokens}
+
+
+def _status(turn: ModelTurn) -> tuple[str, str | None]:
+    """(status, incomplete reason): only a cut-off answer is "incomplete"; calls or not, the rest is "completed"."""
+    if turn.stop in STOP_TO_INCOMPLETE:
+        return "incomplete", STOP_TO_INCOMPLETE[turn.stop]
+    return "completed", None
+
+
+def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
+    """The JSON body a real server answers (reference §2.5); validates as `openai.types.responses.Response`.
+
+    Echoes the request's tools, tool_choice and parallel switch, as the API does.
+    """
+    rid = response_id(turn, request)
+    status, reason = _status(turn)
+    output: list[dict] = []
+    if turn.text:
+        output.append({"type": "message", "id": item_id("msg_", rid, "message"), "status": status,
+                       "role": "assistant",
+                       "content": [{"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}]})
+    for call_id, call in zip(call_ids(turn, request), turn.tool_calls):
+        output.append({"type": "function_call", "id": item_id("fc_", rid, call_id), "call_id": call_id,
+                       "name": call.name, "arguments": call.arguments_json(), "status": "completed"})
+    extras, options = request.extras, request.options
+    # An allowed_tools subset is echoed as sent; anything else in the kit's own words.
+    unmodelled = extras.get("tool_choice")
+    allowed = isinstance(unmodelled, dict) and unmodelled.get("type") == "allowed_tools"
+    choice = unmodelled if allowed else tool_choice_to_wire(options.tool_choice)
+    return {"id": rid, "object": "response", "created_at": CREATED, "status": status, "error": None,
+            "incomplete_details": {"reason": reason} if status == "incomplete" else None,
+            "instructions": extras.get("instructions"), "max_output_tokens": options.max_tokens,
+            "model": turn.model or request.model, "output": output,
+            "parallel_tool_calls": True if options.parallel_tool_calls is None else options.parallel_tool_calls,
+            "previous_response_id": extras.get("previous_response_id"),
+            "reasoning": {"effort": None, "summary": None},
+            "store": extras["store"] if isinstance(extras.get("store"), bool) else True,
+            "temperature": 1.0 if options.temperature is None else options.temperature,
+            "text": {"format": {"type": "text"}}, "tool_choice": choice,
+            "tools": [tool_to_wire(t) for t in request.tools], "top_p": 1.0, "truncation": "disabled",
+            "usage": _usage_to_wire(turn.usage), "user": None, "metadata": {}}
+
+
+def pieces(text: str, parts: int = 3) -> list[str]:
+    """`text` cut into up to `parts` pieces (at least two when it has two characters), as a stream sends it."""
+    if len(text) < 2:
+        return [text]
+    size = -(-len(text) // min(parts, len(text)))
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
+    """The same answer as named events (reference §2.8), each with its `sequence_number`.
+
+    response.created, response.in_progress; per text item: output_item.added, content_part.added,
+    output_text.delta × n, output_text.done, content_part.done, output_item.done; per call:
+    output_item.added, function_call_arguments.delta × n (≥ 2 when the arguments allow),
+    function_call_arguments.done, output_item.done; then response.completed (or .incomplete).
+    """
+    final = build_response(turn, request)
+    events: list[SSEvent] = []
+
+    def emit(kind: str, **fields: Any) -> None:
+        payload = {"type": kind, "sequence_number": len(events), **fields}
+        events.append(SSEvent(dumps(payload), event=kind))
+
+    start = {**final, "status": "in_progress", "output": [], "incomplete_details": None, "usage": None}
+    emit("response.created", response=start)
+    emit("response.in_progress", response=start)
+    for index, item in enumerate(final["output"]):
+        where = {"item_id": item["id"], "output_index": index}
+        if item["type"] == "message":
+            part = item["content"][0]
+            emit("response.output_item.added", output_index=index,
+                 item={**item, "status": "in_progress", "content": []})
+            emit("response.content_part.added", **where, content_index=0, part={**part, "text": ""})
+            for piece in pieces(part["text"]):
+                emit("response.output_text.delta", **where, content_index=0, delta=piece, logprobs=[])
+            emit("response.output_text.done", **where, content_index=0, text=part["text"], logprobs=[])
+            emit("response.content_part.done", **where, content_index=0, part=part)
+        else:
+            emit("response.output_item.added", output_index=index,
+                 item={**item, "arguments": "", "status": "in_progress"})
+            for piece in pieces(item["arguments"]):
+                emit("response.function_call_arguments.delta", **where, delta=piece)
+            emit("response.function_call_arguments.done", **where, arguments=item["arguments"])
+        emit("response.output_item.done", output_index=index, item=item)
+    emit("response.completed" if final["status"] == "completed" else "response.incomplete", response=final)
+    return events
+
+
+def build_error(status: int, message: str, error_type: str | None = None, **kw: Any) -> dict:
+    """The API's error body `{"error": {"message", "type", "param", "code"}}` (same as Chat, §2.9).
+
+    `error_type` defaults from the status (429 -> "requests", 5xx -> "server_error", else
+    "invalid_request_error"); pass `param=` and `code=` as RequestInvalid carries them.
+    """
+    if error_type is None:
+        error_type = "requests" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
+    default_code = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}.get(status)
+    return {"error": {"message": message, "type": error_type, "param": kw.get("param"),
+                      "code": kw.get("code", default_code)}}
+
+
+def build_stream_error(message: str, code: str = "server_error", sequence_number: int = 0) -> SSEvent:
+    """A mid-stream failure as the API sends it: an `error` event (the SDK raises on it)."""
+    payload = {"type": "error", "code": code, "message": message, "param": None, "sequence_number": sequence_number}
+    return SSEvent(dumps(payload), event="error")

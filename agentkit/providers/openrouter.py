@@ -1,0 +1,183 @@
+"""OpenRouter (`POST /api/v1/chat/completions`): Chat Completions plus a few extras, as pure functions.
+
+OpenRouter speaks the OpenAI Chat Completions format, so this module reuses `openai_chat` and adds
+only what differs:
+
+* A request may carry `models`, an ordered fallback list (tried in turn when the one before fails; the
+  response's `model` says which answered), and `provider`, the routing preferences (`order`,
+  `allow_fallbacks`, `require_parameters`, `data_collection`, `sort`, ...). Both are keyword arguments
+  of `build_request`; on the server side they land in `ChatRequest.fallback_models` and `.extras`.
+* A response names the upstream `provider` ("OpenAI"), keeps the upstream's own stop word in
+  `choices[].native_finish_reason` (this codec's `ModelTurn.native_stop`), and has a `gen-…` id.
+* A stream adds `: OPENROUTER PROCESSING` comment lines as keep-alives (SSE parsers skip them); an
+  error after the stream started is a normal chunk with a top-level `error` and `finish_reason: "error"`.
+* An error body is `{"error": {"code": <int, the HTTP status>, "message", "metadata"?}}`.
+
+    from agentkit.providers import openrouter
+    wire = openrouter.build_request("openai/gpt-4.1-mini", messages, tools, ModelOptions(),
+                                    models=["anthropic/claude-sonnet-4.5"], provider={"sort": "throughput"})
+
+Left out on purpose: usage accounting (`cost`), attribution headers (`HTTP-Referer`, `X-Title`: pass
+them yourself), and everything `openai_chat` leaves out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from ..errors import ProviderError
+from ..types import Message, ModelOptions, ModelTurn
+from . import openai_chat
+from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, stable_id
+
+NAME = "openrouter"
+DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
+PATH = "/chat/completions"
+API_KEY_ENVS = ("OPENROUTER_API_KEY",)
+DEFAULT_MODEL = "openai/gpt-4.1-mini"
+CREATED = openai_chat.CREATED
+KEEPALIVE = "OPENROUTER PROCESSING"
+
+#: model prefix -> the name OpenRouter gives the upstream provider in `provider`.
+PROVIDERS = {"openai": "OpenAI", "anthropic": "Anthropic", "google": "Google AI Studio", "meta-llama": "Meta",
+             "mistralai": "Mistral", "deepseek": "DeepSeek", "x-ai": "xAI", "qwen": "Alibaba"}
+
+# The same as Chat Completions.
+tool_to_wire = openai_chat.tool_to_wire
+tool_from_wire = openai_chat.tool_from_wire
+tool_choice_to_wire = openai_chat.tool_choice_to_wire
+auth_headers = openai_chat.auth_headers
+
+
+# --- client side -----------------------------------------------------------------------------------
+
+def build_request(model: str, messages: list[Message] | tuple[Message, ...], tools=(),
+                  options: ModelOptions | None = None, *, models: list[str] | None = None,
+                  provider: dict | None = None, **extras: Any) -> WireRequest:
+    """The Chat Completions body plus `models` (fallbacks) and `provider` (routing preferences)."""
+    options = options or ModelOptions()
+    wire = openai_chat.build_request(model, messages, tools, options, **extras)
+    body = dict(wire.body)
+    if options.max_tokens is not None and "max_tokens" not in extras:
+        del body["max_completion_tokens"]
+        body["max_tokens"] = options.max_tokens  # the name OpenRouter documents and maps for every upstream
+    if models:
+        body["models"] = list(models)
+    if provider:
+        body["provider"] = dict(provider)
+    return WireRequest(wire.path, body, wire.headers, wire.stream)
+
+
+def parse_response(body: Any) -> ModelTurn:
+    """A completion -> ModelTurn, with `native_stop` = the upstream's `native_finish_reason`."""
+    turn = openai_chat.parse_response(body, provider=NAME)
+    native = body["choices"][0].get("native_finish_reason")
+    return replace(turn, native_stop=native) if isinstance(native, str) else turn
+
+
+class StreamAssembler(openai_chat.StreamAssembler):
+    """Chat Completions reassembly; `native_stop` comes from the chunks' `native_finish_reason`."""
+
+    provider = NAME
+
+    def turn(self) -> ModelTurn:
+        turn = super().turn()
+        natives = [c["native_finish_reason"] for chunk in self.chunks
+                   for c in (chunk.get("choices") if isinstance(chunk.get("choices"), list) else [])
+                   if isinstance(c, dict) and isinstance(c.get("native_finish_reason"), str)]
+        return replace(turn, native_stop=natives[-1]) if natives else turn
+
+
+def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
+    """`{"error": {"code": 429, "message", "metadata"}}` -> ProviderError (error_type = the code, as text)."""
+    return openai_chat.parse_error(status, body, headers, provider=NAME)
+
+
+# --- server side -----------------------------------------------------------------------------------
+
+def parse_request(body: Any, model: str | None = None) -> ChatRequest:
+    """Chat Completions decoding, plus `models` -> `fallback_models` (and `provider` kept in extras).
+
+    `models` alone is enough: without `model`, the first of them leads.
+    """
+    if isinstance(body, dict) and body.get("model") is None and model is None:
+        models = body.get("models")
+        if isinstance(models, list) and models and isinstance(models[0], str):
+            body = {**body, "model": models[0]}
+    request = openai_chat.parse_request(body, model)
+    extras = dict(request.extras)
+    models = extras.pop("models", None)
+    if models is not None and (not isinstance(models, list) or not all(isinstance(m, str) for m in models)):
+        raise RequestInvalid("Invalid type for 'models': expected an array of strings.", "models",
+                             code="invalid_type")
+    if extras.get("provider") is not None and not isinstance(extras["provider"], dict):
+        raise RequestInvalid("Invalid type for 'provider': expected an object.", "provider", code="invalid_type")
+    return replace(request, fallback_models=tuple(models or ()), extras=extras)
+
+
+def generation_id(turn: ModelTurn, request: ChatRequest) -> str:
+    """A `gen-<time>-<id>` id: the turn's own when it already has that shape, else derived from it."""
+    if turn.id and turn.id.startswith("gen-"):
+        return turn.id
+    return f"gen-{CREATED}-" + stable_id(openai_chat.response_id(turn, request), length=20)
+
+
+def upstream_provider(model: str) -> str:
+    """"openai/gpt-4.1" -> "OpenAI": who OpenRouter says served the answer."""
+    prefix = model.split("/", 1)[0] if "/" in model else "openai"
+    return PROVIDERS.get(prefix, prefix.title())
+
+
+def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
+    """A Chat Completions body (reference §6.4) with a `gen-` id, `provider` and `native_finish_reason`."""
+    body = openai_chat.build_response(turn, request)
+    body["id"] = generation_id(turn, request)
+    body["provider"] = upstream_provider(body["model"])
+    choice = body["choices"][0]
+    choice["native_finish_reason"] = turn.native_stop or choice["finish_reason"]
+    return body
+
+
+def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
+    """Chat Completions chunks with OpenRouter's ids and fields, after a `: OPENROUTER PROCESSING` comment."""
+    body = build_response(turn, request)
+    events = [SSEvent("", comment=KEEPALIVE)]  # sent while the upstream has not answered yet
+    for event in openai_chat.build_stream(turn, request):
+        if event.data == "[DONE]":
+            events.append(event)
+            continue
+        chunk = json.loads(event.data)
+        chunk["id"], chunk["provider"] = body["id"], body["provider"]
+        for choice in chunk["choices"]:
+            if choice["finish_reason"]:
+                choice["native_finish_reason"] = body["choices"][0]["native_finish_reason"]
+        events.append(SSEvent(dumps(chunk)))
+    return events
+
+
+def build_error(status: int, message: str, error_type: str | None = None, **kw: Any) -> dict:
+    """OpenRouter's error body `{"error": {"code": status, "message", "metadata"}}` (reference §6.6).
+
+    There is no error type on the wire; pass `metadata=` (e.g. `{"provider_name", "raw"}` for an
+    upstream failure). `error_type` and `param`, when given, go into metadata.
+    """
+    metadata = dict(kw.get("metadata") or {})
+    if error_type:
+        metadata.setdefault("error_type", error_type)
+    if kw.get("param"):
+        metadata.setdefault("param", kw["param"])
+    error: dict[str, Any] = {"code": status, "message": message}
+    if metadata:
+        error["metadata"] = metadata
+    return {"error": error}
+
+
+def build_stream_error(turn: ModelTurn, request: ChatRequest, message: str, code: str = "server_error") -> SSEvent:
+    """A failure after the stream started (§6.5): a chunk with `error` and `finish_reason: "error"`."""
+    body = build_response(turn, request)
+    chunk = {"id": body["id"], "object": "chat.completion.chunk", "created": CREATED, "model": body["model"],
+             "provider": body["provider"], "error": {"code": code, "message": message},
+             "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]}
+    return SSEvent(dumps(chunk))

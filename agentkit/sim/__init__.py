@@ -1,0 +1,38 @@
+"""The embedded simulator: every provider's wire format, offline, over loopback HTTP.
+
+    from agentkit import sim
+
+    with sim.serve() as server:                                  # 127.0.0.1, an OS-chosen port
+        client = OpenAI(base_url=server.sdk_base_url("openai-chat"), api_key="any")
+        ...
+
+    server = sim.shared()                                        # notebooks: one per process
+
+    $ python -m agentkit.sim --port 8765                         # from a shell
+
+What is here:
+    server.py   serve(), shared(), SimServer: uvicorn in a background thread
+    app.py      create_app(): the routes, the request recipe, the documented quirks
+    faults.py   errors on demand (model suffix "-429" or header "x-sim-fault: 429"), as a table
+    models.py   respond(ChatRequest) -> ModelTurn: what the simulated models decide
+
+Any API key works, but a request with no key at all gets the provider's 401 (Gemini: 403), so the
+"forgot the key" mistake looks the same as against the real API.
+
+Importing this package is cheap: uvicorn and starlette load only when a server or app is created.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .server import SimServer, serve, shared
+
+__all__ = ["serve", "shared", "SimServer", "create_app"]
+
+
+def create_app(*args: Any, **kwargs: Any) -> Any:
+    """The simulator as an ASGI (Starlette) app, e.g. for httpx.ASGITransport; see `app.create_app`."""
+    from .app import create_app as _create_app
+
+    return _create_app(*args, **kwargs)

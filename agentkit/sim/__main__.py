@@ -1,0 +1,55 @@
+"""Run the simulator in the foreground: `python -m agentkit.sim --port 8765` (Ctrl-C stops it).
+
+It binds 127.0.0.1 only, because it accepts any API key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .faults import FAULTS
+from .server import BASE_PATHS, SDK_BASE_PATHS, _sim_protocol, listening_socket
+
+
+def main(argv: list[str] | None = None) -> int:
+    fault_help = "; ".join(f"{name}: {text}" for name, (_, text) in FAULTS.items())
+    parser = argparse.ArgumentParser(
+        prog="python -m agentkit.sim",
+        description="agentkit's provider simulator (OpenAI, Anthropic, Gemini, OpenRouter wire formats).",
+        epilog=f"Faults on demand, by model suffix (-429) or header (x-sim-fault: 429): {fault_help}.")
+    parser.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (0: any free port)")
+    parser.add_argument("--faults", default=None, metavar="SPEC",
+                        help='a fault spec applied to every request, e.g. "slow=200"')
+    parser.add_argument("--no-faults", action="store_true", help="ignore x-sim-fault headers and model suffixes")
+    parser.add_argument("--max-body-bytes", type=int, default=None, help="request size limit (default 4 MiB)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    args = parser.parse_args(argv)
+
+    import uvicorn
+
+    from .app import create_app
+
+    options: dict = {"faults": False if args.no_faults else (args.faults or True)}
+    if args.max_body_bytes is not None:
+        options["max_body_bytes"] = args.max_body_bytes
+    app = create_app(**options)
+
+    try:
+        sock = listening_socket("127.0.0.1", args.port)
+    except OSError as exc:
+        print(f"cannot bind 127.0.0.1:{args.port}: {exc.strerror}", file=sys.stderr)
+        return 1
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    print(f"agentkit.sim listening on {url}")
+    for fmt in BASE_PATHS:
+        print(f"  {fmt:17} base_url {url + BASE_PATHS[fmt]:32} SDK base_url {url + SDK_BASE_PATHS[fmt]}")
+    print("Any API key works; Ctrl-C stops.", flush=True)
+    config = uvicorn.Config(app, http=_sim_protocol(), loop="asyncio", lifespan="off", log_level=args.log_level,
+                            access_log=args.log_level == "debug", server_header=False, proxy_headers=False)
+    uvicorn.Server(config).run(sockets=[sock])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

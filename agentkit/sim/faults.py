@@ -1,0 +1,244 @@
+"""Faults on demand: make the simulator fail the way real providers fail, deterministically.
+
+A request asks for a fault in one of two ways (both can be combined):
+
+    model name suffix   "sim-reasoner-429", "sim-reasoner-503-flaky2", "gpt-4.1-slow800"
+    request header      x-sim-fault: 429=2000, flaky=2      x-sim-latency-ms: 250
+
+Tokens (the whole vocabulary is the `FAULTS` table below):
+
+    slow[=N]     answer after N ms (default 300); the header x-sim-latency-ms: N does the same
+    pace[=N]     streams only: wait N ms (default 20) between events
+    429[=N]      429 rate limited, with retry-after (s) and retry-after-ms: N (default 100)
+    500, 503     the server failed / is unavailable
+    529          Anthropic's "overloaded"; the other formats answer their nearest, 503
+    drop         close the connection without answering (clients see "server disconnected")
+    truncate     promise the whole body (Content-Length) and close after half of it
+    cut          streams: close the connection after half of the events (no terminator);
+                 non-streamed answers are truncated instead
+    badjson      200 OK, complete HTTP message, but the JSON inside is cut in half
+    flaky[=N]    the failure above (default 503) hits only the first N attempts (default 1) of the
+                 same request; attempt N+1 succeeds, so retry tests are deterministic
+
+In a model name the number follows the token directly ("slow800", "flaky2"); in the header write
+either "flaky=2" or "flaky2". A model suffix is stripped before the model decides, so
+"sim-reasoner-429-flaky" behaves as "sim-reasoner" once it stops failing. For OpenRouter's
+`models` fallback list, each candidate's suffix applies to that candidate, and the header applies
+to the first one (so `x-sim-fault: 503` plus a fallback list shows the fallback answering).
+
+Everything here is pure data and arithmetic; `app.py` turns a `Failure` into the provider's own
+error body and headers. Left out on purpose: random faults (every fault is asked for, so every
+run is reproducible) and slow-reading/slowloris behaviour.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+#: token -> (default argument, what it does). The docstring above and `--help` are built from this.
+FAULTS: dict[str, tuple[int | None, str]] = {
+    "slow": (300, "answer after N ms"),
+    "pace": (20, "streams: wait N ms between events"),
+    "429": (100, "rate limited; retry-after-ms: N"),
+    "500": (None, "internal server error"),
+    "503": (None, "service unavailable"),
+    "529": (None, "overloaded (Anthropic); others answer 503"),
+    "drop": (None, "close the connection without a response"),
+    "truncate": (None, "Content-Length promises more than is sent; connection closed"),
+    "cut": (None, "streams: connection closed after half of the events"),
+    "badjson": (None, "200 OK with a JSON body cut in half"),
+    "flaky": (1, "only the first N attempts of the same request fail (default failure 503)"),
+}
+
+STATUS_FAULTS = ("429", "500", "503", "529")
+TRANSPORT_FAULTS = ("drop", "truncate", "cut", "badjson")
+
+#: 529 is Anthropic's own status; every other format answers its nearest equivalent.
+NEAREST_STATUS: dict[tuple[int, str], int] = {
+    (529, "openai-chat"): 503,
+    (529, "openai-responses"): 503,
+    (529, "openrouter"): 503,
+    (529, "gemini"): 503,
+}
+
+#: The words each provider uses for a failure; "*" is the default. {model} and {retry_ms} are filled in.
+FAULT_MESSAGES: dict[int, dict[str, str]] = {
+    429: {
+        "*": "Rate limit reached for {model} on requests per min (RPM): Limit 60, Used 60, Requested 1. "
+             "Please try again in {retry_ms}ms.",
+        "anthropic": "This request would exceed your organization's rate limit of 60 requests per minute "
+                     "for {model}. Please try again in {retry_ms}ms.",
+        "gemini": "Resource has been exhausted (e.g. check quota).",
+        "openrouter": "Rate limit exceeded for {model}. Please retry in {retry_ms}ms.",
+    },
+    500: {
+        "*": "The server had an error while processing your request. Sorry about that!",
+        "anthropic": "Internal server error",
+        "gemini": "An internal error has occurred. Please retry or report in "
+                  "https://developers.generativeai.google/guide/troubleshooting",
+    },
+    503: {
+        "*": "The server is overloaded or not ready yet.",
+        "gemini": "The model is overloaded. Please try again later.",
+        "anthropic": "Service unavailable",
+    },
+    529: {"*": "Overloaded"},
+}
+
+#: Extra headers a real 429 carries, per format (on top of retry-after and retry-after-ms).
+RATE_LIMIT_HEADERS: dict[str, dict[str, str]] = {
+    "openai-chat": {"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0",
+                    "x-ratelimit-reset-requests": "{retry_ms}ms"},
+    "openai-responses": {"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0",
+                         "x-ratelimit-reset-requests": "{retry_ms}ms"},
+    "anthropic": {"anthropic-ratelimit-requests-limit": "60", "anthropic-ratelimit-requests-remaining": "0"},
+}
+
+_TOKEN = re.compile(r"(?P<name>[a-z]+|\d{3})(?:=?(?P<arg>\d+))?")
+_SUFFIX = re.compile(r"-(?P<token>(?:slow|pace|flaky)\d*|429|500|503|529|drop|truncate|cut|badjson)$")
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """What a request asked for. The empty plan (all defaults) means "behave normally"."""
+
+    latency_ms: int = 0
+    pace_ms: int = 0
+    status: int | None = None
+    retry_after_ms: int = 100
+    transport: str | None = None
+    flaky: int = 0  # 0: fail on every attempt; N: fail only the first N attempts
+
+    @property
+    def fails(self) -> bool:
+        return self.status is not None or self.transport is not None
+
+    def merged(self, other: FaultPlan) -> FaultPlan:
+        """This plan with every fault `other` sets laid on top."""
+        changes = {name: getattr(other, name) for name in ("latency_ms", "pace_ms", "flaky")
+                   if getattr(other, name)}
+        if other.status is not None:
+            changes.update(status=other.status, retry_after_ms=other.retry_after_ms)
+        if other.transport is not None:
+            changes["transport"] = other.transport
+        return replace(self, **changes)
+
+    def failure(self, attempt: int) -> Failure | None:
+        """The failure for this attempt (1-based), or None when this attempt should succeed."""
+        status, transport = self.status, self.transport
+        if self.flaky and status is None and transport is None:
+            status = 503
+        if status is None and transport is None:
+            return None
+        if self.flaky and attempt > self.flaky:
+            return None
+        return Failure(status, transport, self.retry_after_ms)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One decided failure: an HTTP error status, or a broken transport (drop/truncate/cut/badjson)."""
+
+    status: int | None
+    transport: str | None
+    retry_after_ms: int = 100
+
+    def status_for(self, fmt: str) -> int:
+        return NEAREST_STATUS.get((self.status, fmt), self.status)
+
+    def message(self, fmt: str, model: str) -> str:
+        words = FAULT_MESSAGES.get(self.status_for(fmt), FAULT_MESSAGES[500])
+        text = words.get(fmt, words["*"]).format(model=model, retry_ms=self.retry_after_ms)
+        return f"{text} (simulated fault)"
+
+    def headers(self, fmt: str) -> dict[str, str]:
+        if self.status != 429:
+            return {}
+        ms = self.retry_after_ms
+        # retry-after is whole seconds by RFC 9110; SDKs read the precise retry-after-ms first.
+        head = {"retry-after": str(max(1, math.ceil(ms / 1000))), "retry-after-ms": str(ms)}
+        extra = {k: v.format(retry_ms=ms) for k, v in RATE_LIMIT_HEADERS.get(fmt, {}).items()}
+        return {**head, **extra}
+
+
+def _apply(plan: FaultPlan, name: str, arg: int | None) -> FaultPlan:
+    if name not in FAULTS:
+        known = ", ".join(FAULTS)
+        raise ValueError(f"unknown fault {name!r}; known faults: {known}")
+    value = FAULTS[name][0] if arg is None else arg
+    if name == "slow":
+        return replace(plan, latency_ms=value)
+    if name == "pace":
+        return replace(plan, pace_ms=value)
+    if name == "flaky":
+        return replace(plan, flaky=max(1, value))
+    if name in STATUS_FAULTS:
+        return replace(plan, status=int(name), retry_after_ms=value if name == "429" else plan.retry_after_ms)
+    return replace(plan, transport=name)
+
+
+def parse_spec(spec: str) -> FaultPlan:
+    """Parse an x-sim-fault header value: "429=2000, flaky=2" -> FaultPlan. Raises ValueError."""
+    plan = FaultPlan()
+    for raw in spec.replace(";", ",").split(","):
+        token = raw.strip().lower()
+        if not token:
+            continue
+        m = _TOKEN.fullmatch(token)
+        if not m:
+            raise ValueError(f"cannot read fault token {raw.strip()!r}; write e.g. '429', 'slow=250', 'flaky2'")
+        arg = m["arg"]
+        plan = _apply(plan, m["name"], int(arg) if arg is not None else None)
+    return plan
+
+
+def plan_from_headers(headers) -> FaultPlan:
+    """The plan a request's headers ask for (x-sim-fault and x-sim-latency-ms). Raises ValueError."""
+    plan = parse_spec(headers.get("x-sim-fault") or "")
+    latency = (headers.get("x-sim-latency-ms") or "").strip()
+    if latency:
+        if not latency.isdigit():
+            raise ValueError(f"x-sim-latency-ms must be a whole number of milliseconds, not {latency!r}")
+        plan = replace(plan, latency_ms=int(latency))
+    return plan
+
+
+def split_model(model: str) -> tuple[str, FaultPlan]:
+    """Strip fault suffixes from a model name: "sim-reasoner-429-flaky2" -> ("sim-reasoner", plan)."""
+    tokens = []
+    while (m := _SUFFIX.search(model)) and m.start() > 0:
+        tokens.append(m["token"])
+        model = model[: m.start()]
+    plan = FaultPlan()
+    for token in reversed(tokens):
+        m = _TOKEN.fullmatch(token)
+        plan = _apply(plan, m["name"], int(m["arg"]) if m["arg"] else None)
+    return model, plan
+
+
+class AttemptCounter:
+    """How many times each request fingerprint was seen, bounded (least recently seen dropped first).
+
+    Only requests that ask for `flaky` are counted, so ordinary traffic costs no memory.
+    """
+
+    def __init__(self, maxsize: int = 10_000):
+        self.maxsize = maxsize
+        self._counts: OrderedDict[str, int] = OrderedDict()
+
+    def next(self, key: str) -> int:
+        """Record one more attempt of `key` and return its number (1 for the first)."""
+        count = self._counts.pop(key, 0) + 1
+        self._counts[key] = count
+        if len(self._counts) > self.maxsize:
+            self._counts.popitem(last=False)
+        return count
+
+    def clear(self) -> None:
+        self._counts.clear()
+
+    def __len__(self) -> int:
+        return len(self._counts)

@@ -1,0 +1,213 @@
+"""Run the simulator on 127.0.0.1 in a background thread: `serve()` and the notebook-wide `shared()`.
+
+    from agentkit import sim
+
+    with sim.serve() as server:                      # an OS-chosen free port
+        print(server.url)                            # http://127.0.0.1:53211
+        client = OpenAI(base_url=server.sdk_base_url("openai-chat"), api_key="any")
+
+    server = sim.serve(); ...; server.stop()         # the same without `with`
+    server = sim.shared()                            # one per process, started on first use
+
+Why a thread: a notebook kernel already runs an asyncio loop, and a server on that loop would deadlock
+the moment a cell makes a *synchronous* HTTP call to it. uvicorn therefore gets its own thread and its
+own loop; callers just see a URL.
+
+Base URLs differ by client. `base_url(fmt)` is what agentkit's own codecs add their paths to (the
+providers' documented base URLs); `sdk_base_url(fmt)` is what the official SDKs want:
+
+    format             base_url(fmt)        sdk_base_url(fmt)   the SDK call
+    openai-chat        {url}/v1             {url}/v1            OpenAI(base_url=…)
+    openai-responses   {url}/v1             {url}/v1            OpenAI(base_url=…)
+    anthropic          {url}/v1             {url}               Anthropic(base_url=…)
+    gemini             {url}/v1beta         {url}               genai.Client(http_options={"base_url": …})
+    openrouter         {url}/api/v1         {url}/api/v1        OpenAI(base_url=…)
+
+Left out on purpose: TLS, binding anything but 127.0.0.1, multiple workers, auto-reload.
+"""
+
+from __future__ import annotations
+
+import atexit
+import socket
+import threading
+import time
+from typing import Any
+
+#: Path prefixes on top of the server's root URL (see the table in the module docstring).
+BASE_PATHS = {"openai-chat": "/v1", "openai-responses": "/v1", "anthropic": "/v1", "gemini": "/v1beta",
+              "openrouter": "/api/v1"}
+SDK_BASE_PATHS = {"openai-chat": "/v1", "openai-responses": "/v1", "anthropic": "", "gemini": "",
+                  "openrouter": "/api/v1"}
+
+_protocol_class: type | None = None
+
+
+def _sim_protocol() -> type:
+    """uvicorn's h11 protocol, plus a way for the app to drop a connection (the `drop` fault).
+
+    ASGI has no "close the socket without answering" message, so each connection puts its transport's
+    close() into the request scope under `app.CLOSE_EXTENSION`.
+    """
+    global _protocol_class
+    if _protocol_class is None:
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        from .app import CLOSE_EXTENSION
+
+        class SimH11Protocol(H11Protocol):
+            def connection_made(self, transport: Any) -> None:
+                super().connection_made(transport)
+                app, close = self.app, transport.close
+
+                async def app_with_close(scope: dict, receive: Any, send: Any) -> None:
+                    scope["extensions"] = {**(scope.get("extensions") or {}), CLOSE_EXTENSION: close}
+                    await app(scope, receive, send)
+
+                self.app = app_with_close
+
+        _protocol_class = SimH11Protocol
+    return _protocol_class
+
+
+def _close_connections(server: Any) -> None:
+    for connection in list(server.server_state.connections):
+        transport = getattr(connection, "transport", None)
+        if transport is not None:
+            transport.close()
+
+
+class SimServer:
+    """A running simulator: `.url`, `.base_url(fmt)`, `.sdk_base_url(fmt)`, `.reset()`, `.stop()`.
+
+    Also a context manager; stopping is idempotent and takes about 0.2 s.
+    """
+
+    def __init__(self, server: Any, sock: socket.socket, thread: threading.Thread, app: Any):
+        self._server, self._socket, self._thread, self.app = server, sock, thread, app
+        self.host, self.port = sock.getsockname()[:2]
+        self.url = f"http://{self.host}:{self.port}"
+
+    def base_url(self, fmt: str) -> str:
+        """The provider's documented base URL, pointed here (what agentkit's HTTPModel wants)."""
+        return self.url + BASE_PATHS[fmt]
+
+    def sdk_base_url(self, fmt: str) -> str:
+        """The base URL the official SDK of `fmt` wants (Anthropic and google-genai add their version)."""
+        return self.url + SDK_BASE_PATHS[fmt]
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def reset(self) -> None:
+        """Forget the attempt counts behind `flaky` faults (a re-run cell then fails again first)."""
+        self.app.state.sim.attempts.clear()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving and join the thread. In-flight requests (e.g. a `slow` fault) are cut off."""
+        server = self._server
+        server.should_exit = True
+        # force_exit skips uvicorn's wait for open keep-alive connections, which would block for seconds.
+        server.force_exit = True
+        # Close every open connection on the server's own loop (transports are not thread-safe), so
+        # clients in the middle of a slow request see a disconnect at once and handlers end cleanly.
+        for listener in getattr(server, "servers", None) or ():
+            try:
+                listener.get_loop().call_soon_threadsafe(_close_connections, server)
+            except RuntimeError:  # the loop has already closed
+                pass
+            break
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def __enter__(self) -> SimServer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<SimServer {self.url} {state}>"
+
+
+def listening_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    """A bound, listening TCP socket for uvicorn.
+
+    proto=IPPROTO_TCP matters: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on sockets that
+    say they are TCP, and with Nagle on, every keep-alive response waits ~40 ms for a delayed ACK.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a fixed port can be reused right after stop
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def serve(host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning",
+          startup_timeout: float = 10.0, **app_options: Any) -> SimServer:
+    """Start the simulator in a background thread and return once it answers.
+
+    `port=0` lets the OS choose a free port. `app_options` go to `create_app` (respond=,
+    max_body_bytes=, faults=, models=). Only loopback hosts are allowed: the simulator accepts any key.
+    """
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise ValueError(f"the simulator binds loopback only (127.0.0.1), not {host!r}")
+    import uvicorn
+
+    from .app import create_app
+
+    app = create_app(**app_options)
+    sock = listening_socket(host, port)
+    config = uvicorn.Config(app, http=_sim_protocol(), loop="asyncio", lifespan="off", log_config=None,
+                            log_level=log_level, access_log=False, server_header=False, proxy_headers=False,
+                            timeout_keep_alive=30)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True,
+                              name=f"agentkit-sim:{sock.getsockname()[1]}")
+    thread.start()
+    handle = SimServer(server, sock, thread, app)
+    deadline = time.monotonic() + startup_timeout
+    while not _answers(handle):
+        if not thread.is_alive() or time.monotonic() > deadline:
+            handle.stop()
+            sock.close()
+            raise RuntimeError(f"agentkit.sim did not start on {handle.url}")
+        time.sleep(0.005)
+    return handle
+
+
+def _answers(handle: SimServer) -> bool:
+    """True once GET / answers 200 (a raw socket, so no HTTP client is imported for this)."""
+    if not handle._server.started:
+        return False
+    try:
+        with socket.create_connection((handle.host, handle.port), timeout=1) as conn:
+            conn.sendall(b"GET / HTTP/1.1\r\nHost: sim\r\nConnection: close\r\n\r\n")
+            return conn.recv(16).startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
+
+
+_shared: SimServer | None = None
+_shared_lock = threading.Lock()
+
+
+def shared(**app_options: Any) -> SimServer:
+    """One simulator per process, started on first use and stopped at exit (for notebooks).
+
+    Every notebook cell that calls `shared()` gets the same server, so re-running a setup cell does
+    not start another one. Options apply only to the first call.
+    """
+    global _shared
+    with _shared_lock:
+        if _shared is None or not _shared.running:
+            _shared = serve(**app_options)
+            atexit.register(_shared.stop)
+        return _shared

@@ -1,0 +1,762 @@
+"""@tool: a typed Python function becomes a `Tool` a model can call.
+
+    @tool
+    def get_weather(city: str, days: int = 1) -> dict:
+        '''Current weather for a city.
+
+        Args:
+            city: City name, e.g. "Paris".
+            days: Days of forecast.
+        '''
+        return {"city": city, "temp_c": 18}
+
+    get_weather.parameters        # JSON Schema built by pydantic from the type hints
+    get_weather.spec              # the ToolSpec a codec puts on the wire
+    get_weather.invoke({"city": "Paris"}, None)   # JSON arguments -> typed Python call
+
+The words of this module:
+
+    Tool           name, description, JSON Schema `parameters`, the function, and flags
+                   (return_direct, idempotent, timeout, max_calls, strict, rules)
+    ToolContext    a parameter typed ToolContext is hidden from the model and filled in at call time
+                   (call id, read-only run state, step, per-tool counters, run id, attempt)
+    Update         return Update(state={...}, message=...) to change run state *and* answer the call
+    RuleViolation  raised by a rule (gate 3) to refuse a call, with the path of the culprit field
+    to_strict      rewrite a schema for OpenAI strict mode; strict_problems says what is missing
+
+The schema comes from pydantic (we do not write a schema generator); the conversion of JSON arguments
+to Python values uses the same pydantic model, built once per tool.
+
+Left out on purpose: positional-only parameters and *args/**kwargs (a model sends one JSON object, so
+every parameter needs a name); output schemas; type hints that only resolve inside a function body
+(define hint types at module level).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import datetime as _dt
+import enum
+import inspect
+import json
+import math
+import re
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType, UnionType
+from typing import Any, Union
+
+from .errors import ToolDefinitionError, ToolReturnError
+from .types import ToolSpec
+
+#: A business rule (gate 3): gets the schema-valid JSON arguments, returns a refusal message or None.
+Rule = Callable[[dict], Union[str, None]]  # noqa: UP007 (a runtime alias; py3.10 safe)
+
+# OpenAI and Anthropic both accept these names; other providers accept a superset.
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_MAX_RESULT_DEPTH = 200
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The small vocabulary: ToolContext, Update, RuleViolation
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may know about the run it is part of. Never shown to the model.
+
+        @tool
+        def remember(city: str, ctx: ToolContext) -> str:
+            return f"call {ctx.call_id}, step {ctx.step}, city so far: {ctx.state.get('city')}"
+
+    `state` and `counters` are read-only snapshots: a tool changes state only by returning an `Update`,
+    so parallel tools never see each other's half-written changes.
+    """
+
+    call_id: str
+    tool_name: str
+    state: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    step: int = 0                          # model calls so far in this run
+    counters: Mapping[str, int] = field(default_factory=lambda: _EMPTY)  # tool calls so far, per tool
+    run_id: str = ""
+    attempt: int = 1                       # 1-based; >1 when a retry policy runs the call again
+
+    def __post_init__(self) -> None:
+        for name in ("state", "counters"):
+            value = getattr(self, name)
+            if not isinstance(value, MappingProxyType):
+                object.__setattr__(self, name, MappingProxyType(dict(value)))
+
+
+@dataclass(frozen=True)
+class Update:
+    """A tool's answer that also changes the run's state.
+
+        return Update(state={"city": city}, message=f"remembered {city}")
+
+    `message` is the result the model reads; it is required, because every tool call needs exactly one
+    result (an Update without one is a `ToolReturnError`, see `Tool.check_return`).
+    """
+
+    state: Mapping[str, Any] = field(default_factory=dict)
+    message: Any = None
+
+
+class RuleViolation(ValueError):
+    """A rule refuses a call: `raise RuleViolation("endDate is before startDate", "$.endDate")`."""
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)
+        self.message, self.path = message, path
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Tool
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)  # eq=False: a tool is itself (hashable by identity, usable as a cache key)
+class Tool:
+    """A callable the model may ask for: what it is told (name, description, parameters) plus how to run it.
+
+    Build one with `@tool` (from type hints) or `Tool.from_schema` (from a hand-written JSON Schema).
+    Calling the Tool like the function still works: `get_weather("Paris")`.
+    """
+
+    name: str
+    description: str
+    parameters: dict = field(repr=False)
+    fn: Callable[..., Any] = field(repr=False)
+    is_async: bool
+    context_param: str | None
+    return_direct: bool = False
+    idempotent: bool = False
+    timeout: float | None = None
+    max_calls: int | None = None
+    strict: bool = False
+    rules: tuple[Rule, ...] = ()
+    # JSON arguments -> keyword arguments of `fn` (None: pass the JSON through, as for from_schema tools)
+    _convert: Callable[[dict], dict] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name or ""):
+            raise ToolDefinitionError(
+                f"tool name {self.name!r} is not allowed: use 1-64 letters, digits, '_' or '-'")
+        if not isinstance(self.parameters, dict) or _json_type(self.parameters) != "object":
+            raise ToolDefinitionError(f"tool {self.name!r}: parameters must be an object schema "
+                                      f"({{'type': 'object', 'properties': ...}})")
+        if self.timeout is not None and not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
+            raise ToolDefinitionError(f"tool {self.name!r}: timeout must be a positive number of seconds")
+        if self.max_calls is not None and not (isinstance(self.max_calls, int) and self.max_calls >= 1):
+            raise ToolDefinitionError(f"tool {self.name!r}: max_calls must be an integer >= 1")
+        rules = tuple(self.rules)
+        for rule in rules:
+            if not callable(rule):
+                raise ToolDefinitionError(f"tool {self.name!r}: rule {rule!r} is not callable")
+        object.__setattr__(self, "rules", rules)
+
+    # -- what the model is told ---------------------------------------------------------------------------
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The wire-neutral definition every codec encodes (name, description, parameters, strict)."""
+        return ToolSpec(self.name, self.description, self.parameters, self.strict)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(self.parameters.get("required", ()))
+
+    # -- building -----------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_schema(cls, name: str, description: str, parameters: dict, fn: Callable[..., Any], *,
+                    context_param: str | None = None, return_direct: bool = False,
+                    idempotent: bool = False, timeout: float | None = None, max_calls: int | None = None,
+                    strict: bool = False, rules: Iterable[Rule] = ()) -> Tool:
+        """A tool from a hand-written JSON Schema (e.g. an imported MCP tool); `fn(**arguments)` gets JSON.
+
+            echo = Tool.from_schema("echo", "Say it back", {"type": "object",
+                                    "properties": {"text": {"type": "string"}}, "required": ["text"]},
+                                    lambda text: text)
+        """
+        # A private copy: validators are cached per schema object, so nobody may change it under us.
+        params = to_strict(parameters) if strict else copy.deepcopy(parameters)
+        return cls(name, description, params, fn, _is_async(fn), context_param, return_direct, idempotent,
+                   timeout, max_calls, strict, tuple(rules))
+
+    def with_rules(self, *rules: Rule) -> Tool:
+        """A copy with more gate-3 rules (a frozen Tool cannot grow a `@my_tool.rule` decorator)."""
+        return dataclasses.replace(self, rules=self.rules + rules)
+
+    # -- running ------------------------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def invoke(self, arguments: dict, context: ToolContext | None = None) -> Any:
+        """Call the function with schema-valid JSON arguments converted to its declared Python types.
+
+        Enum members, pydantic models, dates ... are built from their JSON form; nothing else is coerced
+        (pydantic strict mode: "5" never becomes 5). Run the gates (`agentkit.validate`) first; arguments
+        that still do not fit raise pydantic's ValidationError (a ValueError). For an async tool this
+        returns the coroutine, which the executor awaits.
+        """
+        kwargs = self._convert(arguments) if self._convert is not None else dict(arguments)
+        if self.context_param is not None:
+            kwargs[self.context_param] = context if context is not None else ToolContext("", self.name)
+        return self.fn(**kwargs)
+
+    def check_return(self, value: Any) -> Any:
+        """Refuse a return value the loop could not answer the call with; give it back unchanged otherwise."""
+        if isinstance(value, Update):
+            if value.message is None:
+                raise ToolReturnError(self.name, "returned a state update without its result message; "
+                                                 "every tool call needs exactly one result")
+            if not isinstance(value.state, Mapping):
+                raise ToolReturnError(self.name, f"returned Update(state=...) with a "
+                                                 f"{type(value.state).__name__}; state must be a mapping")
+        return value
+
+    def split_return(self, value: Any) -> tuple[Any, dict | None]:
+        """(JSON-able result for the model, state update or None), after `check_return`."""
+        value = self.check_return(value)
+        if isinstance(value, Update):
+            return self.to_jsonable(value.message), dict(value.state)
+        return self.to_jsonable(value), None
+
+    def to_jsonable(self, value: Any) -> Any:
+        """Plain JSON data from a return value: pydantic models and dataclasses become dicts, Enums their
+        value, sets sorted lists, dates ISO strings. Anything else raises ToolReturnError naming the type."""
+        return _jsonable(value, self.name, 0)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# @tool
+# ----------------------------------------------------------------------------------------------------------
+
+def tool(fn: Callable[..., Any] | None = None, /, *, name: str | None = None, description: str | None = None,
+         return_direct: bool = False, idempotent: bool = False, timeout: float | None = None,
+         max_calls: int | None = None, strict: bool = False, rules: Iterable[Rule] = ()) -> Any:
+    """Turn a typed function (sync or async) into a `Tool`. Use as `@tool`, `@tool(...)` or `tool(fn)`.
+
+    Every parameter needs a type hint (str, int, float, bool, list[...], dict[str, ...], Literal, Enum,
+    Optional / X | None, date/datetime, pydantic models, TypedDicts). `Annotated[int, "meaning"]` or
+    `Annotated[int, Field(description=...)]` describes a parameter; so does the docstring's Args section.
+    A parameter typed `ToolContext` is hidden from the model. `strict=True` makes the schema OpenAI-strict
+    (see `to_strict`): optional parameters become nullable, and a null then means "use the default".
+    """
+    flags = {"name": name, "description": description, "return_direct": return_direct,
+             "idempotent": idempotent, "timeout": timeout, "max_calls": max_calls, "strict": strict,
+             "rules": tuple(rules)}
+    if fn is None:
+        return lambda f: _build(f, **flags)
+    return _build(fn, **flags)
+
+
+def _build(fn: Callable[..., Any], *, name: str | None, description: str | None, return_direct: bool,
+           idempotent: bool, timeout: float | None, max_calls: int | None, strict: bool,
+           rules: tuple[Rule, ...]) -> Tool:
+    # pydantic and docstring_parser load here, not at import: `import agentkit` stays cheap.
+    import docstring_parser
+    from pydantic import ConfigDict, Field, create_model
+
+    if isinstance(fn, Tool) or not callable(fn):
+        raise ToolDefinitionError(f"@tool needs a plain function, got {fn!r}")
+    tool_name = name or getattr(fn, "__name__", "")
+    if not _NAME.match(tool_name):
+        raise ToolDefinitionError(f"tool name {tool_name!r} is not allowed: use 1-64 letters, digits, "
+                                  f"'_' or '-' (a lambda needs name=...)")
+
+    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    doc_params = {p.arg_name: p.description for p in doc.params if p.description}
+    if description is None:
+        description = "\n\n".join(p for p in (doc.short_description, doc.long_description) if p)
+
+    signature = inspect.signature(fn)
+    hints = _type_hints(fn, tool_name, signature)
+    fields: dict[str, Any] = {}
+    aliases: dict[str, str] = {}   # pydantic field name -> parameter name
+    has_default: set[str] = set()
+    context_param = None
+    for param in signature.parameters.values():
+        pname = param.name
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolDefinitionError(f"tool {tool_name!r}: parameter {pname!r} is *args/**kwargs; a model "
+                                      f"sends one JSON object, so every parameter needs a name and a type")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ToolDefinitionError(f"tool {tool_name!r}: parameter {pname!r} is positional-only; "
+                                      f"tools are called with keyword arguments")
+        if pname not in hints:
+            raise ToolDefinitionError(f"tool {tool_name!r}: parameter {pname!r} has no type hint; "
+                                      f"the JSON Schema the model sees is built from the hints")
+        hint = hints[pname]
+        if _is_context(hint):
+            if context_param is not None:
+                raise ToolDefinitionError(f"tool {tool_name!r}: two ToolContext parameters "
+                                          f"({context_param!r}, {pname!r}); one is enough")
+            context_param = pname
+            continue
+        hint, desc = _split_annotated(hint)
+        desc = desc or (None if _has_field_description(hint) else doc_params.get(pname))
+        default = ... if param.default is param.empty else param.default
+        if default is not ...:
+            has_default.add(pname)
+        # Internal field names p0, p1 ... with the real name as alias: parameters may be called `json`,
+        # `schema` or `model_config` without clashing with BaseModel's own attributes.
+        key = f"p{len(fields)}"
+        aliases[key] = pname
+        # description only when we have one: an explicit None would erase Annotated[..., Field(description=)]
+        fields[key] = (hint, Field(default, alias=pname, **({"description": desc} if desc else {})))
+
+    try:
+        model = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+        raw_schema = model.model_json_schema()
+    except Exception as exc:  # pydantic raises several kinds; name the culprit parameter
+        raise _type_error(tool_name, fields, aliases, exc) from exc
+
+    parameters = _tidy_schema(raw_schema)
+    # In strict mode, null for an optional parameter that cannot be None means "use the default".
+    null_means_default = frozenset(p for p in has_default
+                                   if not _accepts_null(parameters["properties"].get(p, {})))
+    if strict:
+        parameters = to_strict(parameters)
+    convert = _converter(model, aliases, null_means_default if strict else frozenset())
+    return Tool(tool_name, description, parameters, fn, _is_async(fn), context_param, return_direct,
+                idempotent, timeout, max_calls, strict, rules, convert)
+
+
+def _type_hints(fn: Callable[..., Any], tool_name: str, signature: inspect.Signature) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # NameError, TypeError, SyntaxError: all mean the same
+        # Find the parameter whose hint does not resolve, so the message can name it.
+        globalns = getattr(inspect.unwrap(fn), "__globals__", {})
+        for param in signature.parameters.values():
+            ann = param.annotation
+            if isinstance(ann, str):
+                try:
+                    eval(ann, globalns)  # what get_type_hints does for one string annotation
+                except Exception as inner:  # noqa: BLE001 - any failure names this parameter
+                    raise ToolDefinitionError(
+                        f"tool {tool_name!r}: the type hint {ann!r} of parameter {param.name!r} does not "
+                        f"resolve ({inner}); define the type at module level") from exc
+        raise ToolDefinitionError(f"tool {tool_name!r}: cannot read the type hints: {exc}") from exc
+
+
+def _type_error(tool_name: str, fields: dict, aliases: dict, exc: Exception) -> ToolDefinitionError:
+    from pydantic import TypeAdapter
+
+    for key, (hint, _) in fields.items():
+        try:
+            TypeAdapter(hint).json_schema()
+        except Exception as inner:  # noqa: BLE001 - any failure names this parameter
+            first = str(inner).strip().splitlines()[0] if str(inner).strip() else type(inner).__name__
+            return ToolDefinitionError(f"tool {tool_name!r}: parameter {aliases[key]!r} has type "
+                                       f"{_type_name(hint)} that cannot become JSON Schema: {first}")
+    return ToolDefinitionError(f"tool {tool_name!r}: cannot build the JSON Schema: {exc}")
+
+
+def _type_name(hint: Any) -> str:
+    return getattr(hint, "__qualname__", None) or repr(hint)
+
+
+def _is_context(hint: Any) -> bool:
+    """ToolContext, or Optional[ToolContext]."""
+    if isinstance(hint, type):
+        return issubclass(hint, ToolContext)
+    if typing.get_origin(hint) in (Union, UnionType):
+        return any(isinstance(a, type) and issubclass(a, ToolContext) for a in typing.get_args(hint))
+    return False
+
+
+def _split_annotated(hint: Any) -> tuple[Any, str | None]:
+    """Annotated[int, "meaning", Field(ge=1)] -> (Annotated[int, Field(ge=1)], "meaning").
+
+    pydantic ignores plain strings in Annotated; we read them as the parameter's description."""
+    if typing.get_origin(hint) is not typing.Annotated:
+        return hint, None
+    base, *meta = typing.get_args(hint)
+    texts = [m for m in meta if isinstance(m, str)]
+    rest = [m for m in meta if not isinstance(m, str)]
+    rebuilt = typing.Annotated[(base, *rest)] if rest else base
+    return rebuilt, (texts[0] if texts else None)
+
+
+def _has_field_description(hint: Any) -> bool:
+    if typing.get_origin(hint) is not typing.Annotated:
+        return False
+    return any(getattr(m, "description", None) for m in typing.get_args(hint)[1:])
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    # an object with an `async def __call__` counts too
+    return not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
+
+
+def _auto_title(name: str) -> str:
+    return name.title().replace("_", " ")  # what pydantic writes when nobody chose a title
+
+
+def _tidy_schema(raw: dict) -> dict:
+    """pydantic's schema, minus titles that only repeat names, with the root keys in reading order."""
+    for node in _walk(raw):
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for key, sub in props.items():
+                if isinstance(sub, dict) and sub.get("title") == _auto_title(key):
+                    del sub["title"]
+    for key, sub in (raw.get("$defs") or {}).items():
+        if isinstance(sub, dict) and sub.get("title") == key:
+            del sub["title"]
+    root = {"type": "object", "properties": raw.get("properties", {}), "required": raw.get("required", []),
+            "additionalProperties": raw.get("additionalProperties", False)}
+    for key, value in raw.items():
+        if key not in root and key != "title":
+            root[key] = value
+    return root
+
+
+def _converter(model: Any, aliases: dict[str, str], null_means_default: frozenset) -> Callable[[dict], dict]:
+    from pydantic import ValidationError
+
+    def convert(arguments: dict) -> dict:
+        if null_means_default:
+            arguments = {k: v for k, v in arguments.items() if not (v is None and k in null_means_default)}
+        try:
+            text = json.dumps(arguments)
+        except (TypeError, ValueError):
+            # Called from Python with Python values (an Enum member, a date): take them as they are.
+            validated = model.model_validate(arguments, strict=True)
+        else:
+            try:
+                validated = model.model_validate_json(text, strict=True)
+            except ValidationError as exc:
+                # JSON Schema counts 5.0 as an integer, pydantic's strict mode does not. Retry once with
+                # integral floats written as integers: the schema could not tell them apart either.
+                if not any(e["type"] == "int_type" and isinstance(e.get("input"), float)
+                           and e["input"].is_integer() for e in exc.errors()):
+                    raise
+                validated = model.model_validate_json(json.dumps(_integral(arguments)), strict=True)
+        # Only what the model sent: the function's own defaults apply to everything else.
+        return {aliases[key]: getattr(validated, key) for key in validated.model_fields_set}
+
+    return convert
+
+
+def _integral(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Return values -> JSON
+# ----------------------------------------------------------------------------------------------------------
+
+def _jsonable(value: Any, tool_name: str, depth: int) -> Any:
+    if depth > _MAX_RESULT_DEPTH:
+        raise ToolReturnError(tool_name, f"returned data nested deeper than {_MAX_RESULT_DEPTH} levels "
+                                         f"(or data that contains itself)")
+    if isinstance(value, enum.Enum):  # before str/int: StrEnum and IntEnum are both
+        return _jsonable(value.value, tool_name, depth + 1)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ToolReturnError(tool_name, f"returned {value!r}, which JSON cannot carry")
+        return value
+    if isinstance(value, Mapping):
+        return {_json_key(k, tool_name): _jsonable(v, tool_name, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, tool_name, depth + 1) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [_jsonable(v, tool_name, depth + 1) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:  # mixed types: any fixed order will do, as long as it is always the same
+            return sorted(items, key=lambda v: (type(v).__name__, json.dumps(v, sort_keys=True)))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name), tool_name, depth + 1)
+                for f in dataclasses.fields(value)}
+    if callable(getattr(type(value), "model_dump", None)) and not isinstance(value, type):  # pydantic model
+        try:
+            return value.model_dump(mode="json")
+        except Exception as exc:
+            raise ToolReturnError(tool_name, f"returned a {type(value).__name__} that pydantic cannot "
+                                             f"turn into JSON: {exc}") from exc
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    import decimal  # here, not at the top: rare types should not slow down `import agentkit`
+    import pathlib
+    import uuid
+
+    if isinstance(value, (uuid.UUID, decimal.Decimal, pathlib.PurePath)):
+        return str(value)
+    hint = " (an async function's result that was never awaited?)" if inspect.isawaitable(value) else ""
+    raise ToolReturnError(tool_name, f"returned a value of type {type(value).__qualname__!r}{hint}, which "
+                                     f"cannot be sent to the model as JSON; return a dict, list, str, "
+                                     f"number, bool, None, a dataclass or a pydantic model")
+
+
+def _json_key(key: Any, tool_name: str) -> str:
+    if isinstance(key, enum.Enum):
+        key = key.value
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)  # what json.dumps itself does with such keys
+    raise ToolReturnError(tool_name, f"returned a dict with a key of type {type(key).__qualname__!r}; "
+                                     f"JSON object keys are strings")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# OpenAI strict mode: lint and rewrite
+# ----------------------------------------------------------------------------------------------------------
+# Strict mode (constrained decoding) accepts a JSON Schema subset: every object closed with
+# additionalProperties: false, every property listed in required ("optional" = nullable), and none of the
+# keywords below. It lives here, not in validate, because @tool(strict=True) needs it to build the schema.
+
+#: Keywords OpenAI strict mode rejects (its structured-outputs guide; same list as pydantic-ai's profile).
+STRICT_UNSUPPORTED = ("minLength", "maxLength", "patternProperties", "unevaluatedProperties",
+                      "propertyNames", "minProperties", "maxProperties", "unevaluatedItems", "contains",
+                      "minContains", "maxContains", "uniqueItems",
+                      # composition beyond anyOf
+                      "allOf", "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas")
+#: The string formats strict mode knows.
+STRICT_FORMATS = ("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid")
+
+# Keywords whose value is one subschema / a list of them / a name -> subschema mapping.
+_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+        "unevaluatedItems", "unevaluatedProperties")
+_MANY = ("anyOf", "oneOf", "allOf", "prefixItems")
+_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def _children(node: dict) -> Iterator[tuple[str, dict]]:
+    """(JSON-pointer suffix, subschema) for every direct subschema of `node`."""
+    for key in _ONE:
+        if isinstance(node.get(key), dict):
+            yield f"/{key}", node[key]
+    for key in _MANY:
+        if isinstance(node.get(key), list):
+            for i, sub in enumerate(node[key]):
+                if isinstance(sub, dict):
+                    yield f"/{key}/{i}", sub
+    if isinstance(node.get("items"), list):  # draft-4 style tuple items
+        for i, sub in enumerate(node["items"]):
+            if isinstance(sub, dict):
+                yield f"/items/{i}", sub
+    for key in _NAMED:
+        if isinstance(node.get(key), dict):
+            for name, sub in node[key].items():
+                if isinstance(sub, dict):
+                    yield f"/{key}/{name}", sub
+
+
+def _walk(schema: dict) -> Iterator[dict]:
+    yield schema
+    for _, sub in _children(schema):
+        yield from _walk(sub)
+
+
+def _walk_with_pointer(schema: dict, pointer: str = "#") -> Iterator[tuple[str, dict]]:
+    yield pointer, schema
+    for suffix, sub in _children(schema):
+        yield from _walk_with_pointer(sub, pointer + suffix)
+
+
+def _json_type(node: dict) -> str | None:
+    t = node.get("type")
+    if t == "object" or (isinstance(t, list) and "object" in t) or (t is None and "properties" in node):
+        return "object"
+    return t if isinstance(t, str) else None
+
+
+_ANNOTATIONS = {"description", "title", "examples", "default", "$comment"}
+
+
+def _accepts_null(node: Any) -> bool:
+    if not isinstance(node, dict) or not set(node) - _ANNOTATIONS:  # no constraint at all
+        return True
+    t = node.get("type")
+    if t == "null" or (isinstance(t, list) and "null" in t):
+        return True
+    if None in (node.get("enum") or ()) or ("const" in node and node["const"] is None):
+        return True
+    return any(_accepts_null(b) for key in ("anyOf", "oneOf") for b in node.get(key) or ())
+
+
+def strict_problems(schema: dict) -> list[str]:
+    """Why `schema` would be rejected by OpenAI strict mode ([] when it is fine). Each line names a place.
+
+        strict_problems({"type": "object", "properties": {"city": {"type": "string"}}})
+        -> ["#: additionalProperties must be false", "#: 'city' must be listed in required (make it
+            nullable if it is optional)"]
+
+    Left out on purpose: size limits (nesting depth, property and enum counts), which change over time
+    and which no rewrite can fix.
+    """
+    problems = []
+    if _json_type(schema) != "object" or "anyOf" in schema:
+        problems.append("#: the root must be a plain object schema (type: object, no anyOf)")
+    for pointer, node in _walk_with_pointer(schema):
+        for key in STRICT_UNSUPPORTED:
+            if key in node:
+                problems.append(f"{pointer}: '{key}' is not supported in strict mode")
+        fmt = node.get("format")
+        if fmt is not None and fmt not in STRICT_FORMATS:
+            problems.append(f"{pointer}: format {fmt!r} is not supported in strict mode")
+        if "default" in node:
+            problems.append(f"{pointer}: 'default' is not supported in strict mode (OpenAI ignores it, "
+                            f"Azure rejects it); say it in the description")
+        if "$ref" in node and len(node) > 1:
+            siblings = ", ".join(k for k in node if k != "$ref")
+            problems.append(f"{pointer}: '$ref' with sibling keywords ({siblings}) must be inlined")
+        if _json_type(node) == "object":
+            if node.get("additionalProperties") is not False:
+                problems.append(f"{pointer}: additionalProperties must be false")
+            required = set(node.get("required") or ())
+            for prop in node.get("properties") or {}:
+                if prop not in required:
+                    problems.append(f"{pointer}: {prop!r} must be listed in required "
+                                    f"(make it nullable if it is optional)")
+    return problems
+
+
+def to_strict(schema: dict) -> dict:
+    """The OpenAI-strict variant of `schema` (a new dict; the input is not changed).
+
+        to_strict({"type": "object", "properties": {"days": {"type": "integer", "default": 1}}})
+        -> {"type": "object", "properties": {"days": {"type": ["integer", "null"],
+            "description": "(default=1)"}}, "required": ["days"], "additionalProperties": False}
+
+    Every object gets additionalProperties: false and lists every property in required; properties that
+    were optional become nullable; unsupported keywords and defaults move into the description (so the
+    model still reads them; gate 2 still checks the schema the model saw); oneOf becomes anyOf, allOf is
+    merged, $ref with siblings is inlined. `to_strict(to_strict(s)) == to_strict(s)`.
+    Left out on purpose: map types (dict[str, X]) cannot be strict; they become closed, empty objects.
+    """
+    root = copy.deepcopy(schema)
+    if "type" not in root and "anyOf" not in root:
+        root = {"type": "object", **root}
+    defs = {**(root.get("definitions") or {}), **(root.get("$defs") or {})}
+    return _strict_node(root, defs, frozenset())
+
+
+def _strict_node(node: dict, defs: dict, inside: frozenset) -> dict:
+    """Rewrite one subschema (children included). `inside`: the $refs being inlined or defined around
+    this node; a reference back to one of them is not inlined again, so recursive schemas stay finite."""
+    notes = []
+    # $ref with siblings: inline the definition, like the OpenAI SDK does; a plain $ref stays as it is
+    if "$ref" in node and len(node) > 1:
+        ref = node["$ref"]
+        resolved = _resolve(node, defs) if ref not in inside else None
+        if resolved is None:  # recursive or not local: keep the $ref alone inside anyOf, siblings outside
+            node = {"anyOf": [{"$ref": ref}], **{k: v for k, v in node.items() if k != "$ref"}}
+        else:
+            node, inside = resolved, inside | {ref}
+    while isinstance(node.get("allOf"), list):  # merge the parts (a part may bring its own allOf)
+        for part in node.pop("allOf"):
+            part = _resolve(part, defs) if isinstance(part, dict) else None
+            if part is None:
+                continue
+            if "properties" in part:
+                node.setdefault("properties", {}).update(part.pop("properties"))
+            if "required" in part:
+                node["required"] = list(dict.fromkeys([*node.get("required", []), *part.pop("required")]))
+            for key, value in part.items():
+                node.setdefault(key, value)
+    if "oneOf" in node:
+        node["anyOf"] = node.get("anyOf", []) + node.pop("oneOf")
+    if "default" in node:
+        default = node.pop("default")
+        if default is not None:
+            notes.append(f"default={_compact(default)}")
+    for key in STRICT_UNSUPPORTED:
+        if key in node:
+            notes.append(f"{key}={_compact(node.pop(key))}")
+    if "format" in node and node["format"] not in STRICT_FORMATS:
+        notes.append(f"format={_compact(node.pop('format'))}")
+    if notes:
+        note = "(" + "; ".join(notes) + ")"
+        node["description"] = f"{node['description']} {note}" if node.get("description") else note
+
+    # children first, so that nullable wrappers wrap finished subschemas
+    for key in _ONE:
+        if isinstance(node.get(key), dict):
+            node[key] = _strict_node(node[key], defs, inside)
+    for key in ("anyOf", "prefixItems", "items"):
+        if isinstance(node.get(key), list):
+            node[key] = [_strict_node(s, defs, inside) if isinstance(s, dict) else s for s in node[key]]
+    if isinstance(node.get("properties"), dict):
+        node["properties"] = {k: _strict_node(s, defs, inside) if isinstance(s, dict) else s
+                              for k, s in node["properties"].items()}
+    for key in ("$defs", "definitions"):
+        if isinstance(node.get(key), dict):
+            node[key] = {k: _strict_node(s, defs, inside | {f"#/{key}/{k}"}) if isinstance(s, dict) else s
+                         for k, s in node[key].items()}
+
+    if _json_type(node) == "object":
+        props = node.get("properties") or {}
+        required = set(node.get("required") or ())
+        for prop in props:
+            if prop not in required:
+                props[prop] = _nullable(props[prop])
+        if "type" not in node:
+            node["type"] = "object"
+        if props or "required" in node:  # an empty object needs no `required` (and strict_problems agrees)
+            node["required"] = list(props)
+        node["additionalProperties"] = False
+    return node
+
+
+def _local_ref(ref: str, defs: dict) -> dict | None:
+    for prefix in ("#/$defs/", "#/definitions/"):
+        if ref.startswith(prefix) and ref[len(prefix):] in defs:
+            return defs[ref[len(prefix):]]
+    return None
+
+
+def _resolve(node: dict, defs: dict) -> dict | None:
+    """`node` with its local $ref replaced by the definition (siblings win); None if it points elsewhere."""
+    for _ in range(16):  # an alias of an alias ... but never an endless loop
+        if "$ref" not in node:
+            return node
+        target = _local_ref(node["$ref"], defs)
+        if target is None:
+            return None
+        node = {**copy.deepcopy(target), **{k: v for k, v in node.items() if k != "$ref"}}
+    return None
+
+
+def _nullable(node: dict) -> dict:
+    if _accepts_null(node):
+        return node
+    node = dict(node)
+    if "const" in node:
+        node["enum"] = [node.pop("const")]
+    if not any(key in node for key in ("type", "enum", "anyOf")):
+        # a bare $ref (or anything else): offer null as an alternative, keep the description outside
+        outside = {k: node.pop(k) for k in ("description", "title") if k in node}
+        return {"anyOf": [node, {"type": "null"}], **outside}
+    if "type" in node:
+        t = node["type"]
+        node["type"] = [*t, "null"] if isinstance(t, list) else [t, "null"]
+    if "enum" in node:
+        node["enum"] = [*node["enum"], None]
+    if "anyOf" in node:
+        node["anyOf"] = [*node["anyOf"], {"type": "null"}]
+    return node
+
+
+def _compact(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,694 @@
+"""The three gates every tool call passes before it runs: parse -> schema -> rules.
+
+    result = validate_arguments(get_weather, '{"city": "Paris", "days": "3"}')
+    result.ok            # False
+    result.gate          # "schema"
+    result.first         # ArgumentError(kind="schema", message="'3' is a string; the schema wants an
+                         #   integer (send 3 without quotes)", path="$.days", keyword="type")
+    error_result(call, result).envelope()   # what the model reads back
+
+1. parse   arguments arrive as a JSON string (OpenAI) or an object (Anthropic, Gemini, MCP). Bad JSON,
+           non-objects, oversized and over-deep input each get their own error kind.
+2. schema  JSON Schema Draft 2020-12 (jsonschema), one compiled validator per schema, cached. Every
+           error is reported, sorted, with a JSON path (`$.items[0].qty`) and the failing keyword.
+           Nothing is coerced: "5" for an integer is an error that says so.
+3. rules   the tool's own business checks (date order, permissions), only after 1 and 2 passed.
+
+Also here: `error_result` (the envelope for a failed gate), `sanitize_error_text` (exception text safe
+to show a model), the argument fixtures (`load_fixtures`), and strict-mode lint re-exported from tools.
+
+Left out on purpose: repairing arguments (closing brackets, unquoting numbers): the model is told what is
+wrong and fixes its own call; and remote `$ref`s (schemas are self-contained).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import ToolDefinitionError
+from .tools import RuleViolation, Tool, strict_problems, to_strict
+from .types import ToolCall, ToolResult
+
+if TYPE_CHECKING:  # pathlib loads with the fixtures, not with agentkit
+    from pathlib import Path
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "ArgumentError",
+    "Fixture",
+    "FixtureSet",
+    "GateResult",
+    "ValidatorCache",
+    "date_order",
+    "error_result",
+    "load_fixtures",
+    "parse_gate",
+    "rules_gate",
+    "sanitize_error_text",
+    "schema_gate",
+    "strict_problems",
+    "to_strict",
+    "validate_arguments",
+    "validator_for",
+]
+
+Gate = Literal["parse", "schema", "rules"]
+ErrorKind = Literal["bad_json", "not_object", "too_large", "too_deep", "schema", "rule"]
+
+MAX_BYTES = 1_000_000   # larger arguments are refused unread: no legitimate tool call needs a megabyte
+MAX_DEPTH = 64          # deeper nesting is refused before any recursive code (json, jsonschema) sees it
+MAX_ERRORS = 50         # a model needs the first few errors, not 100,000 of them
+
+
+@dataclass(frozen=True)
+class ArgumentError:
+    """One thing wrong with a call's arguments. `path` is a JSON path like `$.items[0].qty` (or None)."""
+
+    kind: ErrorKind
+    message: str
+    path: str | None = None
+    keyword: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The outcome of the gates. `arguments` is the parsed object whenever parsing worked (also when a
+    later gate failed, so traces can show it); `gate` says where it failed (None when ok)."""
+
+    ok: bool
+    arguments: dict | None = None
+    gate: Gate | None = None
+    errors: tuple[ArgumentError, ...] = ()
+
+    @property
+    def first(self) -> ArgumentError | None:
+        return self.errors[0] if self.errors else None
+
+    def message(self, limit: int = 10) -> str:
+        """All errors in one short text: `$.city: missing required property 'city'; ...`."""
+        parts = [f"{e.path}: {e.message}" if e.path else e.message for e in self.errors[:limit]]
+        if len(self.errors) > limit:
+            parts.append(f"... and {len(self.errors) - limit} more")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "arguments": self.arguments, "gate": self.gate,
+                "errors": [e.to_dict() for e in self.errors]}
+
+
+def _fail(gate: Gate, errors: Iterable[ArgumentError], arguments: dict | None = None) -> GateResult:
+    return GateResult(False, arguments, gate, tuple(errors))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# All three, in order
+# ----------------------------------------------------------------------------------------------------------
+
+def validate_arguments(tool: Tool | Any, raw: str | dict | None, *, max_bytes: int = MAX_BYTES,
+                       max_depth: int = MAX_DEPTH, max_errors: int = MAX_ERRORS) -> GateResult:
+    """Run parse -> schema -> rules for one call to `tool` (a Tool, or anything with `.parameters`).
+
+    Never raises for anything the model sent; raises ToolDefinitionError if the tool's own schema is
+    not valid JSON Schema, and lets a rule's own bug (an exception other than RuleViolation) propagate.
+    """
+    parsed = parse_gate(raw, required=tuple(tool.parameters.get("required") or ()), max_bytes=max_bytes,
+                        max_depth=max_depth)
+    if not parsed.ok:
+        return parsed
+    checked = schema_gate(tool.parameters, parsed.arguments, max_errors=max_errors,
+                          name=getattr(tool, "name", None))
+    if not checked.ok:
+        return checked
+    return rules_gate(getattr(tool, "rules", ()), parsed.arguments)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Gate 1: parse
+# ----------------------------------------------------------------------------------------------------------
+
+def parse_gate(raw: str | dict | None, *, required: tuple[str, ...] = (), max_bytes: int = MAX_BYTES,
+               max_depth: int = MAX_DEPTH) -> GateResult:
+    """JSON text or an object -> a dict, or the reason it is not one.
+
+    Empty arguments ("" or None) count as {} only when nothing is required. OpenAI sends "{}" for a call
+    without arguments, but some local servers (llama.cpp, older Ollama) send "": for a tool with no
+    required parameters that means "no arguments". When fields are required, empty text is a cut-off or
+    failed generation, and "the arguments were empty" is the message that helps the model fix it.
+    """
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        if not required:
+            return GateResult(True, {})
+        return _fail("parse", [ArgumentError("bad_json", "the arguments were empty; expected a JSON object "
+                                             f"with {_names(required)}")])
+    if isinstance(raw, (bytes, bytearray)):
+        raw = bytes(raw).decode("utf-8", errors="replace")
+    if isinstance(raw, str):
+        # len() counts characters; UTF-8 needs at most 4 bytes each, so encode only when it could matter
+        size = len(raw) if len(raw) > max_bytes or len(raw) * 4 <= max_bytes else len(raw.encode("utf-8"))
+        if size > max_bytes:
+            return _fail("parse", [_too_large(size, max_bytes)])
+        try:
+            value = json.loads(raw, parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            return _fail("parse", [ArgumentError("bad_json", _bad_json_message(raw, exc))])
+        except _NotJSON as exc:
+            return _fail("parse", [ArgumentError("bad_json", str(exc))])
+        except RecursionError:  # json's C parser refuses ~1000+ levels with RecursionError: same verdict
+            return _fail("parse", [_too_deep(max_depth)])
+        if isinstance(value, str) and value.strip().startswith("{"):
+            return _fail("parse", [ArgumentError(
+                "not_object", "the arguments are a JSON string that contains JSON (encoded twice); "
+                              "send the object itself, not a string")])
+        problem = _shape_problem(value, max_bytes=None, max_depth=max_depth)
+    else:
+        # An object from Anthropic/Gemini/MCP: measure it without recursion, stopping at the first limit.
+        problem = _shape_problem(raw, max_bytes=max_bytes, max_depth=max_depth)
+        value = raw
+    if problem is not None:
+        return _fail("parse", [problem])
+    if not isinstance(value, dict):
+        return _fail("parse", [ArgumentError("not_object", f"the arguments must be a JSON object, got "
+                                                           f"{_a(_json_type_of(value))}: {_show(value)}")])
+    return GateResult(True, value)
+
+
+class _NotJSON(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    # Python's json reads NaN/Infinity, but they are not JSON and no provider would accept them back.
+    raise _NotJSON(f"{name} is not valid JSON (JSON numbers are finite)")
+
+
+def _bad_json_message(raw: str, exc: json.JSONDecodeError) -> str:
+    near = raw[max(0, exc.pos - 20):exc.pos + 20].replace("\n", " ")
+    return (f"the arguments are not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} "
+            f"(char {exc.pos}), near {near!r}")
+
+
+def _too_large(size: int, limit: int) -> ArgumentError:
+    return ArgumentError("too_large", f"the arguments are {size:,} bytes; the limit is {limit:,}")
+
+
+def _too_deep(limit: int) -> ArgumentError:
+    return ArgumentError("too_deep", f"the arguments are nested more than {limit} levels deep")
+
+
+def _shape_problem(value: Any, *, max_bytes: int | None, max_depth: int) -> ArgumentError | None:
+    """Depth (and, for objects that never were text, approximate JSON size) with an explicit stack.
+
+    No recursion: a 10,000-deep object must not raise RecursionError here or anywhere after."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    size = 0
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            if depth > max_depth:
+                return _too_deep(max_depth)
+            size += 2 + len(node)
+            for key, child in node.items():
+                size += len(key) + 3 if isinstance(key, str) else 8
+                stack.append((child, depth + 1))
+        elif isinstance(node, (list, tuple)):
+            if depth > max_depth:
+                return _too_deep(max_depth)
+            size += 2 + len(node)
+            stack.extend((child, depth + 1) for child in node)
+        elif isinstance(node, str):
+            size += len(node) + 2
+        else:
+            size += 8  # a number, bool or null; close enough for a one-megabyte limit
+        if max_bytes is not None and size > max_bytes:
+            return _too_large(size, max_bytes)
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Gate 2: schema
+# ----------------------------------------------------------------------------------------------------------
+
+class ValidatorCache:
+    """Compiled Draft 2020-12 validators, one per schema object, least recently used dropped first.
+
+    Keyed by id(schema), so a large schema is never hashed or compared per call; each entry keeps its
+    schema alive, so an id cannot be reused by another schema while cached. Schemas are treated as
+    immutable: change one and you must build a new dict (Tool.from_schema copies for this reason).
+    """
+
+    def __init__(self, maxsize: int = 512):
+        self.maxsize = maxsize
+        self.compiled = 0   # how many validators were built: a cache that works keeps this small
+        self._entries: OrderedDict[int, tuple[dict, Any]] = OrderedDict()
+        self._lock = threading.Lock()  # executors may validate from several threads
+
+    def get(self, schema: dict, name: str | None = None) -> Any:
+        with self._lock:
+            entry = self._entries.get(id(schema))
+            if entry is not None and entry[0] is schema:
+                self._entries.move_to_end(id(schema))
+                return entry[1]
+        validator = _compile(schema, name)
+        with self._lock:
+            self.compiled += 1
+            self._entries[id(schema)] = (schema, validator)
+            while len(self._entries) > self.maxsize:
+                self._entries.popitem(last=False)
+        return validator
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+VALIDATORS = ValidatorCache()
+
+
+def validator_for(schema: dict, name: str | None = None) -> Any:
+    """The cached jsonschema Draft202012Validator for `schema` (compiled on first use)."""
+    return VALIDATORS.get(schema, name)
+
+
+def _compile(schema: dict, name: str | None) -> Any:
+    # jsonschema loads here, on the first validation, not when agentkit is imported (it is slow to import).
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = "".join(f"/{p}" for p in exc.absolute_path)
+        who = f"tool {name!r}: " if name else ""
+        raise ToolDefinitionError(f"{who}the parameters are not valid JSON Schema 2020-12: {exc.message} "
+                                  f"(at #{where})") from exc
+    # format checking on: a "date" that is not a date is as wrong as a number that is a string
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def schema_gate(schema: dict, arguments: dict, *, max_errors: int = MAX_ERRORS,
+                name: str | None = None) -> GateResult:
+    """Validate against `schema` and report every error (up to max_errors), sorted by path then keyword."""
+    from itertools import islice
+
+    validator = validator_for(schema, name)
+    raw_errors = list(islice(validator.iter_errors(arguments), max_errors + 1))
+    if not raw_errors:
+        return GateResult(True, arguments)
+    errors: list[ArgumentError] = []
+    seen: set[tuple] = set()
+    for err in raw_errors[:max_errors]:
+        for item in _explain(err):
+            if (item.path, item.keyword, item.message) not in seen:
+                seen.add((item.path, item.keyword, item.message))
+                errors.append(item)
+    errors.sort(key=lambda e: (_path_sort_key(e.path), e.keyword or "", e.message))
+    if len(raw_errors) > max_errors:
+        errors.append(ArgumentError("schema", f"more errors not shown (the first {max_errors} are above)"))
+    return _fail("schema", errors, arguments)
+
+
+def _explain(err: Any) -> list[ArgumentError]:
+    """One jsonschema ValidationError -> ArgumentErrors with a path that names the field concerned."""
+    parts = list(err.absolute_path)
+    keyword = err.validator
+    instance = err.instance
+    if keyword == "required" and isinstance(instance, dict):
+        # one error per missing field, pointing at the field rather than at its parent object
+        return [ArgumentError("schema", f"missing required property {name!r}", _path([*parts, name]),
+                              "required")
+                for name in err.validator_value if name not in instance]
+    if keyword == "additionalProperties" and isinstance(instance, dict) and err.validator_value is False:
+        allowed = list((err.schema.get("properties") or {}).keys())
+        patterns = list((err.schema.get("patternProperties") or {}).keys())
+        extras = [k for k in instance if k not in allowed and not any(re.search(p, k) for p in patterns)]
+        hint = f" (allowed: {', '.join(allowed[:20])})" if allowed else " (this object takes no properties)"
+        return [ArgumentError("schema", f"unexpected property {k!r}{hint}", _path([*parts, k]),
+                              "additionalProperties") for k in extras]
+    if keyword == "type":
+        return [ArgumentError("schema", _type_message(instance, err.validator_value), _path(parts), "type")]
+    if keyword in ("anyOf", "oneOf") and err.context:
+        wanted = _branch_types(err)
+        if wanted is not None:  # every branch failed only on its type, e.g. Optional[int] given "5"
+            return [ArgumentError("schema", _type_message(instance, wanted), _path(parts), keyword)]
+        # Ignore the branches whose type does not even match (for Optional[Address] given an object, the
+        # null branch); if one branch is left, its errors are the real ones.
+        branches: dict[Any, list] = {}
+        for sub in err.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        matching = [errs for errs in branches.values()
+                    if not any(s.validator == "type" and not list(s.relative_path) for s in errs)]
+        if len(matching) == 1:
+            return [item for sub in matching[0] for item in _explain(sub)]
+        from jsonschema.exceptions import best_match
+
+        return _explain(best_match([s for errs in (matching or branches.values()) for s in errs]))
+    if keyword == "enum":
+        options = ", ".join(_show(v) for v in err.validator_value[:20])
+        return [ArgumentError("schema", f"{_show(instance)} is not one of {options}", _path(parts), "enum")]
+    if keyword == "format":
+        example = _FORMAT_EXAMPLES.get(err.validator_value)
+        tail = f", e.g. {example}" if example else ""
+        return [ArgumentError("schema", f"{_show(instance)} is not a valid {err.validator_value}{tail}",
+                              _path(parts), "format")]
+    return [ArgumentError("schema", _shorten(err.message, 200), _path(parts), keyword)]
+
+
+_FORMAT_EXAMPLES = {"date": "2026-01-31", "date-time": "2026-01-31T09:30:00Z", "time": "09:30:00Z",
+                    "email": "name@example.com", "uuid": "123e4567-e89b-12d3-a456-426614174000",
+                    "ipv4": "192.0.2.1"}
+
+
+def _branch_types(err: Any) -> list[str] | None:
+    wanted: list[str] = []
+    for sub in err.context:
+        if sub.validator != "type" or list(sub.relative_path):
+            return None
+        value = sub.validator_value
+        wanted.extend(value if isinstance(value, list) else [value])
+    return list(dict.fromkeys(wanted))
+
+
+def _type_message(instance: Any, wanted: str | list) -> str:
+    """`'5' is a string; the schema wants an integer (send 5 without quotes)`."""
+    wanted_list = wanted if isinstance(wanted, list) else [wanted]
+    text = f"{_show(instance)} is {_a(_json_type_of(instance))}; the schema wants " + " or ".join(
+        _a(w) if w != "null" else "null" for w in wanted_list)
+    if isinstance(instance, str):
+        # A value of the wanted type wrapped in quotes ("5", "true", "[1, 2]"): say how to send it.
+        try:
+            inner = json.loads(instance, parse_constant=_reject_constant)
+        except ValueError:
+            return text
+        inner_type = _json_type_of(inner)
+        if inner_type in wanted_list or (inner_type == "integer" and "number" in wanted_list):
+            text += f" (send {json.dumps(inner)} without quotes)"
+    return text
+
+
+def _json_type_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _a(word: str) -> str:
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """Strings in quotes as the brief's examples show them ('5'), everything else as JSON (null, true)."""
+    try:
+        text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:
+        text = repr(value)
+    return _shorten(text, limit)
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _path(parts: Iterable[Any]) -> str:
+    """['items', 0, 'qty'] -> '$.items[0].qty'; odd keys are quoted: $['first name']."""
+    out = "$"
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENT.match(part):
+            out += f".{part}"
+        else:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return out
+
+
+_PATH_TOKEN = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[(\"(?:[^\"\\]|\\.)*\")\]")
+
+
+def _path_sort_key(path: str | None) -> tuple:
+    if path is None:
+        return ()
+    key = []
+    for name, index, quoted in _PATH_TOKEN.findall(path):
+        key.append((0, int(index), "") if index else (1, 0, name or json.loads(quoted)))
+    return tuple(key)
+
+
+def _names(names: Iterable[str]) -> str:
+    names = list(names)
+    return ("the required field " if len(names) == 1 else "the required fields ") + ", ".join(names)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Gate 3: rules
+# ----------------------------------------------------------------------------------------------------------
+
+def rules_gate(rules: Iterable[Any], arguments: dict) -> GateResult:
+    """Run every rule on the schema-valid arguments; each refusal becomes a `rule` error.
+
+    A rule returns None (fine) or a message (refused), or raises RuleViolation(message, path).
+    """
+    errors = []
+    for rule in rules:
+        keyword = getattr(rule, "__name__", type(rule).__name__)
+        try:
+            verdict = rule(arguments)
+        except RuleViolation as exc:
+            errors.append(ArgumentError("rule", exc.message, _rule_path(exc.path), keyword))
+            continue
+        if verdict is None:
+            continue
+        if not isinstance(verdict, str):
+            raise TypeError(f"rule {keyword!r} returned {verdict!r}; a rule returns None or a message")
+        errors.append(ArgumentError("rule", verdict, None, keyword))
+    return _fail("rules", errors, arguments) if errors else GateResult(True, arguments)
+
+
+def _rule_path(path: str | None) -> str | None:
+    if path is None or path.startswith("$"):
+        return path
+    return _path(path.split("."))
+
+
+def date_order(start: str, end: str) -> Any:
+    """A rule: the ISO date in field `end` must not come before the one in `start`.
+
+        search = Tool.from_schema(...).with_rules(date_order("startDate", "endDate"))
+    """
+    def rule(arguments: dict) -> str | None:
+        first, last = arguments.get(start), arguments.get(end)
+        # ISO dates of one format compare correctly as text; missing or null fields are gate 2's business
+        if isinstance(first, str) and isinstance(last, str) and last < first:
+            raise RuleViolation(f"{end} {last} is before {start} {first}", _path([end]))
+        return None
+
+    rule.__name__ = "date_order"
+    return rule
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The envelope for a failed gate
+# ----------------------------------------------------------------------------------------------------------
+
+def error_result(call: ToolCall, gate_result: GateResult) -> ToolResult:
+    """The ToolResult the model reads for a call that failed a gate.
+
+    kind/path/keyword come from the first error; the message lists every error (up to ten)."""
+    if gate_result.ok or not gate_result.errors:
+        raise ValueError("error_result needs a failed GateResult")
+    first = gate_result.errors[0]
+    message = first.message if len(gate_result.errors) == 1 else (
+        f"{len(gate_result.errors)} problems: {gate_result.message()}")
+    return ToolResult.failure(call, first.kind, message, first.path, first.keyword)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Error text a model may read
+# ----------------------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _redactions() -> tuple[tuple[re.Pattern, str], ...]:
+    """(pattern, replacement) in the order they run; compiled on first use, not at import."""
+    return (
+        (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+"), "<url>"),
+        (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "<email>"),
+        (re.compile(r"(?is)\b(?:select\b.+?\bfrom\b|insert\s+into\b|update\s+\S+\s+set\b|"
+                    r"delete\s+from\b|(?:create|drop|alter|truncate)\s+"
+                    r"(?:table|index|view|database|schema)\b)[^\n]*"), "<sql>"),
+        (re.compile(r"\b[A-Za-z]:\\[^\s'\"]+"), "<path>"),
+        (re.compile(r"(?<![\w.:/])(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?"), "<path>"),
+        # IPv6: hex groups and colons with a hex letter or a "::" somewhere (so 12:30:45 stays a time)
+        (re.compile(r"\[[0-9a-fA-F:]+\](?::\d+)?|(?<![\w:])(?=[0-9a-fA-F:]*(?:::|[a-fA-F]))"
+                    r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?![\w:])"), "<ip>"),
+        (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"), "<ip>"),
+        # hostnames: a known suffix, or a country code after two labels, or localhost, or name:port
+        (re.compile(r"(?i)\b(?:(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|cloud|"
+                    r"internal|local|lan|corp|intra|svc|cluster)"
+                    r"|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){2,}[a-z]{2}|localhost)\b(?::\d{1,5})?"
+                    r"|\b[a-z][a-z0-9-]*:\d{4,5}\b"), "<host>"),
+    )
+
+
+_TRACE_LINE = r'^\s*(File ".*", line \d+.*|at [\w$.<>]+\(.*\)|Traceback \(most recent call last\):)\s*$'
+
+
+def sanitize_error_text(text: str, max_length: int = 300) -> str:
+    """Exception text made safe and short enough to show a model: no stack traces, URLs, hostnames, IPs,
+    e-mail addresses, SQL or file paths.
+
+        sanitize_error_text('could not connect to db-7.prod.internal:5432 (SELECT * FROM users)')
+        -> 'could not connect to <host> (<sql>)'
+
+    Pattern-based, so it errs towards removing too much; the raw text still goes to the trace.
+    Left out on purpose: secrets that look like ordinary words (a redaction list belongs to the app).
+    """
+    lines = [line for line in str(text).splitlines() if not re.match(_TRACE_LINE, line)]
+    if "Traceback (most recent call last)" in str(text):
+        # after a traceback's frames come source lines; the last line is the exception itself
+        lines = [line for line in lines if line.strip()][-1:]
+    out = " ".join(line.strip() for line in lines if line.strip())
+    for pattern, replacement in _redactions():
+        out = pattern.sub(replacement, out)
+    out = re.sub(r"\s+", " ", out).strip()
+    return out if len(out) <= max_length else out[:max_length - 1] + "…"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Fixtures: the same argument examples for tests, notebooks and manual checks
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Fixture:
+    """One recorded set of arguments and what the gates must say about it.
+
+    `raw` is the file's text exactly (what an OpenAI-style API carries); `arguments` is it parsed (what
+    Anthropic, Gemini and MCP carry), or None when the text is not JSON."""
+
+    name: str
+    tool: str
+    file: str
+    raw: str
+    gate: Gate | None            # None: all gates pass
+    kind: ErrorKind | None = None
+    keyword: str | None = None
+    path: str | None = None
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.gate is None
+
+    @property
+    def arguments(self) -> Any:
+        try:
+            return json.loads(self.raw)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class FixtureSet:
+    """The fixture tools (with canned results) and cases; iterate it, or index by case name."""
+
+    tools: Mapping[str, Tool]
+    cases: tuple[Fixture, ...]
+    root: Path | None = field(default=None, compare=False)
+
+    def __iter__(self):
+        return iter(self.cases)
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __getitem__(self, name: str) -> Fixture:
+        for case in self.cases:
+            if case.name == name:
+                return case
+        raise KeyError(name)
+
+
+_RULE_FACTORIES = {"date_order": date_order}
+
+
+def load_fixtures(path: str | Path | None = None) -> FixtureSet:
+    """Load data/fixtures (or `path`): fixtures.json lists the cases, tools.json the tools they target.
+
+        fixtures = load_fixtures()
+        for case in fixtures:
+            result = validate_arguments(fixtures.tools[case.tool], case.raw)
+            assert result.gate == case.gate
+    """
+    from pathlib import Path
+
+    root = Path(path) if path is not None else _find_fixtures()
+    index_file = root / "fixtures.json"
+    if not index_file.is_file():
+        raise FileNotFoundError(f"no fixtures.json in {root}; pass load_fixtures(path=...) pointing at the "
+                                f"repository's data/fixtures directory")
+    index = json.loads(index_file.read_text(encoding="utf-8"))
+    specs = json.loads((root / index.get("tools", "tools.json")).read_text(encoding="utf-8"))
+    tools = {name: _fixture_tool(name, spec) for name, spec in specs.items()}
+    cases = []
+    for name, entry in index["fixtures"].items():
+        if entry["tool"] not in tools:
+            raise ValueError(f"fixture {name!r} names unknown tool {entry['tool']!r}")
+        cases.append(Fixture(name, entry["tool"], entry["file"],
+                             (root / entry["file"]).read_text(encoding="utf-8").strip(),
+                             entry.get("gate"), entry.get("kind"), entry.get("keyword"), entry.get("path"),
+                             entry.get("note", "")))
+    return FixtureSet(tools, tuple(cases), root)
+
+
+def _find_fixtures() -> Path:
+    from pathlib import Path
+
+    # The kit's checkout first (agentkit/../data/fixtures), then the working directory and its parent,
+    # which covers notebooks run from notebooks/.
+    here = Path(__file__).resolve().parent.parent
+    for base in (here, Path.cwd(), Path.cwd().parent):
+        candidate = base / "data" / "fixtures"
+        if (candidate / "fixtures.json").is_file():
+            return candidate
+    raise FileNotFoundError("cannot find data/fixtures (looked next to the agentkit package and in the "
+                            "working directory); pass load_fixtures(path=...)")
+
+
+def _fixture_tool(name: str, spec: dict) -> Tool:
+    result = spec.get("example_result")
+
+    def answer(**_arguments: Any) -> Any:
+        return json.loads(json.dumps(result))  # a fresh copy each call
+
+    rules = []
+    for rule in spec.get("rules", ()):
+        (factory, args), = rule.items()
+        rules.append(_RULE_FACTORIES[factory](*args))
+    answer.__name__ = name
+    return Tool.from_schema(name, spec.get("description", ""), spec["parameters"], answer,
+                            strict=bool(spec.get("strict", False)), rules=rules,
+                            idempotent=bool(spec.get("idempotent", True)))
