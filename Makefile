@@ -14,7 +14,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[lab,dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[lab,dev]'
 	touch $(STAMP)
 
 lab: $(STAMP)

@@ -21,9 +21,21 @@ from .http import HTTPModel
 def connect(format: str = "openai-chat", model: str | None = None, **kwargs: Any) -> HTTPModel:
     """An HTTPModel for `format`: the shared simulator (model `model` or sim-reasoner) unless configured."""
     server = sim.shared()
+    _warm_up()
     if model is not None:
         kwargs["sim_model"] = model
     return HTTPModel.from_env(format, sim_url=server, **kwargs)
+
+
+def _warm_up() -> None:
+    """Load the JSON Schema validator now, so the first run's timeline shows the run, not an import.
+
+    (In a full lab install, `import jsonschema` takes most of a second: one of its optional format
+    checkers builds a parser at import time.)
+    """
+    from .validate import validator_for
+
+    validator_for({"type": "object"})
 
 
 def simulated(model: HTTPModel) -> bool:

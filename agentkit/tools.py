@@ -85,10 +85,9 @@ class ToolContext:
     attempt: int = 1                       # 1-based; >1 when a retry policy runs the call again
 
     def __post_init__(self) -> None:
+        # a copy behind a read-only view: later changes to the run's state do not leak into this call
         for name in ("state", "counters"):
-            value = getattr(self, name)
-            if not isinstance(value, MappingProxyType):
-                object.__setattr__(self, name, MappingProxyType(dict(value)))
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
 
 
 @dataclass(frozen=True)

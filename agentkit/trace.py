@@ -60,6 +60,10 @@ class Span:
         return self.end - self.start
 
 
+#: Event fields that differ between two runs of the same thing (left out of `table()` by default).
+VOLATILE = frozenset({"duration", "worker", "delay"})
+
+
 class Trace:
     """An append-only, thread-safe list of events. `listeners` see each event as it is recorded."""
 
@@ -108,14 +112,19 @@ class Trace:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dicts(), ensure_ascii=False, indent=indent, default=str)
 
-    def table(self, kinds: Iterable[str] | None = None, times: bool = False, width: int = 70) -> str:
-        """A fixed-width text table, one event per row. `times=False` keeps output stable for notebooks."""
+    def table(self, kinds: Iterable[str] | None = None, times: bool = False, width: int = 100) -> str:
+        """A fixed-width text table, one event per row.
+
+        `times=False` (the default) leaves out everything that changes from run to run — timestamps,
+        durations, retry delays and which worker thread ran a call — so a notebook's output is stable.
+        """
         wanted = set(kinds) if kinds else None
         rows = []
         for e in self.events:
             if wanted and e.kind not in wanted:
                 continue
-            detail = ", ".join(f"{k}={_short(v)}" for k, v in e.data.items() if v is not None)
+            detail = ", ".join(f"{k}={_short(v)}" for k, v in e.data.items()
+                               if v is not None and (times or k not in VOLATILE))
             if len(detail) > width:
                 detail = detail[: width - 1] + "…"
             stamp = f"{e.t * 1000:9.2f}ms " if times else ""

@@ -39,7 +39,7 @@ def timeline(run_or_trace: Any, title: str = "Run timeline") -> Any:
     spans = trace.spans()
     workers = sorted({s.worker for s in spans}, key=lambda w: min(s.start for s in spans if s.worker == w))
     rows = ["model"] + workers
-    fig, ax = plt.subplots(figsize=(8, 0.5 + 0.35 * len(rows)))
+    fig, ax = plt.subplots(figsize=(8, max(2.4, 0.9 + 0.45 * len(rows))))
     requests = trace.of("model_request")
     responses = trace.of("model_response")
     for req, resp in zip(requests, responses):
@@ -55,7 +55,8 @@ def timeline(run_or_trace: Any, title: str = "Run timeline") -> Any:
     ax.set_title(title)
     handles = [plt.Rectangle((0, 0), 1, 1, color=PALETTE[0])] + [
         plt.Rectangle((0, 0), 1, 1, color=PALETTE[1 + i % (len(PALETTE) - 1)]) for i in range(len(tools))]
-    ax.legend(handles, ["model call"] + tools, loc="lower right", fontsize=7, frameon=False)
+    ax.legend(handles, ["model call"] + tools, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7,
+              frameon=False)
     return _done(fig)
 
 

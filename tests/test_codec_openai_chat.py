@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions codec: recorded shapes, round trips, SDK validation, streams, bad input, errors.
+"""The OpenAI Chat codec: recorded shapes, round trips, SDK validation, streams, bad input, errors.
 
 The Hypothesis strategies defined here (conversations, tool lists, options, turns, JSON fuzz) are shared
 with the other OpenAI-style codec tests, which import them from this module.
@@ -18,8 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from agentkit.errors import (AuthenticationError, BadRequestError, BadResponseError, ProviderError,
-                             RateLimitError, ServerError)
+from agentkit.errors import (
+    AuthenticationError,
+    BadRequestError,
+    BadResponseError,
+    ProviderError,
+    RateLimitError,
+    ServerError,
+)
 from agentkit.providers import openai_chat as chat
 from agentkit.providers.common import ChatRequest, RequestInvalid, WireRequest
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
@@ -46,7 +52,8 @@ REQUEST_1_4 = {
     "parallel_tool_calls": True}
 
 RESPONSE_1_5 = {
-    "id": "chatcmpl-Sim0001", "object": "chat.completion", "created": 1767225600, "model": "gpt-4.1-2025-04-14",
+    "id": "chatcmpl-Sim0001", "object": "chat.completion", "created": 1767225600,
+    "model": "gpt-4.1-2025-04-14",
     "choices": [{
         "index": 0,
         "message": {"role": "assistant", "content": None, "refusal": None, "annotations": [],
@@ -59,7 +66,8 @@ RESPONSE_1_5 = {
     "usage": {"prompt_tokens": 96, "completion_tokens": 48, "total_tokens": 144,
               "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
               "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                            "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}},
+                                            "accepted_prediction_tokens": 0,
+                                            "rejected_prediction_tokens": 0}},
     "service_tier": "default", "system_fingerprint": "fp_sim"}
 
 FOLLOW_UP_1_6 = [
@@ -126,7 +134,7 @@ def test_parse_request_reads_the_recorded_follow_up_and_names_each_result():
     request = chat.parse_request({**REQUEST_1_4, "messages": FOLLOW_UP_1_6})
     assert request.tools == (WEATHER, TIME)
     assert request.options == ModelOptions("auto", True)
-    user, assistant, weather, time_ = request.messages
+    _user, assistant, weather, time_ = request.messages
     assert [c.id for c in assistant.tool_calls] == ["call_Wx1", "call_Tm2"]
     assert (weather.role, weather.tool_call_id, weather.name) == ("tool", "call_Wx1", "get_weather")
     assert time_.name == "get_time" and time_.content == "{\"time\": \"14:05\"}"
@@ -145,13 +153,13 @@ def test_forcing_a_tool_and_streaming_map_to_the_wire_words():
 
 def test_without_tools_neither_tool_choice_nor_the_parallel_switch_is_sent():
     wire = chat.build_request("m", [Message.user("hi")], [], ModelOptions("required", False))
-    assert "tool_choice" not in wire.body and "parallel_tool_calls" not in wire.body and "tools" not in wire.body
+    assert not {"tools", "tool_choice", "parallel_tool_calls"} & wire.body.keys()
 
 
 def test_strict_flag_only_when_on_and_tools_round_trip():
     loose = ToolSpec("f")
-    assert chat.tool_to_wire(loose) == {"type": "function",
-                                        "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+    empty = {"type": "object", "properties": {}}
+    assert chat.tool_to_wire(loose) == {"type": "function", "function": {"name": "f", "parameters": empty}}
     assert chat.tool_to_wire(WEATHER)["function"]["strict"] is True
     for spec in (loose, WEATHER, TIME):
         assert chat.tool_from_wire(chat.tool_to_wire(spec)) == spec
@@ -236,8 +244,9 @@ def expected_messages(messages: list[Message]) -> tuple[Message, ...]:
     return tuple(replace(m, is_error=False) for m in messages)
 
 
-def request_for(codec, tools=(), options=ModelOptions(), model="gpt-4.1") -> ChatRequest:
-    return codec.parse_request(wire_json(codec.build_request(model, [Message.user("hi")], list(tools), options).body))
+def request_for(codec, tools=(), options: ModelOptions | None = None, model="gpt-4.1") -> ChatRequest:
+    wire = codec.build_request(model, [Message.user("hi")], list(tools), options or ModelOptions())
+    return codec.parse_request(wire_json(wire.body))
 
 
 # Fuzz material: any JSON, and bodies that are valid but for a few random edits.
@@ -246,8 +255,9 @@ any_json = st.recursive(
     | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4)
     | st.dictionaries(st.sampled_from(["role", "content", "type", "function", "name", "arguments", "id",
-                                       "tool_calls", "tool_call_id", "call_id", "output", "text", "parameters",
-                                       "strict", "mode", "allowed_tools", "input", "model", "messages"])
+                                       "tool_calls", "tool_call_id", "call_id", "output", "text",
+                                       "parameters", "strict", "mode", "allowed_tools", "input", "model",
+                                       "messages"])
                       | st.text(max_size=6), inner, max_size=4),
     max_leaves=20)
 
@@ -312,7 +322,8 @@ def test_client_to_server_request_round_trip(messages, tools, data):
     assert request.messages == expected_messages(messages)
     assert request.tools == tuple(tools)
     # Without tools the API refuses tool_choice and the parallel switch, so they are not sent.
-    assert request.options == (options if tools else replace(options, tool_choice="auto", parallel_tool_calls=None))
+    assert request.options == (options if tools
+                               else replace(options, tool_choice="auto", parallel_tool_calls=None))
 
 
 def expected_turn(codec, turn: ModelTurn, request: ChatRequest, native: str | None = None,
@@ -367,7 +378,8 @@ def test_stream_splits_arguments_and_text_and_sends_usage_only_when_asked():
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] == 15
     assert all(c["usage"] is None for c in chunks[:-1])
 
-    without = chat.parse_request(wire_json({**chat.build_request("m", [Message.user("hi")]).body, "stream": True}))
+    body = {**chat.build_request("m", [Message.user("hi")]).body, "stream": True}  # no stream_options
+    without = chat.parse_request(wire_json(body))
     plain = [json.loads(e.data) for e in chat.build_stream(turn, without)[:-1]]
     assert all("usage" not in c for c in plain) and plain[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
@@ -423,13 +435,16 @@ def sdk_client(codec, answer, seen: list | None = None, base_url="http://sim.tes
             return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=text.encode())
         return httpx2.Response(200, json=codec.build_response(turn, request))
 
-    return openai.OpenAI(api_key="sk-test", base_url=base_url, max_retries=0, _strict_response_validation=True,
+    return openai.OpenAI(api_key="sk-test", base_url=base_url, max_retries=0,
+                         _strict_response_validation=True,
                          http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
 
 
-PARALLEL = ModelTurn("Checking both.", (ToolCall.from_raw("w1", "get_weather", "{\"city\": \"Paris\"}"),
-                                        ToolCall.from_raw("t2", "get_time", "{\"timezone\": \"Europe/Paris\"}")),
-                     "tool_calls", usage=Usage(96, 48), model="gpt-4.1-2025-04-14")
+PARIS_CALLS = (ToolCall.from_raw("w1", "get_weather", "{\"city\": \"Paris\"}"),
+               ToolCall.from_raw("t2", "get_time", "{\"timezone\": \"Europe/Paris\"}"))
+PARIS_ARGS = [{"city": "Paris"}, {"timezone": "Europe/Paris"}]
+PARALLEL = ModelTurn("Checking both.", PARIS_CALLS, "tool_calls", usage=Usage(96, 48),
+                     model="gpt-4.1-2025-04-14")
 
 
 def test_sdk_sends_what_the_server_side_reads_and_parses_what_it_answers():
@@ -437,11 +452,11 @@ def test_sdk_sends_what_the_server_side_reads_and_parses_what_it_answers():
     client = sdk_client(chat, lambda request: PARALLEL, seen)
     completion = client.chat.completions.create(model="gpt-4.1", messages=FOLLOW_UP_1_6,
                                                 tools=REQUEST_1_4["tools"], parallel_tool_calls=True)
-    body, request = seen[0]
+    _body, request = seen[0]
     assert [m.role for m in request.messages] == ["user", "assistant", "tool", "tool"]
     assert request.options.parallel_tool_calls is True and request.tools == (WEATHER, TIME)
     calls = completion.choices[0].message.tool_calls
-    assert [json.loads(c.function.arguments) for c in calls] == [{"city": "Paris"}, {"timezone": "Europe/Paris"}]
+    assert [json.loads(c.function.arguments) for c in calls] == PARIS_ARGS
     assert completion.choices[0].finish_reason == "tool_calls" and completion.usage.total_tokens == 144
     assert chat.parse_response(completion.model_dump(mode="json")) == chat.parse_response(
         chat.build_response(PARALLEL, request))
@@ -450,10 +465,11 @@ def test_sdk_sends_what_the_server_side_reads_and_parses_what_it_answers():
 def test_sdk_stream_accumulates_our_chunks():
     client = sdk_client(chat, lambda request: PARALLEL)
     with client.chat.completions.stream(model="gpt-4.1", messages=[{"role": "user", "content": QUESTION}],
-                                        tools=REQUEST_1_4["tools"], stream_options={"include_usage": True}) as s:
+                                        tools=REQUEST_1_4["tools"],
+                                        stream_options={"include_usage": True}) as s:
         final = s.get_final_completion()
     calls = final.choices[0].message.tool_calls
-    assert [c.function.parsed_arguments for c in calls] == [{"city": "Paris"}, {"timezone": "Europe/Paris"}]
+    assert [c.function.parsed_arguments for c in calls] == PARIS_ARGS
     assert final.choices[0].message.content == "Checking both." and final.usage.completion_tokens == 48
 
 
@@ -466,7 +482,8 @@ def test_sdk_raises_on_an_in_stream_error_chunk():
     client = openai.OpenAI(api_key="sk-test", base_url="http://sim.test/v1", max_retries=0,
                            http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
     with pytest.raises(openai.APIError, match="upstream died"):
-        list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}], stream=True))
+        list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
+                                            stream=True))
 
 
 def test_sdk_reads_our_error_bodies_like_the_real_api():
@@ -529,21 +546,22 @@ def test_the_api_400s_for_structure():
 def test_the_api_400s_for_tool_pairing():
     call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
     tools = [{"type": "function", "function": {"name": "f"}}]
-    orphan = _invalid(_body(messages=[{"role": "user", "content": "x"},
-                                      {"role": "tool", "tool_call_id": "call_9", "content": "r"}], tools=tools))
-    assert orphan.message == ("Invalid parameter: messages with role 'tool' must be a response to a preceeding "
-                              "message with 'tool_calls'.")
+    user = {"role": "user", "content": "x"}
+    orphan = _invalid(_body(messages=[user, {"role": "tool", "tool_call_id": "call_9", "content": "r"}],
+                            tools=tools))
+    assert orphan.message == ("Invalid parameter: messages with role 'tool' must be a response to a "
+                              "preceeding message with 'tool_calls'.")
     assert orphan.param == "messages.[1].role"
-    unanswered = _invalid(_body(messages=[{"role": "user", "content": "x"},
-                                          {"role": "assistant", "tool_calls": [call, {**call, "id": "call_2"}]},
+    two_calls = {"role": "assistant", "tool_calls": [call, {**call, "id": "call_2"}]}
+    unanswered = _invalid(_body(messages=[user, two_calls,
                                           {"role": "tool", "tool_call_id": "call_1", "content": "r"},
                                           {"role": "user", "content": "and?"}], tools=tools))
     assert unanswered.message.startswith("An assistant message with 'tool_calls' must be followed by tool "
                                          "messages responding to each 'tool_call_id'.")
     assert unanswered.message.endswith("did not have response messages: call_2")
-    at_end = _invalid(_body(messages=[{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call]}]))
+    at_end = _invalid(_body(messages=[user, {"role": "assistant", "tool_calls": [call]}]))
     assert "call_1" in at_end.message
-    late = _invalid(_body(messages=[{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [call]},
+    late = _invalid(_body(messages=[user, {"role": "assistant", "tool_calls": [call]},
                                     {"role": "tool", "tool_call_id": "call_1", "content": "r"},
                                     {"role": "user", "content": "again"},
                                     {"role": "tool", "tool_call_id": "call_1", "content": "r"}]))
@@ -556,7 +574,8 @@ def test_the_api_400s_for_tool_pairing():
 
 def test_the_api_400s_for_tools_and_tool_choice():
     flat = _invalid(_body(tools=[{"type": "function", "name": "f", "parameters": {}}]))
-    assert (flat.message, flat.param) == ("Missing required parameter: 'tools[0].function'.", "tools[0].function")
+    assert flat.message == "Missing required parameter: 'tools[0].function'."
+    assert flat.param == "tools[0].function"
     assert _invalid(_body(tools=[{"type": "function", "function": {}}])).param == "tools[0].function.name"
     assert _invalid(_body(tools=[{"type": "function", "function": {"name": "a b"}}])).message.endswith(
         "'^[a-zA-Z0-9_-]+$'.")
@@ -568,7 +587,8 @@ def test_the_api_400s_for_tools_and_tool_choice():
     assert _invalid(_body(tools=tools, tool_choice="bogus")).message == (
         "Invalid value: 'bogus'. Supported values are: 'none', 'auto', and 'required'.")
     assert _invalid(_body(tools=tools, tool_choice=7)).code == "invalid_type"
-    assert _invalid(_body(tools=tools, tool_choice={"type": "function", "name": "f"})).param == "tool_choice.function"
+    flat_choice = _invalid(_body(tools=tools, tool_choice={"type": "function", "name": "f"}))
+    assert flat_choice.param == "tool_choice.function"
     undeclared = _invalid(_body(tools=tools, tool_choice={"type": "function", "function": {"name": "g"}}))
     assert undeclared.param == "function_call" and "'g'" in undeclared.message
 
@@ -576,7 +596,8 @@ def test_the_api_400s_for_tools_and_tool_choice():
 def test_accepted_extras_custom_tools_and_legacy_shapes():
     custom = {"type": "custom", "custom": {"name": "grammar", "description": "free text"}}
     request = chat.parse_request(_body(
-        messages=[{"role": "developer", "content": [{"type": "text", "text": "be "}, {"type": "text", "text": "nice"}]},
+        messages=[{"role": "developer",
+                   "content": [{"type": "text", "text": "be "}, {"type": "text", "text": "nice"}]},
                   {"role": "user", "content": [{"type": "text", "text": "look"},
                                                {"type": "image_url", "image_url": {"url": "data:,"}}]},
                   {"role": "assistant", "content": None, "tool_calls": [
@@ -626,7 +647,8 @@ def test_error_bodies_map_to_the_right_provider_error():
     quota = chat.parse_error(429, {"error": {"message": "You exceeded your current quota",
                                              "type": "insufficient_quota", "code": "insufficient_quota"}}, {})
     assert isinstance(quota, RateLimitError) and not quota.retryable
-    assert isinstance(chat.parse_error(401, chat.build_error(401, "Incorrect API key"), None), AuthenticationError)
+    unauthorized = chat.parse_error(401, chat.build_error(401, "Incorrect API key"), None)
+    assert isinstance(unauthorized, AuthenticationError)
     assert isinstance(chat.parse_error(404, chat.build_error(404, "no model"), None), BadRequestError)
     server = chat.parse_error(503, "<html>Service Unavailable</html>", {})
     assert isinstance(server, ServerError) and server.message == "<html>Service Unavailable</html>"

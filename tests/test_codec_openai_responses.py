@@ -1,4 +1,4 @@
-"""The OpenAI Responses codec: recorded shapes, round trips, SDK validation, named-event streams, bad input."""
+"""The OpenAI Responses codec: recorded shapes, round trips, SDK validation, named events, bad input."""
 
 from __future__ import annotations
 
@@ -12,9 +12,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types.responses import Response, ResponseStreamEvent
-from test_codec_openai_chat import (QUESTION, TIME, WEATHER, any_json, assert_only_request_invalid, conversations,
-                                    expected_messages, expected_turn, mutated_bodies, options_for, sdk_client,
-                                    tool_lists, turns, wire_json)
+from test_codec_openai_chat import (
+    PARIS_ARGS,
+    PARIS_CALLS,
+    QUESTION,
+    TIME,
+    WEATHER,
+    any_json,
+    assert_only_request_invalid,
+    conversations,
+    expected_messages,
+    expected_turn,
+    mutated_bodies,
+    options_for,
+    sdk_client,
+    tool_lists,
+    turns,
+    wire_json,
+)
 
 from agentkit.errors import BadResponseError, RateLimitError, ServerError
 from agentkit.providers import openai_responses as responses
@@ -53,16 +68,16 @@ RESPONSE_2_5 = {
 FOLLOW_UP_2_6 = [
     {"role": "user", "content": QUESTION},
     *CALL_ITEMS,
-    {"type": "function_call_output", "call_id": "call_Wx1", "output": "{\"temp_c\": 18, \"sky\": \"cloudy\"}"},
+    {"type": "function_call_output", "call_id": "call_Wx1",
+     "output": "{\"temp_c\": 18, \"sky\": \"cloudy\"}"},
     {"type": "function_call_output", "call_id": "call_Tm2", "output": "{\"time\": \"14:05\"}"}]
 
 
 def _recorded_stream() -> list[tuple[str, str]]:
     """§2.8, with the abbreviated parts filled in: (event name, data) pairs."""
-    events: list[dict] = [{"type": "response.created", "response": {**RESPONSE_2_5, "status": "in_progress",
-                                                                     "output": [], "usage": None}},
-                          {"type": "response.in_progress", "response": {**RESPONSE_2_5, "status": "in_progress",
-                                                                         "output": [], "usage": None}}]
+    start = {**RESPONSE_2_5, "status": "in_progress", "output": [], "usage": None}
+    events: list[dict] = [{"type": "response.created", "response": start},
+                          {"type": "response.in_progress", "response": start}]
     for index, item in enumerate(CALL_ITEMS):
         half = len(item["arguments"]) // 2
         events += [
@@ -114,7 +129,7 @@ def test_build_request_writes_the_recorded_request_and_follow_up():
 def test_parse_request_reads_the_recorded_follow_up():
     request = responses.parse_request({**REQUEST_2_4, "input": FOLLOW_UP_2_6})
     assert request.tools == (WEATHER, TIME) and request.options == ModelOptions("auto", True)
-    user, assistant, weather, time_ = request.messages
+    _user, assistant, weather, time_ = request.messages
     assert [c.id for c in assistant.tool_calls] == ["call_Wx1", "call_Tm2"] and assistant.content is None
     assert (weather.tool_call_id, weather.name, time_.name) == ("call_Wx1", "get_weather", "get_time")
 
@@ -122,7 +137,8 @@ def test_parse_request_reads_the_recorded_follow_up():
 def test_system_prompt_goes_to_instructions_and_tools_always_state_strict():
     messages = [Message.system("be brief"), Message.user("hi"), Message.assistant("hello"),
                 Message.system("now be verbose"), Message.user("again")]
-    body = responses.build_request("m", messages, [ToolSpec("f")], ModelOptions(max_tokens=64, stream=True)).body
+    options = ModelOptions(max_tokens=64, stream=True)
+    body = responses.build_request("m", messages, [ToolSpec("f")], options).body
     assert body["instructions"] == "be brief"
     assert body["input"][2] == {"role": "system", "content": "now be verbose"}
     assert body["tools"][0]["strict"] is False and body["max_output_tokens"] == 64 and body["stream"] is True
@@ -146,7 +162,8 @@ def test_auth_header_and_module_constants():
 @given(conversations(), tool_lists, st.data())
 def test_client_to_server_request_round_trip(messages, tools, data):
     options = data.draw(options_for(tools, min_tokens=16))
-    request = responses.parse_request(wire_json(responses.build_request("gpt-4.1", messages, tools, options).body))
+    wire = responses.build_request("gpt-4.1", messages, tools, options)
+    request = responses.parse_request(wire_json(wire.body))
     assert request.messages == expected_messages(messages)
     assert request.tools == tuple(tools)
     assert request.options == (options if tools else replace(options, tool_choice="auto"))
@@ -160,14 +177,15 @@ NATIVE = {"tool_calls": "completed", "stop": "completed", "length": "max_output_
 @given(turns(), tool_lists, st.data())
 def test_server_to_client_response_round_trip_validates_with_the_sdk(turn, tools, data):
     options = data.draw(options_for(tools, min_tokens=16))
-    request = responses.parse_request(
-        wire_json(responses.build_request("gpt-4.1", [Message.system("s"), Message.user("hi")], tools, options).body))
+    wire = responses.build_request("gpt-4.1", [Message.system("s"), Message.user("hi")], tools, options)
+    request = responses.parse_request(wire_json(wire.body))
     body = responses.build_response(turn, request)
     Response.model_validate(body)  # all required fields, full usage incl. cache_write_tokens
     assert body["tools"] == [responses.tool_to_wire(t) for t in tools]  # echoed
     assert body["parallel_tool_calls"] is (options.parallel_tool_calls is not False)
     assert body["instructions"] == "s"
-    assert responses.parse_response(wire_json(body)) == expected_turn(responses, turn, request, NATIVE[turn.stop])
+    expected = expected_turn(responses, turn, request, NATIVE[turn.stop])
+    assert responses.parse_response(wire_json(body)) == expected
 
 
 @settings(max_examples=150)
@@ -185,13 +203,15 @@ def test_stream_reassembles_to_the_same_turn_as_the_plain_response(turn):
 
 
 def test_stream_sends_the_four_events_per_call_and_the_text_events():
-    turn = ModelTurn("Looking.", (ToolCall.from_raw("call_a", "get_weather", "{\"city\": \"Paris\"}"),
-                                  ToolCall.from_raw("call_b", "get_time", "{}")), "tool_calls", model="gpt-4.1")
+    calls = (ToolCall.from_raw("call_a", "get_weather", "{\"city\": \"Paris\"}"),
+             ToolCall.from_raw("call_b", "get_time", "{}"))
+    turn = ModelTurn("Looking.", calls, "tool_calls", model="gpt-4.1")
     request = responses.parse_request({"model": "gpt-4.1", "input": "hi", "stream": True})
     names = [e.event for e in responses.build_stream(turn, request)]
     assert names[:2] == ["response.created", "response.in_progress"] and names[-1] == "response.completed"
-    assert names[2:8] == ["response.output_item.added", "response.content_part.added", "response.output_text.delta",
-                          "response.output_text.delta", "response.output_text.delta", "response.output_text.done"]
+    assert names[2:8] == ["response.output_item.added", "response.content_part.added",
+                          "response.output_text.delta", "response.output_text.delta",
+                          "response.output_text.delta", "response.output_text.done"]
     call_events = names[9:-1]
     assert call_events[0] == "response.output_item.done"  # closes the message item
     per_call = ["response.output_item.added", "response.function_call_arguments.delta",
@@ -199,8 +219,8 @@ def test_stream_sends_the_four_events_per_call_and_the_text_events():
                 "response.function_call_arguments.done", "response.output_item.done"]
     assert call_events[1:7] == per_call  # the arguments arrive in pieces
     assert call_events[7:] == ["response.output_item.added", "response.function_call_arguments.delta",
-                               "response.function_call_arguments.delta", "response.function_call_arguments.done",
-                               "response.output_item.done"]
+                               "response.function_call_arguments.delta",
+                               "response.function_call_arguments.done", "response.output_item.done"]
 
 
 def test_incomplete_and_failed_answers():
@@ -226,8 +246,9 @@ def test_error_events_and_cut_streams_raise_bad_response():
     assert err.value.error_type == "rate_limit_exceeded"
     failed = responses.StreamAssembler()
     with pytest.raises(BadResponseError, match="boom"):
-        failed.feed("response.failed", json.dumps({"type": "response.failed", "sequence_number": 0, "response": {
-            **RESPONSE_2_5, "status": "failed", "error": {"code": "server_error", "message": "boom"}}}))
+        broken = {**RESPONSE_2_5, "status": "failed", "error": {"code": "server_error", "message": "boom"}}
+        failed.feed("response.failed",
+                    json.dumps({"type": "response.failed", "sequence_number": 0, "response": broken}))
     cut = responses.StreamAssembler()
     for name, data in good[:-1]:
         cut.feed(name, data)
@@ -237,9 +258,8 @@ def test_error_events_and_cut_streams_raise_bad_response():
 
 # --- the official SDK against the server side ---------------------------------------------------------------
 
-PARALLEL = ModelTurn("Checking both.", (ToolCall.from_raw("w1", "get_weather", "{\"city\": \"Paris\"}"),
-                                        ToolCall.from_raw("t2", "get_time", "{\"timezone\": \"Europe/Paris\"}")),
-                     "tool_calls", usage=Usage(90, 52), model="gpt-4.1-2025-04-14")
+PARALLEL = ModelTurn("Checking both.", PARIS_CALLS, "tool_calls", usage=Usage(90, 52),
+                     model="gpt-4.1-2025-04-14")
 
 
 def test_sdk_sends_what_the_server_side_reads_and_parses_what_it_answers():
@@ -247,11 +267,11 @@ def test_sdk_sends_what_the_server_side_reads_and_parses_what_it_answers():
     client = sdk_client(responses, lambda request: PARALLEL, seen)
     result = client.responses.create(model="gpt-4.1", input=FOLLOW_UP_2_6, tools=TOOLS_2_4,
                                      instructions="be brief", parallel_tool_calls=False)
-    body, request = seen[0]
+    _body, request = seen[0]
     assert [m.role for m in request.messages] == ["system", "user", "assistant", "tool", "tool"]
     assert request.options.parallel_tool_calls is False and request.tools == (WEATHER, TIME)
     calls = [item for item in result.output if item.type == "function_call"]
-    assert [json.loads(c.arguments) for c in calls] == [{"city": "Paris"}, {"timezone": "Europe/Paris"}]
+    assert [json.loads(c.arguments) for c in calls] == PARIS_ARGS
     assert result.output_text == "Checking both." and result.usage.total_tokens == 142
     assert result.parallel_tool_calls is False and result.instructions == "be brief"
 
@@ -263,7 +283,7 @@ def test_sdk_stream_helper_accumulates_our_events():
         final = stream.get_final_response()
     assert kinds[-1] == "response.completed"
     calls = [item for item in final.output if item.type == "function_call"]
-    assert [c.parsed_arguments for c in calls] == [{"city": "Paris"}, {"timezone": "Europe/Paris"}]
+    assert [c.parsed_arguments for c in calls] == PARIS_ARGS
     assert final.output_text == "Checking both."
 
 
@@ -296,7 +316,8 @@ def test_the_api_400s():
     assert _invalid({"input": "x"}).message == "Missing required parameter: 'model'."
     assert _invalid({"model": "m"}).message == "Missing required parameter: 'input'."
     assert _invalid({"model": "m", "input": 7}).code == "invalid_type"
-    nested = _invalid({"model": "m", "input": "x", "tools": [{"type": "function", "function": {"name": "f"}}]})
+    chat_tool = {"type": "function", "function": {"name": "f"}}
+    nested = _invalid({"model": "m", "input": "x", "tools": [chat_tool]})
     assert (nested.message, nested.param) == ("Missing required parameter: 'tools[0].name'.", "tools[0].name")
     chat_choice = _invalid({"model": "m", "input": "x", "tools": TOOLS_2_4,
                             "tool_choice": {"type": "function", "function": {"name": "get_time"}}})
@@ -312,14 +333,15 @@ def test_the_api_400s():
     assert role.param == "input[0].role"
     assert _invalid({"model": "m", "input": [{"type": "bogus"}]}).param == "input[0].type"
     assert _invalid({"model": "m", "input": "x", "max_output_tokens": 8}).code == "integer_below_min_value"
-    assert _invalid({"model": "m", "input": [{"role": "user", "content": [{"type": "input_text"}]}]}).param == (
-        "input[0].content[0].text")
+    no_text = _invalid({"model": "m", "input": [{"role": "user", "content": [{"type": "input_text"}]}]})
+    assert no_text.param == "input[0].content[0].text"
 
 
 def test_accepted_shapes_from_the_sdk_and_server_state():
     request = responses.parse_request({
         "model": "m", "instructions": "sys", "store": False,
-        "input": [{"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "dev"}]},
+        "input": [{"type": "message", "role": "developer",
+                   "content": [{"type": "input_text", "text": "dev"}]},
                   {"role": "user", "content": [{"type": "input_text", "text": "look "},
                                                {"type": "input_image", "image_url": "data:,"}]},
                   {"type": "reasoning", "id": "rs_1", "summary": []},
@@ -331,7 +353,8 @@ def test_accepted_shapes_from_the_sdk_and_server_state():
                   FOLLOW_UP_2_6[-1],
                   {"id": "msg_old"}],  # an item_reference without its type
         "tools": [{"type": "web_search"}, *TOOLS_2_4, {"type": "custom", "name": "grammar"}],
-        "tool_choice": {"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "f"}]}})
+        "tool_choice": {"type": "allowed_tools", "mode": "required",
+                        "tools": [{"type": "function", "name": "f"}]}})
     assert [m.role for m in request.messages] == ["system", "system", "user", "assistant", "tool", "tool"]
     assert request.messages[2].content == "look " and request.messages[3].content == "ok"
     assert len(request.messages[3].tool_calls) == 2 and request.messages[4].content == "sunny"
@@ -364,7 +387,8 @@ def test_dropping_any_output_is_refused_naming_its_call(messages, data):
 
 def test_error_bodies_map_like_chat():
     limited = responses.parse_error(429, responses.build_error(429, "slow down"), {"retry-after": "2"})
-    assert isinstance(limited, RateLimitError) and limited.retry_after == 2.0 and limited.error_type == "requests"
+    assert isinstance(limited, RateLimitError)
+    assert (limited.retry_after, limited.error_type) == (2.0, "requests")
     assert isinstance(responses.parse_error(502, b"Bad Gateway", {}), ServerError)
     assert responses.build_error(400, "bad", param="input", code=None) == {
         "error": {"message": "bad", "type": "invalid_request_error", "param": "input", "code": None}}

@@ -17,7 +17,8 @@ from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResul
 
 WEATHER = ToolSpec("get_weather", "指定した都市の現在の天気を返す。cityは日本語の都市名で渡す。",
                    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
-FX = ToolSpec("get_exchange_rate", "2通貨間の為替レートを返す。baseとquoteはISO 4217の3文字コード（例: USD, JPY）。",
+FX = ToolSpec("get_exchange_rate",
+              "2通貨間の為替レートを返す。baseとquoteはISO 4217の3文字コード（例: USD, JPY）。",
               {"type": "object", "properties": {"base": {"type": "string"}, "quote": {"type": "string"}},
                "required": ["base", "quote"]})
 WAIT = ToolSpec("wait", "Wait for some seconds.", {
@@ -26,6 +27,8 @@ SLOW = ToolSpec("slow_task", "A slow task.", {"type": "object", "properties": {
     "task_id": {"type": "integer"}, "seconds": {"type": "number"}}, "required": ["task_id", "seconds"]})
 TOOLS = (WEATHER, FX)
 ASK = "東京の天気と、1ドル何円か教えて"
+TOKYO = ("get_weather", {"city": "東京"})
+USD_JPY = ("get_exchange_rate", {"base": "USD", "quote": "JPY"})
 
 
 def chat(model: str, messages, tools=TOOLS, **options) -> ChatRequest:
@@ -43,8 +46,8 @@ def fake_tool(call: ToolCall, spec: ToolSpec) -> ToolResult:
         path = "$." + ".".join(map(str, e.absolute_path)) if e.absolute_path else None
         if e.validator == "required":
             missing = next(n for n in e.validator_value if n not in e.instance)
-            return ToolResult.failure(call, "schema", f"missing required property {missing!r}", f"$.{missing}",
-                                      "required")
+            return ToolResult.failure(call, "schema", f"missing required property {missing!r}",
+                                      f"$.{missing}", "required")
         return ToolResult.failure(call, "schema", e.message, path, e.validator)
     return ToolResult.success(call, f"{call.name} ok: {json.dumps(call.arguments, ensure_ascii=False)}")
 
@@ -61,7 +64,8 @@ def drive(model: str, text: str, tools=TOOLS, max_turns: int = 8, **options) -> 
         messages.append(turn.as_message())
         for call in turn.tool_calls:
             spec = specs.get(call.name)
-            result = fake_tool(call, spec) if spec else ToolResult.failure(call, "unknown_tool", "no such tool")
+            result = (fake_tool(call, spec) if spec
+                      else ToolResult.failure(call, "unknown_tool", "no such tool"))
             messages.append(Message.tool(result))
     return turns
 
@@ -74,7 +78,7 @@ def calls(turn: ModelTurn) -> list[tuple[str, object]]:
 
 def test_respond_returns_a_neutral_turn_with_calls_ids_usage_and_the_model_name():
     turn = respond(chat("sim-reasoner", ASK))
-    assert calls(turn) == [("get_weather", {"city": "東京"}), ("get_exchange_rate", {"base": "USD", "quote": "JPY"})]
+    assert calls(turn) == [TOKYO, USD_JPY]
     assert turn.stop == "tool_calls" and turn.text is None and turn.model == "sim-reasoner"
     assert turn.id and all(c.id for c in turn.tool_calls) and len({c.id for c in turn.tool_calls}) == 2
     assert all(isinstance(c.raw_arguments, dict) for c in turn.tool_calls)
@@ -191,7 +195,7 @@ def test_string_numbers_first_then_numbers():
 def test_missing_field_first_then_the_field():
     turns = drive("sim-missing-field", ASK)
     assert calls(turns[0]) == [("get_weather", {}), ("get_exchange_rate", {"quote": "JPY"})]
-    assert calls(turns[1]) == [("get_weather", {"city": "東京"}), ("get_exchange_rate", {"base": "USD", "quote": "JPY"})]
+    assert calls(turns[1]) == [TOKYO, USD_JPY]
     assert turns[2].text
 
 
@@ -215,8 +219,9 @@ def test_parallel_n_goes_one_per_turn_when_parallel_calls_are_off():
     assert [t.tool_calls[0].arguments["task_id"] for t in turns[:3]] == [0, 1, 2]
 
 
-REQUESTS = [ASK, "東京の天気は？", "What's the weather in Tokyo and how many yen is one dollar?", "1ドル何円？",
-            "東京と大阪の天気", "Weather in Paris, London and Lagos", "USD to EUR rate", "パリの天気を教えて"]
+REQUESTS = [ASK, "東京の天気は？", "What's the weather in Tokyo and how many yen is one dollar?",
+            "1ドル何円？", "東京と大阪の天気", "Weather in Paris, London and Lagos", "USD to EUR rate",
+            "パリの天気を教えて"]
 
 
 def test_noisy_models_make_reproducible_mistakes_at_about_the_fixed_rate():
@@ -251,7 +256,8 @@ json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000), st.
 prop_schemas = st.one_of(
     st.fixed_dictionaries({"type": st.sampled_from(["string", "integer", "number", "boolean", "array",
                                                      "object", "null"])},
-                          optional={"description": st.text(max_size=30), "enum": st.lists(json_scalars, max_size=4),
+                          optional={"description": st.text(max_size=30),
+                                    "enum": st.lists(json_scalars, max_size=4),
                                     "format": st.sampled_from(["date", "date-time", "email"]),
                                     "default": json_scalars, "items": st.just({"type": "string"})}),
     st.just({"type": ["string", "null"]}), st.just({}), st.just("not a schema"), st.integers())
@@ -262,27 +268,28 @@ tool_specs = st.builds(
     st.text(max_size=60), st.dictionaries(names, prop_schemas, max_size=4), st.lists(names, max_size=3))
 weird_tool = st.builds(lambda n, p: ToolSpec(n, "", p), names, st.one_of(st.none(), st.just([]), st.just({
     "properties": "nope", "required": "city"})))
-texts = st.one_of(st.text(max_size=80), st.sampled_from(REQUESTS + ["hello", "", "2026年1月の支払済みの請求書を探して",
-                                                                   "find paid invoices from January 2026"]))
+texts = st.one_of(st.text(max_size=80), st.sampled_from(
+    REQUESTS + ["hello", "", "2026年1月の支払済みの請求書を探して", "find paid invoices from January 2026"]))
 contents = st.one_of(st.none(), texts, st.just('{"ok": false, "error": {"kind": "schema", "path": "$.x"}}'),
                      st.just('{"ok": true, "result": [1, 2]}'), st.just('{"output": 1}'), st.just("[1,"))
 histories = st.lists(st.one_of(
     st.builds(Message.user, texts),
     st.builds(lambda n, a: Message.assistant(None, [ToolCall("x", n, a, a if isinstance(a, dict) else None)]),
               names, st.one_of(st.just("{"), st.dictionaries(names, json_scalars, max_size=2))),
-    st.builds(lambda c, i, n, e: Message("tool", c, (), i, n, e), contents, st.one_of(st.none(), st.just("x")),
-              st.one_of(st.none(), names), st.booleans()),
+    st.builds(lambda c, i, n, e: Message("tool", c, (), i, n, e), contents,
+              st.one_of(st.none(), st.just("x")), st.one_of(st.none(), names), st.booleans()),
     st.builds(Message.system, texts)), max_size=6)
 choices = st.one_of(st.sampled_from(["auto", "none", "required", "any", "bogus"]),
                     st.builds(lambda n: {"name": n}, names), st.just({"type": "function", "function": "x"}))
-models = st.sampled_from(["sim-reasoner", "sim-always-tool", "sim-repeat", "sim-bad-json", "sim-string-numbers",
-                          "sim-missing-field", "sim-parallel-3", "sim-parallel-x", "sim-noisy-1", "sim-noisy-99",
-                          "gpt-4.1", "", "no-such-model"])
+models = st.sampled_from(["sim-reasoner", "sim-always-tool", "sim-repeat", "sim-bad-json",
+                          "sim-string-numbers", "sim-missing-field", "sim-parallel-3", "sim-parallel-x",
+                          "sim-noisy-1", "sim-noisy-99", "gpt-4.1", "", "no-such-model"])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(model=models, history=histories, last=texts, tools=st.lists(st.one_of(tool_specs, weird_tool), max_size=4),
-       choice=choices, parallel=st.sampled_from([None, True, False]))
+@given(model=models, history=histories, last=texts,
+       tools=st.lists(st.one_of(tool_specs, weird_tool), max_size=4), choice=choices,
+       parallel=st.sampled_from([None, True, False]))
 def test_any_request_gets_a_turn_that_only_calls_offered_tools(model, history, last, tools, choice, parallel):
     request = ChatRequest(model, (*history, Message.user(last)), tuple(tools),
                           ModelOptions(tool_choice=choice, parallel_tool_calls=parallel))

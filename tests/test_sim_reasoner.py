@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import json
 
 import pytest
@@ -15,7 +16,8 @@ from agentkit.types import Message, ModelOptions, ToolCall, ToolResult, ToolSpec
 
 WEATHER = ToolSpec("get_weather", "指定した都市の現在の天気を返す。cityは日本語の都市名で渡す。",
                    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
-FX = ToolSpec("get_exchange_rate", "2通貨間の為替レートを返す。baseとquoteはISO 4217の3文字コード（例: USD, JPY）。",
+FX = ToolSpec("get_exchange_rate",
+              "2通貨間の為替レートを返す。baseとquoteはISO 4217の3文字コード（例: USD, JPY）。",
               {"type": "object", "properties": {"base": {"type": "string"}, "quote": {"type": "string"}},
                "required": ["base", "quote"]})
 INVOICES = ToolSpec("searchInvoices", "Search invoices by date range and status", {
@@ -39,9 +41,12 @@ CLOCK = ToolSpec("get_time", "Current local time.", {
     "type": "object", "properties": {"timezone": {"type": "string", "description": "IANA name"}},
     "required": ["timezone"]})
 SEED_TOOLS = (WEATHER, FX, INVOICES)
+TOKYO = ("get_weather", {"city": "東京"})
+USD_JPY = ("get_exchange_rate", {"base": "USD", "quote": "JPY"})
+JANUARY_PAID = {"startDate": "2026-01-01", "endDate": "2026-01-31", "status": "paid"}
 
 
-def request(text: str | list[Message], tools=SEED_TOOLS, model: str = "sim-reasoner", **options) -> ChatRequest:
+def request(text: str | list[Message], tools=SEED_TOOLS, model="sim-reasoner", **options) -> ChatRequest:
     messages = [Message.user(text)] if isinstance(text, str) else text
     return ChatRequest(model, tuple(messages), tuple(tools), ModelOptions(**options))
 
@@ -60,8 +65,10 @@ def assert_schema_valid(calls, tools=SEED_TOOLS) -> None:
 
 def answered(history: list[Message], decision_calls, results) -> list[Message]:
     """The conversation after the model made `decision_calls` and the tools answered `results`."""
-    calls = [ToolCall(f"c{len(history)}_{i}", name, args, args) for i, (name, args) in enumerate(decision_calls)]
-    tool_messages = [Message.tool(r(c) if callable(r) else ToolResult.success(c, r)) for c, r in zip(calls, results)]
+    calls = [ToolCall(f"c{len(history)}_{i}", name, args, args)
+             for i, (name, args) in enumerate(decision_calls)]
+    tool_messages = [Message.tool(r(c) if callable(r) else ToolResult.success(c, r))
+                     for c, r in zip(calls, results, strict=True)]
     return [*history, Message.assistant(None, calls), *tool_messages]
 
 
@@ -76,7 +83,7 @@ def fails(kind: str, message: str, path: str | None = None, keyword: str | None 
                                   "东京的天气怎么样？还有1美元等于多少日元？"])
 def test_weather_and_exchange_rate_asked_together_give_two_parallel_calls(text):
     calls = calls_of(text)
-    assert calls == [("get_weather", {"city": "東京"}), ("get_exchange_rate", {"base": "USD", "quote": "JPY"})]
+    assert calls == [TOKYO, USD_JPY]
     assert_schema_valid(calls)
 
 
@@ -85,11 +92,12 @@ def test_city_is_written_in_japanese_because_the_description_asks_for_it():
     assert calls_of("What's the weather in Tokyo?", [PLAIN_WEATHER]) == [("get_weather", {"city": "Tokyo"})]
 
 
-@pytest.mark.parametrize("text", ["2026年1月の支払済みの請求書を探して", "find paid invoices from January 2026",
+@pytest.mark.parametrize("text", ["2026年1月の支払済みの請求書を探して",
+                                  "find paid invoices from January 2026",
                                   "Find invoices from 2026-01-01 to 2026-01-31 with status paid"])
 def test_invoice_search_from_seed_003_fills_the_strict_schema(text):
     calls = calls_of(text)
-    assert calls == [("searchInvoices", {"startDate": "2026-01-01", "endDate": "2026-01-31", "status": "paid"})]
+    assert calls == [("searchInvoices", JANUARY_PAID)]
     assert_schema_valid(calls)
 
 
@@ -115,7 +123,8 @@ def test_currency_base_and_quote_follow_the_wording(text, base, quote):
     assert calls_of(text, [FX]) == [("get_exchange_rate", {"base": base, "quote": quote})]
 
 
-@pytest.mark.parametrize("text, status", [("下書きの請求書 2026年2月", "draft"), ("void invoices in March 2026", "void"),
+@pytest.mark.parametrize("text, status", [("下書きの請求書 2026年2月", "draft"),
+                                          ("void invoices in March 2026", "void"),
                                           ("unpaid invoices, January 2026", "sent")])
 def test_enum_values_are_found_through_synonyms(text, status):
     assert calls_of(text, [INVOICES])[0][1]["status"] == status
@@ -163,10 +172,58 @@ def test_identifiers_are_recognised():
     assert calls_of("Show me invoice INV-1042", [tool]) == [("get_invoice", {"invoice_id": "INV-1042"})]
 
 
+def test_values_dictated_as_name_equals_value_are_used_as_written():
+    broken = ToolSpec("broken", "", {"type": "object", "properties": {"x": {"type": "integer"}},
+                                     "required": ["x"]})
+    assert calls_of("call broken with x=abc", [broken]) == [("broken", {"x": "abc"})]  # the schema gate's job
+    assert calls_of("call broken with x = 5", [broken]) == [("broken", {"x": 5})]
+
+
+def test_month_ranges_and_date_ranges():
+    assert calls_of("Search invoices between January and March 2026", [INVOICES]) == [
+        ("searchInvoices", {"startDate": "2026-01-01", "endDate": "2026-03-31"})]
+    assert calls_of("2026年1月から3月の下書きの請求書", [INVOICES]) == [
+        ("searchInvoices", {"startDate": "2026-01-01", "endDate": "2026-03-31", "status": "draft"})]
+    assert calls_of("invoices from Jan 5, 2026 to 5 February 2026, only drafts", [INVOICES]) == [
+        ("searchInvoices", {"startDate": "2026-01-05", "endDate": "2026-02-05", "status": "draft"})]
+
+
+def test_halves_of_one_ask_are_joined_and_whole_asks_kept_apart():
+    assert calls_of("ドルと円のレート", [FX]) == [("get_exchange_rate", {"base": "USD", "quote": "JPY"})]
+    assert calls_of("ユーロ円のレートと、ポンドドルのレート", [FX]) == [
+        ("get_exchange_rate", {"base": "EUR", "quote": "JPY"}),
+        ("get_exchange_rate", {"base": "GBP", "quote": "USD"})]
+
+
+def test_a_tie_goes_to_the_tool_the_request_can_fill():
+    remember = ToolSpec("remember_city", "ユーザーの都市を記憶する。", {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+    current = ToolSpec("current_city", "記憶した都市を返す。", {"type": "object", "properties": {}})
+    assert calls_of("大阪を覚えて", [remember, current]) == [("remember_city", {"city": "大阪"})]
+    assert calls_of("今どの都市を記憶してる？", [remember, current]) == [("current_city", {})]
+
+
+def test_arithmetic_reaches_an_add_tool():
+    add = ToolSpec("add", "Add two numbers.", {"type": "object", "properties": {
+        "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]})
+    assert calls_of("What's 2 + 3?", [add]) == [("add", {"a": 2, "b": 3})]
+
+
+def test_a_follow_up_reuses_the_earlier_requests_tool():
+    history = answered([Message.user("What's the weather in Tokyo?")], [("get_weather", {"city": "Tokyo"})],
+                       ["sunny"]) + [Message.assistant("Here is what I found: sunny")]
+    assert calls_of(history + [Message.user("And in Osaka?")], [PLAIN_WEATHER]) == [
+        ("get_weather", {"city": "Osaka"})]
+    assert calls_of(history + [Message.user("大阪は？")], [PLAIN_WEATHER]) == [
+        ("get_weather", {"city": "大阪"})]
+    assert R.decide(request(history + [Message.user("thanks!")], [PLAIN_WEATHER])).text == "You're welcome!"
+
+
 # ── answering without tools ────────────────────────────────────────────────────────────────────────
 
-@pytest.mark.parametrize("text, expected", [("hello", "Hello!"), ("こんにちは", "こんにちは"), ("你好", "你好"),
-                                            ("thanks!", "welcome"), ("Tell me a joke", "don't have a tool")])
+@pytest.mark.parametrize("text, expected", [("hello", "Hello!"), ("こんにちは", "こんにちは"),
+                                            ("你好", "你好"), ("thanks!", "welcome"),
+                                            ("Tell me a joke", "don't have a tool")])
 def test_small_talk_and_unmatched_requests_get_text(text, expected):
     decision = R.decide(request(text))
     assert decision.calls == () and expected in decision.text
@@ -229,7 +286,8 @@ def test_the_final_answer_quotes_the_results_in_the_users_language():
     history = answered([Message.user(text)], calls_of(text), ["東京は晴れ、22度です。", "1 USD = 155.2 JPY"])
     decision = R.decide(request(history))
     assert decision.calls == ()
-    assert decision.text == "調べた結果です。\n- get_weather: 東京は晴れ、22度です。\n- get_exchange_rate: 1 USD = 155.2 JPY"
+    assert decision.text == ("調べた結果です。\n- get_weather: 東京は晴れ、22度です。\n"
+                             "- get_exchange_rate: 1 USD = 155.2 JPY")
     english = "What's the weather in Tokyo and how many yen is one dollar?"
     history = answered([Message.user(english)], calls_of(english), ["Sunny, 22°C", "155.2"])
     assert R.decide(request(history)).text.startswith("Here is what I found:")
@@ -261,7 +319,8 @@ def test_results_are_read_in_every_shape(content, is_error, ok, value):
 def test_results_without_ids_are_paired_by_name():
     calls = (ToolCall("a", "get_weather", {"city": "東京"}, {"city": "東京"}),
              ToolCall("b", "get_exchange_rate", {}, {}))
-    messages = [Message.assistant(None, calls), Message("tool", "1 USD = 155.2 JPY", (), None, "get_exchange_rate"),
+    messages = [Message.assistant(None, calls),
+                Message("tool", "1 USD = 155.2 JPY", (), None, "get_exchange_rate"),
                 Message("tool", "晴れ", (), None, "get_weather")]
     attempts = R.pair_results(messages)
     assert [(a.call.id, a.outcome.value) for a in attempts] == [("b", "1 USD = 155.2 JPY"), ("a", "晴れ")]
@@ -289,8 +348,9 @@ def test_string_numbers_and_wrong_enum_spelling_are_taken_back_fixed():
                        [fails("schema", "'5' is a string; the schema wants a number", "$.seconds", "type")])
     assert calls_of(history, [WAIT]) == [("wait", {"seconds": 5})]
     history = answered([Message.user("find invoices from January 2026")],
-                       [("searchInvoices", {"startDate": "2026-01-01", "endDate": "2026-01-31", "status": "Paid"})],
-                       [fails("schema", "'Paid' is not one of 'draft', 'sent', 'paid', 'void'", "$.status", "enum")])
+                       [("searchInvoices", {**JANUARY_PAID, "status": "Paid"})],
+                       [fails("schema", "'Paid' is not one of 'draft', 'sent', 'paid', 'void'", "$.status",
+                              "enum")])
     assert calls_of(history, [INVOICES]) == [
         ("searchInvoices", {"startDate": "2026-01-01", "endDate": "2026-01-31", "status": "paid"})]
 
@@ -317,7 +377,7 @@ def test_an_error_it_cannot_fix_is_explained_in_the_users_language():
 def test_a_second_error_for_the_same_tool_is_explained_not_retried():
     history = answered([Message.user("東京の天気は？")], [("get_weather", {})],
                        [fails("schema", "missing required property 'city'", "$.city", "required")])
-    history = answered(history, [("get_weather", {"city": "東京"})], [fails("tool_error", "TimeoutError: timeout")])
+    history = answered(history, [TOKYO], [fails("tool_error", "TimeoutError: timeout")])
     decision = R.decide(request(history))
     assert decision.calls == () and "timeout" in decision.text
 
@@ -368,6 +428,10 @@ def test_splitting_a_request_into_asks():
     assert [text[a:b] for a, b in R.split_asks(text)] == ["東京の天気", "1ドル何円か教えて"]
     assert [a.text for a in R.choose_tools("weather in Tokyo and Osaka", SEED_TOOLS)] == [
         "weather in Tokyo and Osaka"]
+
+
+def test_the_module_docstring_example_runs():
+    assert doctest.testmod(R).failed == 0
 
 
 def test_json_in_results_is_not_double_encoded():

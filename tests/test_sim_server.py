@@ -279,7 +279,8 @@ def test_gpt6_works_on_responses_and_without_tools(client, fmt, tools):
     assert post(client, fmt, "gpt-6-astra", tools=tools).status_code == 200
 
 
-@pytest.mark.parametrize("model", ["claude-opus-5.5", "claude-sonnet-5.5", "claude-fable-5.1", "claude-mythos-5.1"])
+@pytest.mark.parametrize("model", ["claude-opus-5.5", "claude-sonnet-5.5", "claude-fable-5.1", "claude-mythos-5.1",
+                                   "claude-opus-5-5", "claude-mythos-5-1-20261001"])
 @pytest.mark.parametrize("choice", [{"type": "any"}, {"type": "tool", "name": "get_weather"}])
 def test_claude_5_5_refuses_forced_tool_choice(client, model, choice):
     r = post(client, "anthropic", model, tools=True, tool_choice=choice)
@@ -382,13 +383,12 @@ def test_badjson_in_a_stream_corrupts_one_event_and_keeps_the_framing(client):
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_cut_stream_delivers_some_events_then_breaks(client, fmt):
     received = bytearray()
-    with pytest.raises(httpx.RemoteProtocolError):
-        with client.stream("POST", path_for(fmt, "sim-reasoner-cut", stream=True),
-                           json=body_for(fmt, "sim-reasoner-cut", stream=True, tools=True),
-                           headers=headers_for(fmt)) as r:
-            assert r.status_code == 200
-            for piece in r.iter_raw():
-                received += piece
+    with pytest.raises(httpx.RemoteProtocolError), client.stream(
+            "POST", path_for(fmt, "sim-reasoner-cut", stream=True),
+            json=body_for(fmt, "sim-reasoner-cut", stream=True, tools=True), headers=headers_for(fmt)) as r:
+        assert r.status_code == 200
+        for piece in r.iter_raw():
+            received += piece
     assert b"data: {" in received
     if fmt in STREAM_ENDS:
         assert STREAM_ENDS[fmt].encode() not in received
@@ -626,7 +626,9 @@ def test_serve_works_as_context_manager_and_from_a_running_event_loop():
 
     async def inside_a_loop():  # what a notebook cell does: the kernel's loop is running
         with sim.serve(respond=stub_respond, models=STUB_MODELS) as s:
-            sync = httpx.post(s.url + "/v1/messages", json=body_for("anthropic"), headers=headers_for("anthropic"))
+            # A blocking call from inside the loop on purpose: with the server on this loop it would deadlock.
+            sync = httpx.post(s.url + "/v1/messages", json=body_for("anthropic"),  # noqa: ASYNC210
+                              headers=headers_for("anthropic"))
             async with httpx.AsyncClient() as c:
                 r = await c.post(s.url + "/v1/messages", json=body_for("anthropic"),
                                  headers=headers_for("anthropic"))

@@ -347,8 +347,11 @@ def test_optional_context_is_hidden_too_and_a_blank_one_is_made_outside_a_run():
     assert f.invoke({"city": "x"}, None) == "f"
 
 
-def test_context_state_is_read_only():
-    context = ToolContext("c", "t", state={"a": 1})
+def test_context_state_is_a_read_only_snapshot():
+    run_state = {"a": 1}
+    context = ToolContext("c", "t", state=run_state)
+    run_state["a"] = 99
+    assert context.state["a"] == 1
     with pytest.raises(TypeError):
         context.state["a"] = 2  # type: ignore[index]
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -55,27 +55,31 @@ def through_json(obj):
 
 # -- JSON round trips ----------------------------------------------------------------------------------------
 
-@settings(max_examples=150, deadline=None)
-@given(st.one_of(usages, tool_calls, tool_specs, tool_results, messages, model_turns))
-def test_every_value_survives_to_dict_json_and_from_dict(value):
+@pytest.mark.parametrize("values", [usages, tool_calls, tool_specs, tool_results, messages, model_turns],
+                         ids=["Usage", "ToolCall", "ToolSpec", "ToolResult", "Message", "ModelTurn"])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_value_survives_to_dict_json_and_from_dict(values, data):
+    value = data.draw(values)
     back = through_json(value)
     assert back == value
     assert type(back) is type(value)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(model_turns)
 def test_model_turn_round_trip_keeps_the_raw_provider_json(turn):
     assert through_json(turn).raw == turn.raw
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(messages)
 def test_round_tripped_messages_keep_tuples_so_they_stay_immutable(message):
     back = through_json(message)
     assert isinstance(back.tool_calls, tuple)
 
 
+@settings(max_examples=50, deadline=None)
 @given(model_options)
 def test_model_options_to_dict_is_plain_json(options):
     d = options.to_dict()
@@ -179,6 +183,7 @@ def test_arguments_of_another_type_parse_to_none(raw):
     assert ToolCall.from_raw("c", "f", raw).arguments is None
 
 
+@settings(deadline=None)
 @given(st.text(max_size=60))
 def test_from_raw_never_raises_and_only_returns_what_json_says(raw):
     parsed = ToolCall.from_raw("c", "f", raw).arguments
@@ -187,6 +192,7 @@ def test_from_raw_never_raises_and_only_returns_what_json_says(raw):
         assert parsed == expected and isinstance(parsed, dict)
 
 
+@settings(max_examples=50, deadline=None)
 @given(json_objects)
 def test_any_object_serialised_to_text_parses_back_to_itself(obj):
     assert parse_arguments(json.dumps(obj)) == obj
@@ -271,6 +277,7 @@ def test_usage_adds_field_by_field_and_totals():
     assert total == Usage(15, 5) and total.total_tokens == 20
 
 
+@settings(deadline=None)
 @given(st.lists(usages, max_size=6))
 def test_summing_usages_matches_summing_the_counts(items):
     total = sum(items, Usage())

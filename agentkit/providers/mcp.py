@@ -6,7 +6,8 @@ vocabulary and those messages, so a `@tool` can be offered over MCP and an MCP s
 handed to any model:
 
     ToolSpec   <-> Tool            {"name", "description", "inputSchema"}              (camelCase on the wire)
-    ToolCall    -> tools/call      {"jsonrpc": "2.0", "id", "method": "tools/call", "params": {"name", "arguments"}}
+    ToolCall    -> tools/call      {"jsonrpc": "2.0", "id", "method": "tools/call",
+                                    "params": {"name", "arguments"}}
     ToolResult <-> CallToolResult  {"content": [{"type": "text", "text"}], "structuredContent", "isError"}
 
 A tool that failed is still a *result*, with `isError: true`, because the model should read it; a
@@ -71,10 +72,10 @@ def tool_from_mcp(d: Any) -> ToolSpec:
     """An MCP `Tool` -> ToolSpec. `strict` is off: MCP has no strict mode, and server schemas rarely
     meet OpenAI's strict rules (every property required, `additionalProperties: false`)."""
     if not isinstance(d, dict) or not isinstance(d.get("name"), str) or not d["name"]:
-        raise ValueError(f"an MCP tool needs a non-empty string `name`: {d!r:.200}")
+        raise TypeError(f"an MCP tool needs a non-empty string `name`: {d!r:.200}")
     schema = d.get("inputSchema")
     if not isinstance(schema, dict):
-        raise ValueError(f"MCP tool {d['name']!r} needs an `inputSchema` object (note the camelCase)")
+        raise TypeError(f"MCP tool {d['name']!r} needs an `inputSchema` object (note the camelCase)")
     description = d.get("description") if isinstance(d.get("description"), str) else ""
     return ToolSpec(d["name"], description or "", schema, False)
 
@@ -103,16 +104,17 @@ def result_from_mcp(call: ToolCall, d: Any) -> ToolResult:
     a success with `structuredContent` (or the text), or a "tool_error" failure when `isError` is set.
     """
     if not isinstance(d, dict) or not isinstance(d.get("content"), list):
-        raise ValueError(f"a CallToolResult needs a `content` list: {d!r:.200}")
-    text = "\n".join(block["text"] for block in d["content"]
-                     if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str))
+        raise TypeError(f"a CallToolResult needs a `content` list: {d!r:.200}")
+    blocks = [block for block in d["content"] if isinstance(block, dict) and block.get("type") == "text"]
+    texts = [block.get("text") for block in blocks]
+    text = "\n".join(t for t in texts if isinstance(t, str))
     envelope = _kit_envelope(text)
     if envelope is not None:
         if envelope["ok"]:
             return ToolResult.success(call, envelope.get("result"))
         error = envelope.get("error") if isinstance(envelope.get("error"), dict) else {}
-        return ToolResult.failure(call, str(error.get("kind") or "tool_error"), str(error.get("message") or ""),
-                                  error.get("path"), error.get("keyword"))
+        kind, message = str(error.get("kind") or "tool_error"), str(error.get("message") or "")
+        return ToolResult.failure(call, kind, message, error.get("path"), error.get("keyword"))
     if d.get("isError") is True:
         return ToolResult.failure(call, "tool_error", text or "the tool reported an error")
     structured = d.get("structuredContent")
@@ -127,9 +129,9 @@ def _kit_envelope(text: str) -> dict | None:
         value = json.loads(text)
     except ValueError:
         return None
-    if isinstance(value, dict) and {"toolCallId", "name", "ok"} <= value.keys() and isinstance(value["ok"], bool):
-        return value
-    return None
+    if not isinstance(value, dict) or not {"toolCallId", "name", "ok"} <= value.keys():
+        return None
+    return value if isinstance(value["ok"], bool) else None
 
 
 def _jsonable(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions format (`POST /v1/chat/completions`), both sides of the wire, as pure functions.
+"""The OpenAI Chat Completions format (`POST /v1/chat/completions`): both sides of the wire, pure functions.
 
 What is special about tool calling here:
 
@@ -55,7 +55,10 @@ STOP_TO_FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length"
                   "content_filter": "content_filter", "other": "stop"}
 
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
+NOT_JSON = ("We could not parse the JSON body of your request. (HINT: This likely means you aren't using "
+            "your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not "
+            "valid JSON.)")
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+")  # used with fullmatch: `$` would let "f\n" through
 
 
 # --- tool definitions ------------------------------------------------------------------------------
@@ -84,17 +87,7 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
         raise _invalid_value(f"{param}.type", kind, ("function", "custom"))
     function = _required_object(d, "function", param)
     where = f"{param}.function"
-    name = _required_str(function, "name", where)
-    if not name:
-        raise RequestInvalid(f"Invalid '{where}.name': empty string. Expected a string with minimum length 1, "
-                             "but got an empty string instead.", f"{where}.name", code="empty_string")
-    if len(name) > 64:
-        raise RequestInvalid(f"Invalid '{where}.name': string too long. Expected a string with maximum length "
-                             f"64, but got a string with length {len(name)} instead.", f"{where}.name",
-                             code="string_above_max_length")
-    if not TOOL_NAME.match(name):
-        raise RequestInvalid(f"Invalid '{where}.name': string does not match pattern. Expected a string that "
-                             "matches the pattern '^[a-zA-Z0-9_-]+$'.", f"{where}.name", code="invalid_value")
+    name = _tool_name(function, where)
     description = _optional(function, "description", str, "a string", where) or ""
     parameters = _optional(function, "parameters", dict, "an object", where)
     strict = _optional(function, "strict", bool, "a boolean", where) or False
@@ -106,11 +99,12 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
 # --- client side: the request ----------------------------------------------------------------------
 
 def auth_headers(api_key: str) -> dict:
+    """The key as a bearer token (kept out of WireRequest.headers, so requests can be logged safely)."""
     return {"Authorization": f"Bearer {api_key}"}
 
 
 def tool_choice_to_wire(choice: ToolChoice) -> str | dict:
-    """"auto" / "none" / "required" stay strings; {"name": X} forces that one function."""
+    """The neutral choice on the wire: the three words stay strings; {"name": X} forces that one function."""
     if isinstance(choice, dict):
         return {"type": "function", "function": {"name": choice["name"]}}
     return choice
@@ -162,7 +156,7 @@ def _call_to_wire(call_id: str, call: ToolCall) -> dict:
 # --- client side: the response ---------------------------------------------------------------------
 
 def neutral_stop(finish_reason: Any, has_calls: bool) -> TurnStop:
-    """finish_reason -> the kit's stop word. Calls with "stop" (older Ollama, llama.cpp) count as tool_calls."""
+    """finish_reason -> the kit's stop word; calls with "stop" (older Ollama, llama.cpp) are tool_calls."""
     if finish_reason is None:  # some compatible servers leave it out
         stop: TurnStop = "stop"
     else:
@@ -204,7 +198,8 @@ def _turn(text: str | None, calls: list[ToolCall], finish_reason: Any, usage: Us
 def _call_from_wire(c: dict) -> ToolCall:
     if c.get("type") == "custom":  # a free-text tool: its `input` is the raw text
         custom = c.get("custom") if isinstance(c.get("custom"), dict) else {}
-        return ToolCall.from_raw(str(c.get("id") or ""), str(custom.get("name") or ""), _raw_text(custom.get("input")))
+        return ToolCall.from_raw(str(c.get("id") or ""), str(custom.get("name") or ""),
+                                 _raw_text(custom.get("input")))
     function = c.get("function") if isinstance(c.get("function"), dict) else {}
     return ToolCall.from_raw(str(c.get("id") or ""), str(function.get("name") or ""),
                              _raw_text(function.get("arguments")))
@@ -221,7 +216,8 @@ def _text_of(content: Any) -> str | None:
     if isinstance(content, str):
         return content or None
     if isinstance(content, list):  # some compatible servers answer with text parts
-        return "".join(p.get("text") or "" for p in content if isinstance(p, dict) and p.get("type") == "text") or None
+        texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        return "".join(t for t in texts if isinstance(t, str)) or None
     return None
 
 
@@ -243,7 +239,8 @@ def _in_band_error(body: dict, provider: str) -> BadResponseError:
         kind = error.get("type") or error.get("code")
     else:
         message, kind = str(error), None
-    return BadResponseError(message, error_type=None if kind is None else str(kind), provider=provider, body=body)
+    return BadResponseError(message, error_type=None if kind is None else str(kind), provider=provider,
+                            body=body)
 
 
 class StreamAssembler:
@@ -281,7 +278,8 @@ class StreamAssembler:
         try:
             chunk = json.loads(text)
         except ValueError:
-            raise BadResponseError(f"a stream chunk is not JSON: {text[:80]!r}", provider=self.provider) from None
+            raise BadResponseError(f"a stream chunk is not JSON: {text[:80]!r}",
+                                   provider=self.provider) from None
         if not isinstance(chunk, dict):
             raise BadResponseError("a stream chunk is not a JSON object", provider=self.provider, body=chunk)
         if chunk.get("error"):
@@ -411,9 +409,7 @@ SKIPPED_PARTS = ("image_url", "input_audio", "refusal", "audio", "file")
 def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     """What a client sent -> ChatRequest, or RequestInvalid with the 400 the real API would give."""
     if not isinstance(body, dict):
-        raise RequestInvalid("We could not parse the JSON body of your request. (HINT: This likely means you "
-                             "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, "
-                             "but what was sent was not valid JSON.)", None)
+        raise RequestInvalid(NOT_JSON, None)
     model_name = body.get("model", model)
     if model_name is None:
         raise RequestInvalid("you must provide a model parameter", None)
@@ -543,8 +539,8 @@ def _tool_choice_field(body: dict, names: list[str], has_tools: bool) -> tuple[T
     function = _required_object(choice, "function", "tool_choice")
     name = _required_str(function, "name", "tool_choice.function")
     if name not in names:  # (sic: the API still words this in terms of the legacy functions API)
-        raise RequestInvalid(f"Invalid value for 'function_call': no function named '{name}' was specified in "
-                             "the 'functions' parameter.", "function_call")
+        raise RequestInvalid(f"Invalid value for 'function_call': no function named '{name}' was specified "
+                             "in the 'functions' parameter.", "function_call")
     return {"name": name}, None
 
 
@@ -568,8 +564,7 @@ def _max_tokens_field(body: dict) -> int | None:
         if not isinstance(value, int) or isinstance(value, bool):
             raise _invalid_type(key, "an integer", value)
         if value < 1:
-            raise RequestInvalid(f"Invalid '{key}': integer below minimum value. Expected a value >= 1, but got "
-                                 f"{value} instead.", key, code="integer_below_min_value")
+            raise _out_of_range(key, value, ">=", 1, "integer")
         return value
     return None
 
@@ -580,12 +575,9 @@ def _temperature_field(body: dict) -> float | None:
         return None
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise _invalid_type("temperature", "a decimal", value)
-    if value < 0:
-        raise RequestInvalid(f"Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got "
-                             f"{value} instead.", "temperature", code="decimal_below_min_value")
-    if value > 2:
-        raise RequestInvalid(f"Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got "
-                             f"{value} instead.", "temperature", code="decimal_above_max_value")
+    if not 0 <= value <= 2:
+        op, bound = (">=", 0) if value < 0 else ("<=", 2)
+        raise _out_of_range("temperature", value, op, bound, "decimal")
     return value
 
 
@@ -599,10 +591,11 @@ def _stream_field(body: dict) -> bool:
 def _check_content(messages: list[Message], wire: list[dict]) -> None:
     """Null content is refused, except on an assistant message that carries something else instead."""
     for i, (m, w) in enumerate(zip(messages, wire)):
-        stands_in = m.role == "assistant" and (m.tool_calls or any(w.get(k) is not None
-                                                                  for k in ("function_call", "refusal", "audio")))
+        substitutes = ("function_call", "refusal", "audio")
+        stands_in = m.role == "assistant" and (m.tool_calls or any(w.get(k) is not None for k in substitutes))
         if m.content is None and not stands_in:
-            raise RequestInvalid("Invalid value for 'content': expected a string, got null.", f"messages.[{i}].content")
+            raise RequestInvalid("Invalid value for 'content': expected a string, got null.",
+                                 f"messages.[{i}].content")
 
 
 def _pair_results(messages: list[Message]) -> list[Message]:
@@ -634,9 +627,9 @@ def _pair_results(messages: list[Message]) -> list[Message]:
 
 
 def _unanswered(i: int, ids: list[str]) -> RequestInvalid:
-    return RequestInvalid("An assistant message with 'tool_calls' must be followed by tool messages responding to "
-                          "each 'tool_call_id'. The following tool_call_ids did not have response messages: "
-                          + ", ".join(ids), f"messages.[{i}].role")
+    return RequestInvalid("An assistant message with 'tool_calls' must be followed by tool messages "
+                          "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                          "response messages: " + ", ".join(ids), f"messages.[{i}].role")
 
 
 # The API's wording for schema faults, in one place.
@@ -677,8 +670,31 @@ def _invalid_value(param: str, value: Any, allowed: tuple[str, ...]) -> RequestI
 
 
 def _empty_array(param: str) -> RequestInvalid:
-    return RequestInvalid(f"Invalid '{param}': empty array. Expected an array with minimum length 1, but got an "
-                          "empty array instead.", param, code="empty_array")
+    return RequestInvalid(f"Invalid '{param}': empty array. Expected an array with minimum length 1, but got "
+                          "an empty array instead.", param, code="empty_array")
+
+
+def _out_of_range(param: str, value: Any, op: str, bound: float, kind: str) -> RequestInvalid:
+    """The API's words for a number out of bounds ("... Expected a value >= 1, but got 0 instead.")."""
+    side, code = ("below minimum", "below_min") if op == ">=" else ("above maximum", "above_max")
+    return RequestInvalid(f"Invalid '{param}': {kind} {side} value. Expected a value {op} {bound}, but got "
+                          f"{value} instead.", param, code=f"{kind}_{code}_value")
+
+
+def _tool_name(d: dict, at: str) -> str:
+    """The API's refusals of a tool name: missing, empty, longer than 64, or outside [a-zA-Z0-9_-]."""
+    name, param = _required_str(d, "name", at), f"{at}.name"
+    if not name:
+        raise RequestInvalid(f"Invalid '{param}': empty string. Expected a string with minimum length 1, but "
+                             "got an empty string instead.", param, code="empty_string")
+    if len(name) > 64:
+        raise RequestInvalid(f"Invalid '{param}': string too long. Expected a string with maximum length 64, "
+                             f"but got a string with length {len(name)} instead.", param,
+                             code="string_above_max_length")
+    if not TOOL_NAME.fullmatch(name):
+        raise RequestInvalid(f"Invalid '{param}': string does not match pattern. Expected a string that "
+                             "matches the pattern '^[a-zA-Z0-9_-]+$'.", param, code="invalid_value")
+    return name
 
 
 def _required(d: dict, key: str, at: str) -> Any:
@@ -715,7 +731,8 @@ def response_id(turn: ModelTurn, request: ChatRequest) -> str:
     if turn.id and turn.id.startswith("chatcmpl-"):
         return turn.id
     # No id at all: derive one from what identifies this turn (same request -> same id).
-    seed = turn.id or [request.model, len(request.messages), turn.text, [c.to_dict() for c in turn.tool_calls]]
+    seed = turn.id or [request.model, len(request.messages), turn.text,
+                        [c.to_dict() for c in turn.tool_calls]]
     return "chatcmpl-" + stable_id(seed, length=29)
 
 
@@ -743,18 +760,20 @@ def _usage_to_wire(usage: Usage) -> dict:
 
 
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
-    """The JSON body a real server answers (reference §1.5); validates as `openai.types.chat.ChatCompletion`."""
-    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None, "refusal": None, "annotations": []}
+    """The JSON body a real server answers (§1.5); validates as `openai.types.chat.ChatCompletion`."""
+    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None, "refusal": None,
+                               "annotations": []}
     if turn.tool_calls:
-        message["tool_calls"] = [_call_to_wire(i, c) for i, c in zip(call_ids(turn, request), turn.tool_calls)]
+        ids = call_ids(turn, request)
+        message["tool_calls"] = [_call_to_wire(i, c) for i, c in zip(ids, turn.tool_calls)]
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason(turn)}
     return {"id": response_id(turn, request), "object": "chat.completion", "created": CREATED,
-            "model": turn.model or request.model,
-            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason(turn)}],
+            "model": turn.model or request.model, "choices": [choice],
             "usage": _usage_to_wire(turn.usage), "service_tier": "default", "system_fingerprint": "fp_sim"}
 
 
 def pieces(text: str, parts: int = 3) -> list[str]:
-    """`text` cut into up to `parts` pieces (at least two when it has two characters), as a stream sends it."""
+    """`text` cut into up to `parts` pieces (two or more once it has two characters), as streams send it."""
     if len(text) < 2:
         return [text]
     size = -(-len(text) // min(parts, len(text)))
@@ -810,7 +829,8 @@ def build_error(status: int, message: str, error_type: str | None = None, **kw: 
     "invalid_request_error"); pass `param=` and `code=` as RequestInvalid carries them.
     """
     if error_type is None:
-        error_type = "requests" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
+        error_type = ("requests" if status == 429 else "server_error" if status >= 500
+                      else "invalid_request_error")
     return {"error": {"message": message, "type": error_type, "param": kw.get("param"),
                       "code": kw.get("code", DEFAULT_CODES.get(status))}}
 

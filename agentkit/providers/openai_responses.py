@@ -52,7 +52,10 @@ CREATED = 1767225600
 INCOMPLETE_TO_STOP: dict[str, TurnStop] = {"max_output_tokens": "length", "content_filter": "content_filter"}
 STOP_TO_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter", "other": None}
 
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+")  # used with fullmatch: `$` would let "f\n" through
+NOT_JSON = ("We could not parse the JSON body of your request. (HINT: This likely means you aren't using "
+            "your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not "
+            "valid JSON.)")
 
 
 # --- tool definitions ------------------------------------------------------------------------------
@@ -78,17 +81,7 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
     kind = _required(d, "type", param)
     if kind != "function":
         raise _invalid_value(f"{param}.type", kind, ("function",))
-    name = _required_str(d, "name", param)
-    if not name:
-        raise RequestInvalid(f"Invalid '{param}.name': empty string. Expected a string with minimum length 1, "
-                             "but got an empty string instead.", f"{param}.name", code="empty_string")
-    if len(name) > 64:
-        raise RequestInvalid(f"Invalid '{param}.name': string too long. Expected a string with maximum length 64, "
-                             f"but got a string with length {len(name)} instead.", f"{param}.name",
-                             code="string_above_max_length")
-    if not TOOL_NAME.match(name):
-        raise RequestInvalid(f"Invalid '{param}.name': string does not match pattern. Expected a string that "
-                             "matches the pattern '^[a-zA-Z0-9_-]+$'.", f"{param}.name", code="invalid_value")
+    name = _tool_name(d, param)
     description = _optional(d, "description", str, "a string", param) or ""
     parameters = _optional(d, "parameters", dict, "an object", param)
     strict = _optional(d, "strict", bool, "a boolean", param)
@@ -101,11 +94,12 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
 # --- client side: the request ----------------------------------------------------------------------
 
 def auth_headers(api_key: str) -> dict:
+    """The key as a bearer token (kept out of WireRequest.headers, so requests can be logged safely)."""
     return {"Authorization": f"Bearer {api_key}"}
 
 
 def tool_choice_to_wire(choice: ToolChoice) -> str | dict:
-    """"auto" / "none" / "required" stay strings; {"name": X} becomes {"type": "function", "name": X} (flat)."""
+    """The neutral choice on the wire: the three words stay strings; {"name": X} gets `"type": "function"`."""
     if isinstance(choice, dict):
         return {"type": "function", "name": choice["name"]}
     return choice
@@ -201,8 +195,8 @@ def _output_text(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return "".join(p.get("text") or "" for p in content
-                   if isinstance(p, dict) and p.get("type") == "output_text" and isinstance(p.get("text"), str))
+    texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "output_text"]
+    return "".join(t for t in texts if isinstance(t, str))
 
 
 def _raw_text(arguments: Any) -> str | dict:
@@ -225,7 +219,8 @@ def _failed(response: dict, body: Any) -> BadResponseError:
     """A failed response (status "failed", or `error` set) as the error it carries."""
     error = response.get("error")
     if isinstance(error, dict):
-        message, kind = str(error.get("message") or "the response failed"), error.get("code") or error.get("type")
+        message = str(error.get("message") or "the response failed")
+        kind = error.get("code") or error.get("type")
     else:
         message, kind = str(error or "the response failed"), None
     return BadResponseError(message, error_type=None if kind is None else str(kind), provider=NAME, body=body)
@@ -248,7 +243,7 @@ class StreamAssembler:
     provider = NAME
 
     def __init__(self) -> None:
-        self.items: dict[int, dict] = {}    # output_index -> {"type", "parts", "call_id", "name", "arguments"}
+        self.items: dict[int, dict] = {}  # output_index -> {"type", "parts", "call_id", "name", "arguments"}
         self.by_item_id: dict[str, int] = {}
         self.response: dict | None = None   # the terminal event's response object
         self.events: list[dict] = []
@@ -260,9 +255,11 @@ class StreamAssembler:
         try:
             payload = json.loads(text)
         except ValueError:
-            raise BadResponseError(f"a stream event is not JSON: {text[:80]!r}", provider=self.provider) from None
+            raise BadResponseError(f"a stream event is not JSON: {text[:80]!r}",
+                                   provider=self.provider) from None
         if not isinstance(payload, dict):
-            raise BadResponseError("a stream event is not a JSON object", provider=self.provider, body=payload)
+            raise BadResponseError("a stream event is not a JSON object", provider=self.provider,
+                                   body=payload)
         self.events.append(payload)
         kind = payload.get("type") or event  # the SDK dispatches on data.type; `event:` is the same word
         if kind == "error":
@@ -288,10 +285,13 @@ class StreamAssembler:
 
     def _state(self, payload: dict) -> dict:
         """The item an event is about: by `item_id` when known, else by `output_index`."""
-        index = self.by_item_id.get(payload.get("item_id")) if isinstance(payload.get("item_id"), str) else None
-        if index is None:
-            index = payload.get("output_index") if isinstance(payload.get("output_index"), int) else len(self.items)
-        return self.items.setdefault(index, {"type": None, "parts": {}, "call_id": "", "name": "", "arguments": []})
+        item_id, index = payload.get("item_id"), payload.get("output_index")
+        if isinstance(item_id, str) and item_id in self.by_item_id:
+            index = self.by_item_id[item_id]
+        elif not isinstance(index, int):
+            index = len(self.items)
+        fresh = {"type": None, "parts": {}, "call_id": "", "name": "", "arguments": []}
+        return self.items.setdefault(index, fresh)
 
     def _part(self, payload: dict) -> list[str]:
         index = payload.get("content_index") if isinstance(payload.get("content_index"), int) else 0
@@ -405,7 +405,8 @@ SKIPPED_ITEMS = frozenset({
     "reasoning", "compaction", "compaction_trigger", "item_reference", "file_search_call", "web_search_call",
     "computer_call", "computer_call_output", "tool_search_call", "tool_search_output", "additional_tools",
     "configuration_update", "image_generation_call", "code_interpreter_call", "local_shell_call",
-    "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output",
+    "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call",
+    "apply_patch_call_output",
     "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call", "custom_tool_call",
     "custom_tool_call_output", "program", "program_output"})
 
@@ -417,9 +418,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     whose call is not in `input` is accepted; its tool message then has no `name`.
     """
     if not isinstance(body, dict):
-        raise RequestInvalid("We could not parse the JSON body of your request. (HINT: This likely means you "
-                             "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, "
-                             "but what was sent was not valid JSON.)", None)
+        raise RequestInvalid(NOT_JSON, None)
     model_name = body.get("model", model)
     if model_name is None:
         raise _missing("model")
@@ -434,8 +433,8 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     messages += _messages_from_items(items)
     tools = _tools_field(body.get("tools"))
     choice, unmodelled_choice = _tool_choice_field(body.get("tool_choice"))
-    options = ModelOptions(choice, _bool_field(body, "parallel_tool_calls"), bool(_bool_field(body, "stream")),
-                           _max_tokens_field(body), _temperature_field(body))
+    parallel, stream = _bool_field(body, "parallel_tool_calls"), bool(_bool_field(body, "stream"))
+    options = ModelOptions(choice, parallel, stream, _max_tokens_field(body), _temperature_field(body))
     messages = _pair_outputs(messages, stateful)
     extras = {k: v for k, v in body.items() if k not in MODELLED}
     if unmodelled_choice is not None:
@@ -525,8 +524,8 @@ def _tools_field(value: Any) -> list[ToolSpec]:
             if not (isinstance(d, dict) and isinstance(d.get("type"), str) and d["type"] != "function")]
 
 
-HOSTED_CHOICES = ("file_search", "web_search_preview", "computer_use_preview", "web_search_preview_2025_03_11",
-                  "computer", "computer_use", "image_generation", "code_interpreter", "mcp", "custom",
+HOSTED_CHOICES = ("file_search", "web_search_preview", "computer_use_preview", "computer", "computer_use",
+                  "web_search_preview_2025_03_11", "image_generation", "code_interpreter", "mcp", "custom",
                   "apply_patch", "shell", "programmatic_tool_calling")
 
 
@@ -570,8 +569,7 @@ def _max_tokens_field(body: dict) -> int | None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise _invalid_type("max_output_tokens", "an integer", value)
     if value < 16:
-        raise RequestInvalid(f"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, "
-                             f"but got {value} instead.", "max_output_tokens", code="integer_below_min_value")
+        raise _out_of_range("max_output_tokens", value, ">=", 16, "integer")
     return value
 
 
@@ -581,12 +579,9 @@ def _temperature_field(body: dict) -> float | None:
         return None
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise _invalid_type("temperature", "a decimal", value)
-    if value < 0:
-        raise RequestInvalid(f"Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got "
-                             f"{value} instead.", "temperature", code="decimal_below_min_value")
-    if value > 2:
-        raise RequestInvalid(f"Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got "
-                             f"{value} instead.", "temperature", code="decimal_above_max_value")
+    if not 0 <= value <= 2:
+        op, bound = (">=", 0) if value < 0 else ("<=", 2)
+        raise _out_of_range("temperature", value, op, bound, "decimal")
     return value
 
 
@@ -603,8 +598,8 @@ def _pair_outputs(messages: list[Message], stateful: bool) -> list[Message]:
             calls.update({c.id: c.name for c in m.tool_calls})
         elif m.role == "tool":
             if m.tool_call_id not in calls and not stateful:
-                raise RequestInvalid(f"No tool call found for function call output with call_id {m.tool_call_id}.",
-                                     "input")
+                raise RequestInvalid("No tool call found for function call output with call_id "
+                                     f"{m.tool_call_id}.", "input")
             answered.add(m.tool_call_id or "")
             m = replace(m, name=calls.get(m.tool_call_id or ""))
         out.append(m)
@@ -651,6 +646,29 @@ def _invalid_value(param: str, value: Any, allowed: tuple[str, ...]) -> RequestI
                           code="invalid_value")
 
 
+def _out_of_range(param: str, value: Any, op: str, bound: float, kind: str) -> RequestInvalid:
+    """The API's words for a number out of bounds ("... Expected a value >= 1, but got 0 instead.")."""
+    side, code = ("below minimum", "below_min") if op == ">=" else ("above maximum", "above_max")
+    return RequestInvalid(f"Invalid '{param}': {kind} {side} value. Expected a value {op} {bound}, but got "
+                          f"{value} instead.", param, code=f"{kind}_{code}_value")
+
+
+def _tool_name(d: dict, at: str) -> str:
+    """The API's refusals of a tool name: missing, empty, longer than 64, or outside [a-zA-Z0-9_-]."""
+    name, param = _required_str(d, "name", at), f"{at}.name"
+    if not name:
+        raise RequestInvalid(f"Invalid '{param}': empty string. Expected a string with minimum length 1, but "
+                             "got an empty string instead.", param, code="empty_string")
+    if len(name) > 64:
+        raise RequestInvalid(f"Invalid '{param}': string too long. Expected a string with maximum length 64, "
+                             f"but got a string with length {len(name)} instead.", param,
+                             code="string_above_max_length")
+    if not TOOL_NAME.fullmatch(name):
+        raise RequestInvalid(f"Invalid '{param}': string does not match pattern. Expected a string that "
+                             "matches the pattern '^[a-zA-Z0-9_-]+$'.", param, code="invalid_value")
+    return name
+
+
 def _required(d: dict, key: str, at: str) -> Any:
     if d.get(key) is None:
         raise _missing(f"{at}.{key}")
@@ -677,7 +695,8 @@ def response_id(turn: ModelTurn, request: ChatRequest) -> str:
     """A `resp_…` id: the turn's own when it already has that shape, else derived from it."""
     if turn.id and turn.id.startswith("resp_"):
         return turn.id
-    seed = turn.id or [request.model, len(request.messages), turn.text, [c.to_dict() for c in turn.tool_calls]]
+    seed = turn.id or [request.model, len(request.messages), turn.text,
+                        [c.to_dict() for c in turn.tool_calls]]
     return "resp_" + stable_id(seed, length=50)
 
 
@@ -702,7 +721,7 @@ def _usage_to_wire(usage: Usage) -> dict:
 
 
 def _status(turn: ModelTurn) -> tuple[str, str | None]:
-    """(status, incomplete reason): only a cut-off answer is "incomplete"; calls or not, the rest is "completed"."""
+    """(status, incomplete reason): a cut-off answer is "incomplete"; the rest, calls or not, "completed"."""
     if turn.stop in STOP_TO_INCOMPLETE:
         return "incomplete", STOP_TO_INCOMPLETE[turn.stop]
     return "completed", None
@@ -717,13 +736,14 @@ def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
     status, reason = _status(turn)
     output: list[dict] = []
     if turn.text:
+        text = {"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}
         output.append({"type": "message", "id": item_id("msg_", rid, "message"), "status": status,
-                       "role": "assistant",
-                       "content": [{"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}]})
+                       "role": "assistant", "content": [text]})
     for call_id, call in zip(call_ids(turn, request), turn.tool_calls):
         output.append({"type": "function_call", "id": item_id("fc_", rid, call_id), "call_id": call_id,
                        "name": call.name, "arguments": call.arguments_json(), "status": "completed"})
     extras, options = request.extras, request.options
+    parallel = True if options.parallel_tool_calls is None else options.parallel_tool_calls
     # An allowed_tools subset is echoed as sent; anything else in the kit's own words.
     unmodelled = extras.get("tool_choice")
     allowed = isinstance(unmodelled, dict) and unmodelled.get("type") == "allowed_tools"
@@ -732,7 +752,7 @@ def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
             "incomplete_details": {"reason": reason} if status == "incomplete" else None,
             "instructions": extras.get("instructions"), "max_output_tokens": options.max_tokens,
             "model": turn.model or request.model, "output": output,
-            "parallel_tool_calls": True if options.parallel_tool_calls is None else options.parallel_tool_calls,
+            "parallel_tool_calls": parallel,
             "previous_response_id": extras.get("previous_response_id"),
             "reasoning": {"effort": None, "summary": None},
             "store": extras["store"] if isinstance(extras.get("store"), bool) else True,
@@ -743,7 +763,7 @@ def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
 
 
 def pieces(text: str, parts: int = 3) -> list[str]:
-    """`text` cut into up to `parts` pieces (at least two when it has two characters), as a stream sends it."""
+    """`text` cut into up to `parts` pieces (two or more once it has two characters), as streams send it."""
     if len(text) < 2:
         return [text]
     size = -(-len(text) // min(parts, len(text)))
@@ -797,7 +817,8 @@ def build_error(status: int, message: str, error_type: str | None = None, **kw: 
     "invalid_request_error"); pass `param=` and `code=` as RequestInvalid carries them.
     """
     if error_type is None:
-        error_type = "requests" if status == 429 else "server_error" if status >= 500 else "invalid_request_error"
+        error_type = ("requests" if status == 429 else "server_error" if status >= 500
+                      else "invalid_request_error")
     default_code = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}.get(status)
     return {"error": {"message": message, "type": error_type, "param": kw.get("param"),
                       "code": kw.get("code", default_code)}}
@@ -805,5 +826,6 @@ def build_error(status: int, message: str, error_type: str | None = None, **kw: 
 
 def build_stream_error(message: str, code: str = "server_error", sequence_number: int = 0) -> SSEvent:
     """A mid-stream failure as the API sends it: an `error` event (the SDK raises on it)."""
-    payload = {"type": "error", "code": code, "message": message, "param": None, "sequence_number": sequence_number}
+    payload = {"type": "error", "code": code, "message": message, "param": None,
+               "sequence_number": sequence_number}
     return SSEvent(dumps(payload), event="error")

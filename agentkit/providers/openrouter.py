@@ -113,7 +113,8 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
         raise RequestInvalid("Invalid type for 'models': expected an array of strings.", "models",
                              code="invalid_type")
     if extras.get("provider") is not None and not isinstance(extras["provider"], dict):
-        raise RequestInvalid("Invalid type for 'provider': expected an object.", "provider", code="invalid_type")
+        raise RequestInvalid("Invalid type for 'provider': expected an object.", "provider",
+                             code="invalid_type")
     return replace(request, fallback_models=tuple(models or ()), extras=extras)
 
 
@@ -174,7 +175,8 @@ def build_error(status: int, message: str, error_type: str | None = None, **kw: 
     return {"error": error}
 
 
-def build_stream_error(turn: ModelTurn, request: ChatRequest, message: str, code: str = "server_error") -> SSEvent:
+def build_stream_error(turn: ModelTurn, request: ChatRequest, message: str,
+                       code: str = "server_error") -> SSEvent:
     """A failure after the stream started (§6.5): a chunk with `error` and `finish_reason: "error"`."""
     body = build_response(turn, request)
     chunk = {"id": body["id"], "object": "chat.completion.chunk", "created": CREATED, "model": body["model"],

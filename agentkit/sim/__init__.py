@@ -28,7 +28,7 @@ from typing import Any
 
 from .server import SimServer, serve, shared
 
-__all__ = ["serve", "shared", "SimServer", "create_app"]
+__all__ = ["SimServer", "create_app", "serve", "shared"]
 
 
 def create_app(*args: Any, **kwargs: Any) -> Any:

@@ -13,11 +13,14 @@ from .server import BASE_PATHS, SDK_BASE_PATHS, _sim_protocol, listening_socket
 
 
 def main(argv: list[str] | None = None) -> int:
-    fault_help = "; ".join(f"{name}: {text}" for name, (_, text) in FAULTS.items())
+    fault_lines = "\n".join(f"  {name + ('[=N]' if default is not None else ''):12} {text}"
+                            + (f" (N={default})" if default is not None else "")
+                            for name, (default, text) in FAULTS.items())
     parser = argparse.ArgumentParser(
-        prog="python -m agentkit.sim",
+        prog="python -m agentkit.sim", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="agentkit's provider simulator (OpenAI, Anthropic, Gemini, OpenRouter wire formats).",
-        epilog=f"Faults on demand, by model suffix (-429) or header (x-sim-fault: 429): {fault_help}.")
+        epilog="Faults on demand, by model-name suffix (sim-reasoner-429-flaky2) or request header\n"
+               f"(x-sim-fault: 429=2000, flaky=2):\n{fault_lines}")
     parser.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (0: any free port)")
     parser.add_argument("--faults", default=None, metavar="SPEC",
                         help='a fault spec applied to every request, e.g. "slow=200"')

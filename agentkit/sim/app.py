@@ -38,8 +38,10 @@ import asyncio
 import hashlib
 import json
 import logging
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -87,8 +89,10 @@ QUIRKS: tuple[Quirk, ...] = (
     Quirk("openai-chat", ("gpt-6",), "tools", 400,
           "GPT-6 Astra, GPT-6.1 Sol, and GPT-6.1 Terra support Chat Completions, but tool calling requires "
           "Responses. Send this request to /v1/responses (model {model!r}), or remove `tools`.", "tools"),
-    # Anthropic's tool docs: these models refuse forced tool use (seed 000, C14).
-    Quirk("anthropic", ("claude-opus-5.5", "claude-sonnet-5.5", "claude-fable-5.1", "claude-mythos-5.1"),
+    # Anthropic's tool docs: these models refuse forced tool use (seed 000, C14). The seed writes the
+    # names with dots; the API ids (as in the anthropic SDK's model list) use hyphens: both are here.
+    Quirk("anthropic", ("claude-opus-5.5", "claude-sonnet-5.5", "claude-fable-5.1", "claude-mythos-5.1",
+                        "claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1"),
           "forced_tool_choice", 400,
           "tool_choice.type {choice!r} is not supported with {model}. Use tool_choice {{\"type\": \"auto\"}} "
           "with strict tool use, or structured outputs, instead.", "tool_choice"),
@@ -101,14 +105,14 @@ QUIRK_CONDITIONS: dict[str, Callable[[ChatRequest], bool]] = {
 
 #: What a request without any credentials gets: (status, message). Gemini answers 403, not 401.
 NO_CREDENTIALS: dict[str, tuple[int, str]] = {
-    "openai-chat": (401, "You didn't provide an API key. You need to provide your API key in an Authorization "
-                         "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY). On the simulator "
-                         "any key works."),
-    "anthropic": (401, "x-api-key header is required (on the simulator any key works; "
-                       "Authorization: Bearer is accepted too)"),
-    "gemini": (403, "Method doesn't allow unregistered callers (callers without established identity). "
-                    "Please use API Key or other form of API consumer identity to call this API. "
-                    "(On the simulator any x-goog-api-key or ?key= works.)"),
+    "openai-chat": (401, ("You didn't provide an API key. You need to provide your API key in an Authorization "
+                          "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY). On the simulator "
+                          "any key works.")),
+    "anthropic": (401, ("x-api-key header is required (on the simulator any key works; "
+                        "Authorization: Bearer is accepted too)")),
+    "gemini": (403, ("Method doesn't allow unregistered callers (callers without established identity). "
+                     "Please use API Key or other form of API consumer identity to call this API. "
+                     "(On the simulator any x-goog-api-key or ?key= works.)")),
     "openrouter": (401, "No auth credentials found (on the simulator any Bearer key works)"),
 }
 NO_CREDENTIALS["openai-responses"] = NO_CREDENTIALS["openai-chat"]
@@ -161,7 +165,7 @@ class Reply:
     "truncate" closes after half the bytes, "cut" after half the chunks.
     """
 
-    __slots__ = ("status", "headers", "chunks", "stream", "pace_ms", "transport")
+    __slots__ = ("chunks", "headers", "pace_ms", "status", "stream", "transport")
 
     def __init__(self, status: int, headers: dict[str, str], chunks: list[bytes], *, stream: bool = False,
                  pace_ms: int = 0, transport: str | None = None):
@@ -355,6 +359,8 @@ class SimApp:
         rid = _request_id(path, raw)
         try:
             body = json.loads(raw)
+            if _LONE_SURROGATE.search(raw):  # legal JSON text, but not Unicode: nothing can echo it back
+                json.dumps(body, ensure_ascii=False).encode()
         except (ValueError, RecursionError) as exc:
             return self.error(fmt, 400, "We could not parse the JSON body of your request. "
                                         f"({_json_problem(exc)})", rid=rid)
@@ -438,8 +444,9 @@ class SimApp:
         created = 1767225600  # 2026-01-01: fixed, so the listing is deterministic
         names = list(self.models)
         if fmt == "anthropic":
-            data = [{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"}
-                    for n in names]
+            data = [{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z",
+                     "lifecycle": "active", "deprecated_at": None, "retires_at": None,
+                     "max_input_tokens": 200000, "max_tokens": 64000} for n in names]
             return {"data": data, "has_more": False, "first_id": names[0] if names else None,
                     "last_id": names[-1] if names else None}
         if fmt == "gemini":
@@ -503,19 +510,31 @@ def _fingerprint(path: str, raw: bytes, fault_header: str, candidate: str) -> st
     return hashlib.sha256(parts).hexdigest()
 
 
+#: A \uD800-\uDFFF escape: only valid as half of a surrogate pair, which the check above verifies.
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def _json_problem(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "the JSON is nested too deeply"
+    if isinstance(exc, UnicodeEncodeError):
+        return "a string holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text"
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg}: line {exc.lineno} column {exc.colno} (char {exc.pos})"
     return "the body is not UTF-8 JSON"
 
 
-def _format_for_path(path: str, headers: Any) -> str:
-    """Which format an unrouted request (or a model listing) speaks, judged from its path and headers."""
+def _format_for(request: Request) -> str:
+    """Which format an unrouted request (or a model listing) speaks, judged from its path and headers.
+
+    GET /v1/models is shared by OpenAI, Anthropic and google-genai (whose default version is v1), so
+    the client's own headers decide there.
+    """
+    path, headers = request.url.path, request.headers
     if path.startswith("/api/"):
         return "openrouter"
-    if path.startswith("/v1beta") or ":" in path.rsplit("/", 1)[-1] or headers.get("x-goog-api-key"):
+    if (path.startswith("/v1beta") or ":" in path.rsplit("/", 1)[-1] or headers.get("x-goog-api-key")
+            or request.query_params.get("key")):
         return "gemini"
     if path.startswith("/v1/messages") or headers.get("anthropic-version"):
         return "anthropic"
@@ -552,7 +571,7 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
 
     async def list_models(request: Request) -> Reply:
         path = request.url.path
-        fmt = _format_for_path(path, request.headers) if path != "/v1beta/models" else "gemini"
+        fmt = _format_for(request)
         rid = _request_id(path, b"")
         if fmt != "openrouter" and not _has_credentials(request):  # OpenRouter's list is public
             status, message = NO_CREDENTIALS[fmt]
@@ -567,13 +586,13 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
         return Reply(200, {"content-type": JSON_TYPE}, [dumps(body).encode()])
 
     async def not_routed(request: Request, exc: HTTPException) -> Reply:
-        fmt = _format_for_path(request.url.path, request.headers)
+        fmt = _format_for(request)
         what = "Invalid URL" if exc.status_code == 404 else "Method not allowed"
         return sim.error(fmt, exc.status_code, f"{what} ({request.method} {request.url.path})",
                          rid=_request_id(request.url.path, b""), headers=dict(exc.headers or {}))
 
     async def crashed(request: Request, exc: Exception) -> Reply:
-        fmt = _format_for_path(request.url.path, request.headers)
+        fmt = _format_for(request)
         return sim.error(fmt, 500, f"The simulator failed: {type(exc).__name__}",
                          rid=_request_id(request.url.path, b""))
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
@@ -228,17 +229,20 @@ class AttemptCounter:
     def __init__(self, maxsize: int = 10_000):
         self.maxsize = maxsize
         self._counts: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()  # the server thread counts; a notebook thread may clear()
 
     def next(self, key: str) -> int:
         """Record one more attempt of `key` and return its number (1 for the first)."""
-        count = self._counts.pop(key, 0) + 1
-        self._counts[key] = count
-        if len(self._counts) > self.maxsize:
-            self._counts.popitem(last=False)
-        return count
+        with self._lock:
+            count = self._counts.pop(key, 0) + 1
+            self._counts[key] = count
+            if len(self._counts) > self.maxsize:
+                self._counts.popitem(last=False)
+            return count
 
     def clear(self) -> None:
-        self._counts.clear()
+        with self._lock:
+            self._counts.clear()
 
     def __len__(self) -> int:
         return len(self._counts)

@@ -53,7 +53,6 @@ class Preset:
     prefix: str
     description: str
     behaviour: Behaviour
-    exact: bool = False  # True: the whole name must match (no suffix)
 
 
 # ═════════════════════════════════════════ the behaviours ═══════════════════════════════════════════
@@ -78,7 +77,9 @@ def repeat(request: ChatRequest, _: str) -> Decision:
     if earlier:
         return Decision(calls=(PlannedCall(earlier[0].name, earlier[0].arguments_object()),),
                         notes=("repeat: same call again",))
-    first = R.decide_situation(replace(s, options=replace(s.options, tool_choice="required")))
+    forced = R.tool_choice_of(s.options, s.tools)[1]
+    must_call = replace(s.options, tool_choice={"name": forced} if forced else "required")
+    first = R.decide_situation(replace(s, options=must_call))
     return Decision(calls=first.calls[:1], notes=first.notes)
 
 
@@ -96,7 +97,7 @@ def first_attempt_goes_wrong(mistake: Callable[[PlannedCall, ToolSpec], PlannedC
 
 
 def bad_json(call: PlannedCall, tool: ToolSpec) -> PlannedCall:
-    """Cut the JSON text short, as a model that stopped mid-arguments would: '{"city": "東'."""
+    """Cut the JSON text short, as a model that stopped mid-arguments would: '{"city": "'."""
     text = json.dumps(call.arguments or {}, ensure_ascii=False)
     return PlannedCall(call.name, None, raw=text[:max(1, len(text) - max(1, len(text) // 3))])
 
@@ -115,6 +116,10 @@ def missing_field(call: PlannedCall, tool: ToolSpec) -> PlannedCall:
     return PlannedCall(call.name, args)
 
 
+MAX_PARALLEL = 256  # sim-parallel-1000000 would only build a huge response
+INDEX_NAMES = ("index", "i", "n", "id", "idx", "task", "task_id", "job", "job_id", "label", "name", "item")
+
+
 def parallel(request: ChatRequest, suffix: str) -> Decision:
     """N calls to one tool in the first turn, then a final answer; with parallel_tool_calls=False the
     same N calls go one per turn, so timing notebooks can compare the two."""
@@ -129,9 +134,6 @@ def parallel(request: ChatRequest, suffix: str) -> Decision:
     return Decision(calls=calls[done:done + 1] if s.options.parallel_tool_calls is False else calls)
 
 
-MAX_PARALLEL = 256  # sim-parallel-1000000 would only build a huge response
-INDEX_NAMES = ("index", "i", "n", "id", "idx", "task", "task_id", "job", "job_id", "label", "name", "item")
-
 
 def _indexed_call(text: str, tool: ToolSpec, i: int, n: int) -> PlannedCall:
     """Call i of n: the request's arguments plus one parameter that makes the call distinct — an
@@ -139,7 +141,8 @@ def _indexed_call(text: str, tool: ToolSpec, i: int, n: int) -> PlannedCall:
     else the first number its requested value (or 0.2) + i/100 (0.2, 0.21, …: distinct but ≈ equal)."""
     args = R.fill_arguments(tool, R.read_facts(text))
     params = R.parameters(tool)
-    pick = (next((p for p in params if p.name.lower() in INDEX_NAMES and p.type in ("integer", "string")), None)
+    pick = (next((p for p in params if p.name.lower() in INDEX_NAMES and p.type in ("integer", "string")),
+                 None)
             or next((p for p in params if p.type == "integer"), None)
             or next((p for p in params if p.type == "string" and p.role not in ("enum", "const")), None)
             or next((p for p in params if p.type == "number"), None))
@@ -207,8 +210,8 @@ PRESETS: tuple[Preset, ...] = (
     Preset("sim-reasoner", "reads the request and the tools and decides like a small model: parallel calls "
            "for several asks, a final answer quoting the results, one corrected retry after an error",
            reasoner),
-    Preset("sim-always-tool", "calls a tool every turn (the named tool_choice, else the first tool) and never "
-           "answers while tools are offered — for step and call limits", always_tool),
+    Preset("sim-always-tool", "calls a tool every turn (the named tool_choice, else the first tool) and "
+           "never answers while tools are offered — for step and call limits", always_tool),
     Preset("sim-repeat", "repeats its first call (same name, same arguments) every turn — for repeated-call "
            "detection", repeat),
     Preset("sim-bad-json", "like sim-reasoner, but each tool's first call has truncated JSON arguments; "
@@ -217,8 +220,9 @@ PRESETS: tuple[Preset, ...] = (
            "corrects them after the error", first_attempt_goes_wrong(string_numbers)),
     Preset("sim-missing-field", "like sim-reasoner, but the first call leaves out a required field; "
            "adds it after the error", first_attempt_goes_wrong(missing_field)),
-    Preset("sim-parallel-", "{n} parallel calls to the first tool (distinct arguments) in the first turn, then "
-           "a final answer; one per turn when parallel_tool_calls is false (any N: sim-parallel-N)", parallel),
+    Preset("sim-parallel-", "{n} parallel calls to the first tool (distinct arguments) in the first turn, "
+           "then a final answer; one per turn when parallel_tool_calls is false (any N: sim-parallel-N)",
+           parallel),
     Preset("sim-noisy-", "sim-reasoner with reproducible mistakes (seed {n}) on 25% of calls: wrong tool, "
            "missing field, string numbers, bad JSON, extra call (any seed: sim-noisy-SEED)", noisy),
 )
@@ -255,7 +259,7 @@ def resolve(model: str) -> tuple[Preset, str]:
     if not isinstance(model, str):
         raise UnknownModel(str(model))
     short = model.rsplit("/", 1)[-1].strip()
-    if not short or short.startswith("no-such-") or model.startswith("no-such-"):
+    if not short or short.startswith("no-such-"):
         raise UnknownModel(model)
     for preset in sorted(PRESETS, key=lambda p: len(p.prefix), reverse=True):
         if short.startswith(preset.prefix) or short == preset.prefix.rstrip("-"):

@@ -19,9 +19,15 @@ the same with rules you can read top to bottom, in five steps:
 Everything is derived from the request itself (the model keeps no memory between requests), so the same
 request always gets the same decision. `Decision.notes` records why, for learners.
 
-Left out on purpose: learning, randomness, plans where one tool's output feeds the next call's
-arguments, and any real understanding of language. The word lists below are small on purpose — extend
-them to teach the reasoner a new domain.
+What it can read: concepts in English, Japanese and Chinese (天気/weather, 為替/rate, 請求書/invoice…),
+enum values and their synonyms ("支払済み" → paid), numbers with units ("5秒" → seconds), dates and
+months ("2026年1月" → 2026-01-01..2026-01-31), currencies and which side they are on ("1ドル何円" →
+USD→JPY), cities from a small gazetteer, quoted strings, ids like INV-1042, values dictated as
+`name=value`, and follow-ups ("And in Osaka?" repeats the earlier request's tool).
+
+Left out on purpose: learning, randomness, the system prompt, plans where one tool's output feeds the
+next call's arguments, and any real understanding of language. The word lists below are small on
+purpose — extend them to teach the reasoner a new domain.
 """
 
 from __future__ import annotations
@@ -107,7 +113,8 @@ class City:
 
 
 CITIES: tuple[City, ...] = (
-    City("Tokyo", "東京", "东京", "Asia/Tokyo", ("東京都",)),  # 東京都 first, or 京都 (Kyoto) would match inside
+    # "東京都" is listed so that it wins over the "京都" (Kyoto) inside it: longer names match first
+    City("Tokyo", "東京", "东京", "Asia/Tokyo", ("東京都",)),
     City("Osaka", "大阪", "大阪", "Asia/Tokyo"),
     City("Kyoto", "京都", "京都", "Asia/Tokyo"),
     City("Nagoya", "名古屋", "名古屋", "Asia/Tokyo"),
@@ -175,16 +182,19 @@ THANKS = ("thanks", "thank you", "ありがとう", "谢谢", "多谢")
 
 #: Everything the reasoner says, per language.
 PHRASES: dict[str, dict[str, str]] = {
-    "en": {"found": "Here is what I found:", "sorry": "I could not complete the request:", "failed": "{name} failed: {why}",
+    "en": {"found": "Here is what I found:", "sorry": "I could not complete the request:",
+           "failed": "{name} failed: {why}",
            "greeting": "Hello! How can I help you today?", "thanks": "You're welcome!",
            "no_tool": "I don't have a tool for that, so I can't look it up.",
            "tools_off": "Tools are switched off for this turn, so I can't run {names}; "
                         "I can only answer from what I already know.",
            "empty": "How can I help?"},
-    "ja": {"found": "調べた結果です。", "sorry": "依頼を完了できませんでした。", "failed": "{name} は失敗しました: {why}",
+    "ja": {"found": "調べた結果です。", "sorry": "依頼を完了できませんでした。",
+           "failed": "{name} は失敗しました: {why}",
            "greeting": "こんにちは！何をお手伝いしましょうか？", "thanks": "どういたしまして！",
            "no_tool": "この依頼に使えるツールがないため、調べることができません。",
-           "tools_off": "このターンはツールを使えないため、{names} を実行できません。手元の知識だけでお答えします。",
+           "tools_off": "このターンはツールを使えないため、{names} を実行できません。"
+                        "手元の知識だけでお答えします。",
            "empty": "何をお手伝いしましょうか？"},
     "zh": {"found": "查询结果如下：", "sorry": "无法完成请求：", "failed": "{name} 调用失败：{why}",
            "greeting": "你好！有什么可以帮你的吗？", "thanks": "不客气！",
@@ -249,6 +259,7 @@ class Situation:
     options: ModelOptions
     attempts: tuple[Attempt, ...]  # calls made since the request, in order, with outcomes
     turns: int                   # assistant turns since the request
+    earlier: str = ""            # the user's previous request, for follow-ups ("And in Osaka?")
 
 
 # ════════════════════════════════════════════════════════════════════════════════════════════════════
@@ -260,10 +271,12 @@ def understand(request: ChatRequest) -> Situation:
     messages = list(request.messages)
     last = _last_user_index(messages)
     text = normalise(messages[last].content or "") if last >= 0 else ""
+    before = _last_user_index(messages[:last]) if last > 0 else -1
     after = messages[last + 1:]
     return Situation(text=text, language=detect_language(text), tools=usable_tools(request.tools),
                      options=request.options, attempts=tuple(pair_results(after)),
-                     turns=sum(1 for m in after if m.role == "assistant"))
+                     turns=sum(1 for m in after if m.role == "assistant"),
+                     earlier=normalise(messages[before].content or "") if before >= 0 else "")
 
 
 def normalise(text: str) -> str:
@@ -281,8 +294,10 @@ def detect_language(text: str) -> str:
 
 
 def _last_user_index(messages: list[Message]) -> int:
+    """The latest user message with text (Anthropic-style result turns are user turns without text)."""
     for i in range(len(messages) - 1, -1, -1):
-        if messages[i].role == "user" and isinstance(messages[i].content, str) and messages[i].content.strip():
+        content = messages[i].content
+        if messages[i].role == "user" and isinstance(content, str) and content.strip():
             return i
     return -1
 
@@ -330,7 +345,7 @@ def read_result(m: Message) -> Outcome:
         if "error" in data or m.is_error:
             return _error_outcome(data.get("error", data.get("output")), text)
         return Outcome(True, data["output"])
-    if m.is_error or re.match(r"\s*(error|エラー|错误)\b", text, re.IGNORECASE):
+    if m.is_error or re.match(r"\s*(?:error\b|エラー|错误)", text, re.IGNORECASE):
         return _error_outcome(text, text)
     return Outcome(True, text if data is None else data)
 
@@ -395,22 +410,23 @@ def read_facts(text: str) -> Facts:
     quotes and ids are not read twice."""
     text = normalise(text)
     low = _lower_aligned(text)
-    quoted, low_m = _find_quoted(text, low)
-    ids, low_m = _find_ids(text, low_m)
-    zones = tuple(re.findall(r"\b[A-Z][a-z]+/[A-Z][A-Za-z_]+\b", text))
-    dates, low_m = _find_dates(low_m)
-    currencies, low_c = _find_currencies(low_m)
-    base, quote = _currency_roles(low_m, currencies)
-    return Facts(text, low, tuple(_find_numbers(low_m)), tuple(dates), tuple(dict.fromkeys(c for c, _, _ in
-                 currencies)), base, quote, tuple(_find_cities(text, low_c)), tuple(quoted), tuple(ids), zones,
-                 tuple(_find_assignments(text)))
+    quoted, masked = _find_quoted(text, low)
+    ids, masked = _find_ids(text, masked)
+    dates, masked = _find_dates(masked)
+    currencies, no_money = _find_currencies(masked)
+    base, quote = _currency_roles(masked, currencies)
+    return Facts(text, low, numbers=tuple(_find_numbers(masked)), dates=tuple(dates),
+                 currencies=tuple(dict.fromkeys(code for code, _, _ in currencies)), base=base, quote=quote,
+                 cities=tuple(_find_cities(text, no_money)), quoted=tuple(quoted), ids=tuple(ids),
+                 zones=tuple(re.findall(r"\b[A-Z][a-z]+/[A-Z][A-Za-z_]+\b", text)),
+                 assigned=tuple(_find_assignments(text)))
 
 
 def _find_assignments(text: str) -> list[tuple[str, Any]]:
     """`x=abc`, `limit: 5`, `city="Tokyo"`: the user dictates a value; numbers and booleans are
     read as JSON, anything else stays a string (so "x=abc" for an integer reaches the schema gate)."""
     found = []
-    for m in re.finditer(r"(?<![\w/])([A-Za-z_]\w*)\s*[=:]\s*(\"[^\"]*\"|'[^']*'|[^\s,;]+)", text):
+    for m in re.finditer(r"(?<![\w/])([A-Za-z_]\w*)\s*[=:](?!//)\s*(\"[^\"]*\"|'[^']*'|[^\s,;]+)", text):
         raw = m.group(2)
         if raw[:1] in "\"'" and len(raw) >= 2:
             found.append((m.group(1), raw[1:-1]))
@@ -471,7 +487,8 @@ def _find_dates(low: str) -> tuple[list[tuple[int, date, date]], str]:
     found = []
     for kind, pattern in DATE_PATTERNS:
         for m in re.finditer(pattern, low):
-            span = _two_month_span(kind, m.groups()) if kind in ("mmy", "ymm") else _date_span(kind, m.groups())
+            two_months = kind in ("mmy", "ymm")
+            span = _two_month_span(kind, m.groups()) if two_months else _date_span(kind, m.groups())
             if span is not None:
                 found.append((m.start(), *span))
                 low = _mask(low, m.start(), m.end())
@@ -582,7 +599,7 @@ def _place_by_pattern(text: str) -> list[CityMention]:
 
 def _find_numbers(low: str) -> list[Number]:
     found = []
-    for m in re.finditer(r"(?<![A-Za-z0-9_.\-])(-?\d+(?:\.\d+)?)(?![\d])", low):
+    for m in re.finditer(r"(?<![A-Za-z0-9_.\-])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?![\d])", low):
         found.append(Number(_as_number(m.group(1)), _unit_family(low[m.end():m.end() + 12]), m.start()))
     for m in re.finditer(r"\b(" + "|".join(SPELLED_NUMBERS) + r")\b", low):
         found.append(Number(SPELLED_NUMBERS[m.group(1)], _unit_family(low[m.end():m.end() + 12]), m.start()))
@@ -590,6 +607,7 @@ def _find_numbers(low: str) -> list[Number]:
 
 
 def _as_number(text: str) -> int | float:
+    text = text.replace(",", "")  # "1,000" is one thousand
     return float(text) if "." in text else int(text)
 
 
@@ -659,37 +677,41 @@ def split_asks(text: str) -> list[tuple[int, int]]:
 
 
 def choose_tools(text: str, tools: tuple[ToolSpec, ...]) -> list[Ask]:
-    """Match every piece to its best tool, then glue pieces that chose nothing (or the same tool) to a
-    neighbour: "東京と大阪の天気" is one ask about two cities, not an ask about "東京" alone."""
-    asks: list[tuple[int, int, ToolSpec, int]] = []
-    prefix: int | None = None
+    """Match every piece to its best tool, then glue pieces that chose nothing to a neighbour:
+    "東京と大阪の天気" is one ask about two cities, not an ask about "東京" alone."""
+    asks: list[list] = []  # [start, end, tool, score], growing as pieces are glued on
+    prefix: int | None = None  # where leading pieces that chose no tool began
     for start, end in split_asks(text):
         tool, score = best_tool(text[start:end], tools)
-        if tool is None:
-            if asks:
-                asks[-1] = (asks[-1][0], end, asks[-1][2], asks[-1][3])
-            elif prefix is None:
-                prefix = start
-        elif asks and asks[-1][2].name == tool.name and not (
-                complete(tool, read_facts(text[asks[-1][0]:asks[-1][1]])) and complete(tool, read_facts(text[start:end]))):
-            # "ドルと円のレート": neither half makes a whole call, together they make one
-            asks[-1] = (asks[-1][0], end, tool, max(score, asks[-1][3]))
+        if tool is None and not asks:
+            prefix = start if prefix is None else prefix
+        elif tool is None or (asks and _same_ask(text, asks[-1], start, end, tool)):
+            asks[-1][1], asks[-1][3] = end, max(asks[-1][3], score)
         else:
-            asks.append((start if prefix is None else prefix, end, tool, score))
+            asks.append([start if prefix is None else prefix, end, tool, score])
             prefix = None
     return [Ask(text[a:b], tool, score) for a, b, tool, score in asks]
 
 
+def _same_ask(text: str, last: list, start: int, end: int, tool: ToolSpec) -> bool:
+    """Neighbouring pieces for the same tool are one ask unless each makes a whole call on its own:
+    "ドルと円のレート" is one ask; "ユーロ円のレートと、ポンドドルのレート" are two."""
+    if last[2].name != tool.name:
+        return False
+    alone = complete(tool, read_facts(text[last[0]:last[1]])), complete(tool, read_facts(text[start:end]))
+    return not all(alone)
+
+
 def best_tool(text: str, tools: Iterable[ToolSpec], threshold: int = MATCH_THRESHOLD
               ) -> tuple[ToolSpec | None, int]:
-    """The highest-scoring tool for this text (the first on a tie), or None below the threshold."""
+    """The highest-scoring tool for this text, or None below the threshold. On a tie, a tool the text
+    can fill completely wins ("記憶した都市を教えて" → current_city(), not remember_city(city=?))."""
     keys, facts = text_keys(text), read_facts(text)
     scored = [(_score(keys, facts, tool), tool) for tool in tools]
     top = max((score for score, _ in scored), default=threshold - 1)
     if top < threshold:
         return None, max(top, 0)
     tied = [tool for score, tool in scored if score == top]
-    # on a tie, prefer a tool the text can fill completely ("記憶した都市を教えて" → current_city())
     return next((t for t in tied if complete(t, facts)), tied[0]), top
 
 
@@ -740,9 +762,9 @@ def tool_text(tool: ToolSpec) -> str:
     """The words a model reads about a tool: description, parameter names, their descriptions and enums."""
     parts = [tool.description if isinstance(tool.description, str) else ""]
     for p in parameters(tool):
+        enum = p.schema.get("enum")
         parts += [_split_identifier(p.name), str(p.schema.get("description") or "")]
-        parts += [str(v) for v in p.schema.get("enum", []) if isinstance(v, str)] if isinstance(
-            p.schema.get("enum"), list) else []
+        parts += [v for v in enum if isinstance(v, str)] if isinstance(enum, list) else []
     return " ".join(parts)
 
 
@@ -816,7 +838,8 @@ def _param(name: str, schema: dict, required: bool, tool_description: str) -> Pa
     sentences = " ".join(s for s in re.split(r"[。.;\n]", tool_description) if named.search(s))
     words = _split_identifier(name).lower()
     hints = _lower_aligned(normalise(f"{words} {own} {sentences}"))
-    role = _role(name, schema, main, words, _lower_aligned(normalise(own)), _lower_aligned(normalise(sentences)))
+    own, sentences = _lower_aligned(normalise(own)), _lower_aligned(normalise(sentences))
+    role = _role(name, schema, main, words, own, sentences)
     return Param(name, schema, required, role, hints, main, "null" in types)
 
 
@@ -866,11 +889,11 @@ def fill_arguments(tool: ToolSpec, facts: Facts, context: Facts | None = None) -
     request. A parameter with no value is left out (the schema gate will say so), unless it is
     required and the schema itself offers a default (or allows null)."""
     args: dict = {}
-    taken: dict[int, set] = {id(facts): set(), id(context): set()}
+    taken_here, taken_there = set(), set()  # numbers and quotes already used, per text
     for p in parameters(tool):
-        value = find_value(p, facts, taken[id(facts)])
+        value = find_value(p, facts, taken_here)
         if value is MISSING and context is not None:
-            value = find_value(p, context, taken[id(context)])
+            value = find_value(p, context, taken_there)
         if value is MISSING:
             value = _fallback(p)
         if value is not MISSING:
@@ -1032,12 +1055,12 @@ LEADING_VERBS = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|i want to know|i'd like to know|"
     r"search(?: the web| online)?(?: for)?|look up|find(?: me)?|tell me(?: about)?|what is|what's|"
     r"what are|who is|show me|get me|give me)\s+", re.IGNORECASE)
-TRAILING_WORDS = ("ください", "下さい", "ちょうだい", "して", "て", "教え", "検索", "調べ", "探", "について", "を",
-                  "は", "か", "吗", "一下", "搜索", "查找", "查询", "please", "for me")
+TRAILING_WORDS = ("ください", "下さい", "ちょうだい", "して", "て", "教え", "検索", "調べ", "探",
+                  "について", "を", "は", "か", "吗", "一下", "搜索", "查找", "查询", "please", "for me")
 
 
 def noun_phrase(text: str) -> str:
-    """What is left of a request once the verbs and politeness are gone ("東京の天気を調べて" → 東京の天気)."""
+    """The request without its verbs and politeness: "東京の天気を調べて" → "東京の天気"."""
     phrase = text.strip()
     while True:
         before = phrase
@@ -1065,6 +1088,15 @@ def plan_intents(text: str, tools: tuple[ToolSpec, ...], notes: list[str] | None
                 notes.append(f"ask {ask.text.strip()!r} -> {ask.tool.name} (score {ask.score}), "
                              f"arguments {_key(intents[-1].arguments)}")
     return _dedupe(intents)
+
+
+def follow_up_intents(text: str, earlier: str, tools: tuple[ToolSpec, ...]) -> list[PlannedCall]:
+    """"And in Osaka?" names no tool, but the earlier request did: ask it again with the new values.
+    Only calls the new text changes are kept, so "thanks!" after a question is not a follow-up."""
+    before = plan_intents(earlier, tools)
+    again = [PlannedCall(ask.tool.name, fill_arguments(ask.tool, facts, read_facts(ask.text)))
+             for ask in choose_tools(earlier, tools) for facts in _fan_out(ask.tool, read_facts(text))]
+    return _dedupe([c for c in again if c not in before and c.arguments])
 
 
 def _fan_out(tool: ToolSpec, facts: Facts) -> list[Facts]:
@@ -1141,12 +1173,12 @@ def next_call(p: Progress, tool: ToolSpec | None) -> PlannedCall | None:
         return p.intent
     failed = p.attempts[-1]
     fixed = repair(p.intent.arguments or {}, failed, tool)
-    if fixed is None or (failed.call.arguments is not None and _key(fixed) == _key(failed.call.arguments)):
+    if failed.call.arguments is not None and _key(fixed) == _key(failed.call.arguments):
         return None  # the same call would fail the same way: explain instead
     return PlannedCall(p.intent.name, fixed)
 
 
-def repair(arguments: dict, failed: Attempt, tool: ToolSpec | None) -> dict | None:
+def repair(arguments: dict, failed: Attempt, tool: ToolSpec | None) -> dict:
     """Read the error and fix what it names: send valid JSON after bad_json; take a value back from the
     failed call when only its type ("5" for 5) or its spelling ("Paid" for "paid") was wrong."""
     fixed = dict(arguments)
@@ -1179,7 +1211,8 @@ def _coerce(value: Any, p: Param) -> Any:
             return MISSING
         return int(number) if p.type == "integer" and float(number).is_integer() else number
     if p.role == "enum" and isinstance(value, str):
-        return next((v for v in p.schema["enum"] if isinstance(v, str) and v.lower() == value.lower()), MISSING)
+        same = [v for v in p.schema["enum"] if isinstance(v, str) and v.lower() == value.lower()]
+        return same[0] if same else MISSING
     return MISSING
 
 
@@ -1193,6 +1226,8 @@ def tool_choice_of(options: ModelOptions, tools: tuple[ToolSpec, ...]) -> tuple[
             return "required", name
         kind = choice.get("type")
         choice = kind if isinstance(kind, str) else "required"
+    if not isinstance(choice, str):
+        return "auto", None
     choice = {"any": "required", "tool": "required", "function": "required"}.get(choice, choice)
     return (choice if choice in ("auto", "none", "required") else "auto"), None
 
@@ -1230,10 +1265,9 @@ def fresh_call(text: str, tool: ToolSpec) -> PlannedCall:
 def compose_answer(s: Situation, progress: list[Progress], strays: list[Attempt],
                    tools_off: bool = False) -> str:
     """Quote every result that came back; explain every ask that failed for good."""
-    say, by_name = PHRASES[s.language], {t.name: t for t in s.tools}
+    say = PHRASES[s.language]
     lines = [f"- {a.call.name}: {render(a.outcome.value)}" for a in _successes(s.attempts)]
-    failures = [p.attempts[-1] for p in progress
-                if not p.done and p.errors and next_call(p, by_name.get(p.intent.name)) is None]
+    failures = [p.attempts[-1] for p in progress if not p.done and p.errors]
     if not lines and not failures:
         failures = [a for a in strays if not a.outcome.ok][-1:]
     header = say["found"] if lines else say["sorry"]
@@ -1254,8 +1288,8 @@ def _successes(attempts: Iterable[Attempt]) -> list[Attempt]:
 
 
 def _why(outcome: Outcome) -> str:
-    message = outcome.message.strip() or outcome.kind
-    return f"{_shorten(message, 200)} ({outcome.kind})" if outcome.kind not in ("", "error") else message
+    message = _shorten(outcome.message.strip() or outcome.kind, 200)
+    return f"{message} ({outcome.kind})" if outcome.kind not in ("", "error") else message
 
 
 def reply_without_tools(s: Situation, intents: list[PlannedCall], tools_off: bool) -> str:
@@ -1294,8 +1328,7 @@ def decide(request: ChatRequest) -> Decision:
 def decide_situation(s: Situation) -> Decision:
     """Steps 2-5 on an understood request; `notes` record the asks, the attempts and the choice."""
     notes: list[str] = []
-    intents = plan_intents(s.text, s.tools, notes) if s.tools and s.text else []
-    progress, strays = track(intents, s.attempts)
+    progress, strays = track(_intents(s, notes), s.attempts)
     notes += [f"attempt {a.call.name}: {'ok' if a.outcome.ok else 'error ' + a.outcome.kind}"
               for a in s.attempts]
     mode, _ = tool_choice_of(s.options, s.tools)
@@ -1303,6 +1336,18 @@ def decide_situation(s: Situation) -> Decision:
         return Decision(text=compose_answer(s, progress, strays, tools_off=True), notes=tuple(notes))
     calls = plan_batch(s, progress)
     if calls:
-        return Decision(calls=tuple(calls), notes=tuple(notes + [f"tool_choice {mode}: call "
-                                                                 f"{', '.join(c.name for c in calls)}"]))
-    return Decision(text=compose_answer(s, progress, strays), notes=tuple(notes + ["answer in text"]))
+        notes.append(f"tool_choice {mode}: call {', '.join(c.name for c in calls)}")
+        return Decision(calls=tuple(calls), notes=tuple(notes))
+    notes.append("answer in text")
+    return Decision(text=compose_answer(s, progress, strays), notes=tuple(notes))
+
+
+def _intents(s: Situation, notes: list[str]) -> list[PlannedCall]:
+    """The calls the request needs; for a follow-up ("And in Osaka?"), the earlier request's, redone."""
+    if not s.tools or not s.text:
+        return []
+    intents = plan_intents(s.text, s.tools, notes)
+    if not intents and s.earlier:
+        intents = follow_up_intents(s.text, s.earlier, s.tools)
+        notes += [f"follow-up of {s.earlier!r}: {i.name}({_key(i.arguments)})" for i in intents]
+    return intents

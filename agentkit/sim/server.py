@@ -124,7 +124,7 @@ class SimServer:
     def __enter__(self) -> SimServer:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def __repr__(self) -> str:

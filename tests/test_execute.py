@@ -1,0 +1,552 @@
+"""agentkit.execute: order kept, errors captured, timeouts typed, retries, real parallelism, contextvars, spans."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import random
+import threading
+import time
+
+import pytest
+
+from agentkit.errors import ToolTimeout
+from agentkit.execute import (AsyncioExecutor, Executor, Job, Outcome, SequentialExecutor, ThreadExecutor,
+                              make_executor)
+from agentkit.policies import Retry
+from agentkit.trace import Trace
+
+EXECUTORS = [SequentialExecutor, ThreadExecutor, AsyncioExecutor]
+PARALLEL = [ThreadExecutor, AsyncioExecutor]
+
+
+@pytest.fixture(params=EXECUTORS, ids=lambda cls: cls.name)
+def executor(request):
+    ex = request.param()
+    yield ex
+    ex.close()
+
+
+@pytest.fixture
+def release():
+    """An event that lets tools left running by a timeout finish when the test ends."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def sync_job(call_id, fn, **kwargs) -> Job:
+    return Job(call_id, kwargs.pop("tool", "tool"), lambda attempt: fn(), **kwargs)
+
+
+def async_job(call_id, coro_fn, **kwargs) -> Job:
+    return Job(call_id, kwargs.pop("tool", "tool"), lambda attempt: coro_fn(), is_async=True, **kwargs)
+
+
+def napper(seconds, value):
+    def fn():
+        time.sleep(seconds)
+        return value
+    return fn
+
+
+def anapper(seconds, value):
+    async def fn():
+        await asyncio.sleep(seconds)
+        return value
+    return fn
+
+
+def timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - start
+
+
+class Flaky:
+    """Fails `failures` times, then returns the attempt number; remembers the attempts it was given."""
+
+    def __init__(self, failures: int, exc: type[Exception] = ConnectionError):
+        self.failures, self.exc, self.attempts = failures, exc, []
+
+    def __call__(self, attempt: int):
+        self.attempts.append(attempt)
+        if len(self.attempts) <= self.failures:
+            raise self.exc(f"failure {len(self.attempts)}")
+        return f"ok on attempt {attempt}"
+
+
+# -- order and errors ---------------------------------------------------------------------------------------
+
+def test_outcomes_come_back_in_job_order_even_when_jobs_finish_out_of_order(executor):
+    jobs = [sync_job("a", napper(0.06, "a")), sync_job("b", napper(0.0, "b")), sync_job("c", napper(0.03, "c"))]
+    outcomes = executor.run_batch(jobs, Trace())
+    assert [o.value for o in outcomes] == ["a", "b", "c"]
+    assert all(o.ok and o.attempts == 1 for o in outcomes)
+
+
+def test_mixed_sync_and_async_jobs_keep_their_order(executor):
+    jobs = [async_job("a", anapper(0.03, "a")), sync_job("b", napper(0.0, "b")), async_job("c", anapper(0.0, "c"))]
+    assert [o.value for o in executor.run_batch(jobs, Trace())] == ["a", "b", "c"]
+
+
+def test_an_exception_comes_back_in_the_outcome_and_never_raises(executor):
+    boom = RuntimeError("boom")
+
+    def fail():
+        raise boom
+
+    async def afail():
+        raise KeyError("missing")
+
+    outcomes = executor.run_batch([sync_job("a", fail), sync_job("b", lambda: 2), async_job("c", afail)], Trace())
+    assert outcomes[0].error is boom and not outcomes[0].ok and outcomes[0].value is None
+    assert outcomes[1] == Outcome(value=2)
+    assert isinstance(outcomes[2].error, KeyError)
+
+
+def test_an_empty_batch_gives_no_outcomes(executor):
+    assert executor.run_batch([], Trace()) == []
+
+
+def test_async_batches_keep_order_and_capture_errors(executor):
+    def fail():
+        raise ValueError("bad")
+
+    jobs = [sync_job("a", napper(0.02, 1)), sync_job("b", fail), async_job("c", anapper(0.0, 3))]
+    outcomes = asyncio.run(executor.arun_batch(jobs, Trace()))
+    assert outcomes[0].value == 1 and isinstance(outcomes[1].error, ValueError) and outcomes[2].value == 3
+
+
+# -- timeouts ------------------------------------------------------------------------------------------------------
+
+def test_a_slow_sync_tool_times_out_with_tool_timeout_in_bounded_time(executor, release):
+    job = sync_job("slow", lambda: release.wait(5), tool="slow_tool", timeout=0.05)
+    (outcome,), elapsed = timed(lambda: executor.run_batch([job], Trace()))
+    assert isinstance(outcome.error, ToolTimeout) and isinstance(outcome.error, TimeoutError)
+    assert outcome.error.tool_name == "slow_tool" and outcome.error.timeout == 0.05
+    assert str(outcome.error) == "tool 'slow_tool' did not finish within 0.05 s"
+    assert elapsed < 1.0
+
+
+def test_a_slow_async_tool_times_out_with_tool_timeout_in_bounded_time(executor):
+    job = async_job("slow", anapper(5, "late"), tool="slow_tool", timeout=0.05)
+    (outcome,), elapsed = timed(lambda: executor.run_batch([job], Trace()))
+    assert isinstance(outcome.error, ToolTimeout) and outcome.error.tool_name == "slow_tool"
+    assert elapsed < 1.0
+
+
+def test_a_timeout_in_a_batch_does_not_hold_up_the_other_jobs(executor, release):
+    jobs = [sync_job("slow", lambda: release.wait(5), timeout=0.05), sync_job("fast", lambda: "fast")]
+    outcomes, elapsed = timed(lambda: executor.run_batch(jobs, Trace()))
+    assert isinstance(outcomes[0].error, ToolTimeout) and outcomes[1].value == "fast"
+    assert elapsed < 1.0
+
+
+def test_a_tool_that_finishes_within_its_timeout_returns_its_value(executor):
+    jobs = [sync_job("a", napper(0.01, "a"), timeout=2.0), async_job("b", anapper(0.01, "b"), timeout=2.0)]
+    assert [o.value for o in executor.run_batch(jobs, Trace())] == ["a", "b"]
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: under AsyncioExecutor a tool's own TimeoutError (== asyncio."
+                                       "TimeoutError on 3.11+) is replaced by ToolTimeout('... within 0 s')")
+@pytest.mark.parametrize("make", [sync_job, async_job], ids=["sync", "async"])
+def test_a_tools_own_timeout_error_is_kept_under_asyncio(make):
+    def fail():
+        raise TimeoutError("upstream did not answer")
+
+    async def afail():
+        fail()
+
+    with AsyncioExecutor() as ex:
+        (outcome,) = ex.run_batch([make("c", fail if make is sync_job else afail)], Trace())
+    assert type(outcome.error) is TimeoutError and str(outcome.error) == "upstream did not answer"
+
+
+@pytest.mark.parametrize("cls", [SequentialExecutor, ThreadExecutor])
+def test_a_tools_own_timeout_error_is_kept(cls):
+    def fail():
+        raise TimeoutError("upstream did not answer")
+
+    with cls() as ex:
+        (outcome,) = ex.run_batch([sync_job("c", fail)], Trace())
+    assert type(outcome.error) is TimeoutError
+
+
+def test_a_sync_function_returning_a_coroutine_is_awaited(executor):
+    async def later():
+        return "awaited"
+
+    (outcome,) = executor.run_batch([sync_job("c", lambda: later())], Trace())
+    assert outcome.value == "awaited"
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: with a timeout, _attempt_sync returns the coroutine of a sync "
+                                       "function unawaited (the awaitable check is skipped on that branch)")
+@pytest.mark.parametrize("cls", [SequentialExecutor, ThreadExecutor])
+def test_a_sync_function_returning_a_coroutine_is_awaited_also_with_a_timeout(cls):
+    async def later():
+        return "awaited"
+
+    with cls() as ex:
+        (outcome,) = ex.run_batch([sync_job("c", lambda: later(), timeout=1.0)], Trace())
+    if asyncio.iscoroutine(outcome.value):
+        outcome.value.close()  # today it comes back unawaited; close it so no warning leaks
+    assert outcome.value == "awaited"
+
+
+# -- retries --------------------------------------------------------------------------------------------------------
+
+RETRY = Retry(max_retries=2, backoff=0.5, multiplier=2.0, jitter=0.25)
+
+
+def expected_delays(retry: Retry, seed: int = 0) -> list[float]:
+    return list(retry.delays(random.Random(seed)))
+
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+def test_retries_pass_attempt_numbers_and_sleep_the_backoff_delays(cls):
+    slept, asleeps = [], []
+
+    async def arecord(d):
+        asleeps.append(d)
+
+    flaky = Flaky(failures=2)
+    with cls(sleep=slept.append, asleep=arecord) as ex:
+        (outcome,) = ex.run_batch([Job("c", "fetch", flaky, retry=RETRY, idempotent=True)], Trace())
+    assert flaky.attempts == [1, 2, 3]
+    assert outcome.ok and outcome.value == "ok on attempt 3" and outcome.attempts == 3
+    # the sync path sleeps with `sleep`, the event loop with `asleep`; the delays are the seeded ones
+    assert slept + asleeps == expected_delays(RETRY)
+    assert (slept if cls is not AsyncioExecutor else asleeps) == expected_delays(RETRY)
+
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+def test_retries_of_an_async_tool_pass_attempt_numbers(cls):
+    attempts = []
+
+    async def invoke(attempt):
+        attempts.append(attempt)
+        if attempt < 3:
+            raise ConnectionError("flaky")
+        return attempt
+
+    async def no_sleep(d):
+        pass
+
+    with cls(sleep=lambda d: None, asleep=no_sleep) as ex:
+        (outcome,) = ex.run_batch([Job("c", "fetch", invoke, is_async=True, retry=RETRY, idempotent=True)],
+                                  Trace())
+    assert attempts == [1, 2, 3] and outcome.value == 3 and outcome.attempts == 3
+
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+def test_retries_give_up_after_max_retries_with_the_last_error(cls):
+    flaky = Flaky(failures=10)
+
+    async def no_sleep(d):
+        pass
+
+    with cls(sleep=lambda d: None, asleep=no_sleep) as ex:
+        (outcome,) = ex.run_batch([Job("c", "fetch", flaky, retry=RETRY, idempotent=True)], Trace())
+    assert flaky.attempts == [1, 2, 3]
+    assert str(outcome.error) == "failure 3" and outcome.attempts == 3
+
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+def test_a_tool_not_flagged_idempotent_is_not_retried(cls):
+    slept = []
+
+    async def arecord(d):
+        slept.append(d)
+
+    flaky = Flaky(failures=1)
+    with cls(sleep=slept.append, asleep=arecord) as ex:
+        (outcome,) = ex.run_batch([Job("c", "charge_card", flaky, retry=RETRY, idempotent=False)], Trace())
+    assert flaky.attempts == [1] and slept == []
+    assert isinstance(outcome.error, ConnectionError) and outcome.attempts == 1
+
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+def test_only_idempotent_false_retries_any_tool(cls):
+    async def no_sleep(d):
+        pass
+
+    flaky = Flaky(failures=1)
+    retry = Retry(max_retries=2, backoff=0.0, only_idempotent=False)
+    with cls(sleep=lambda d: None, asleep=no_sleep) as ex:
+        (outcome,) = ex.run_batch([Job("c", "charge_card", flaky, retry=retry, idempotent=False)], Trace())
+    assert flaky.attempts == [1, 2] and outcome.ok
+
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+def test_exceptions_outside_retry_on_are_not_retried(cls):
+    flaky = Flaky(failures=1, exc=ValueError)
+    retry = Retry(max_retries=2, backoff=0.0, retry_on=(ConnectionError,))
+    with cls(sleep=lambda d: None) as ex:
+        (outcome,) = ex.run_batch([Job("c", "fetch", flaky, retry=retry, idempotent=True)], Trace())
+    assert flaky.attempts == [1] and isinstance(outcome.error, ValueError)
+
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+def test_a_timeout_is_retried_like_any_other_failure(cls, release):
+    calls = []
+
+    def invoke(attempt):
+        calls.append(attempt)
+        if attempt == 1:
+            release.wait(5)
+        return attempt
+
+    async def no_sleep(d):
+        pass
+
+    retry = Retry(max_retries=1, backoff=0.0, retry_on=(TimeoutError,))
+    with cls(sleep=lambda d: None, asleep=no_sleep) as ex:
+        (outcome,), elapsed = timed(lambda: ex.run_batch(
+            [Job("c", "fetch", invoke, timeout=0.05, retry=retry, idempotent=True)], Trace()))
+    assert outcome.value == 2 and outcome.attempts == 2 and elapsed < 1.0
+
+
+def test_the_same_seed_gives_the_same_retry_delays():
+    def delays(seed):
+        slept = []
+        with SequentialExecutor(seed=seed, sleep=slept.append) as ex:
+            ex.run_batch([Job("c", "fetch", Flaky(failures=10), retry=RETRY, idempotent=True)], Trace())
+        return slept
+
+    assert delays(7) == delays(7) == expected_delays(RETRY, seed=7)
+    assert delays(7) != delays(8)
+
+
+# -- spans -------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+def test_every_attempt_records_a_start_end_pair_and_a_span(cls):
+    async def no_sleep(d):
+        pass
+
+    trace = Trace()
+    jobs = [Job("a", "fetch", Flaky(failures=2), retry=RETRY, idempotent=True), sync_job("b", lambda: "b"),
+            async_job("c", anapper(0.0, "c"))]
+    with cls(sleep=lambda d: None, asleep=no_sleep) as ex:
+        ex.run_batch(jobs, trace)
+    assert trace.count("tool_start") == trace.count("tool_end") == 5
+    spans = sorted(trace.spans(), key=lambda s: (s.call_id, s.attempt))
+    assert [(s.call_id, s.attempt, s.ok) for s in spans] == [
+        ("a", 1, False), ("a", 2, False), ("a", 3, True), ("b", 1, True), ("c", 1, True)]
+    assert all(s.start <= s.end and s.worker for s in spans)
+    assert [(e.data["attempt"], e.data["delay"]) for e in trace.of("retry")] == list(
+        zip([2, 3], expected_delays(RETRY)))
+    failed = [e for e in trace.of("tool_end") if not e.data["ok"]]
+    assert {e.data["error"] for e in failed} == {"ConnectionError"}
+    assert all(e.data["duration"] >= 0 for e in trace.of("tool_end"))
+
+
+def test_sequential_spans_do_not_overlap_and_run_in_the_callers_thread():
+    trace = Trace()
+    with SequentialExecutor() as ex:
+        ex.run_batch([sync_job(str(i), napper(0.03, i)) for i in range(3)], trace)
+    spans = trace.spans()
+    assert [s.call_id for s in spans] == ["0", "1", "2"]
+    assert all(a.end <= b.start for a, b in zip(spans, spans[1:]))
+    assert {s.worker for s in spans} == {threading.current_thread().name}
+
+
+def test_a_timed_out_attempt_has_a_failed_span(executor, release):
+    trace = Trace()
+    executor.run_batch([sync_job("slow", lambda: release.wait(5), timeout=0.05)], trace)
+    end = trace.of("tool_end")[0]
+    assert end.data["ok"] is False and end.data["error"] == "ToolTimeout"
+    assert [s.ok for s in trace.spans()] == [False]
+
+
+# -- parallelism ------------------------------------------------------------------------------------------------------
+
+def test_thread_executor_runs_a_batch_of_eight_at_once_on_eight_workers():
+    trace = Trace()
+    with ThreadExecutor() as ex:
+        outcomes, elapsed = timed(lambda: ex.run_batch([sync_job(str(i), napper(0.2, i)) for i in range(8)], trace))
+    assert [o.value for o in outcomes] == list(range(8))
+    assert elapsed < 0.35, f"8 x 0.2 s took {elapsed:.2f} s"
+    assert len({s.worker for s in trace.spans()}) == 8
+
+
+@pytest.mark.parametrize("cls", PARALLEL, ids=lambda c: c.name)
+def test_max_concurrency_bounds_how_many_run_at_once(cls):
+    with cls(max_concurrency=2) as ex:
+        outcomes, elapsed = timed(lambda: ex.run_batch([sync_job(str(i), napper(0.1, i)) for i in range(4)],
+                                                       Trace()))
+    assert [o.value for o in outcomes] == [0, 1, 2, 3]
+    assert elapsed >= 0.2 - 0.01, f"4 x 0.1 s with 2 workers took only {elapsed:.3f} s"
+
+
+def test_sequential_executor_ignores_max_concurrency():
+    ex = SequentialExecutor(max_concurrency=8)
+    assert ex.max_concurrency == 1
+    _, elapsed = timed(lambda: ex.run_batch([sync_job(str(i), napper(0.03, i)) for i in range(3)], Trace()))
+    assert elapsed >= 0.09 - 0.005
+
+
+def test_asyncio_executor_awaits_async_jobs_concurrently():
+    trace = Trace()
+    with AsyncioExecutor() as ex:
+        outcomes, elapsed = timed(lambda: ex.run_batch([async_job(str(i), anapper(0.2, i)) for i in range(8)],
+                                                       trace))
+    assert [o.value for o in outcomes] == list(range(8))
+    assert elapsed < 0.35, f"8 x 0.2 s async took {elapsed:.2f} s"
+
+
+def test_asyncio_executor_runs_sync_jobs_on_its_own_pool_sized_to_the_batch():
+    trace = Trace()
+    with AsyncioExecutor() as ex:
+        outcomes, elapsed = timed(lambda: ex.run_batch([sync_job(str(i), napper(0.2, i)) for i in range(8)],
+                                                       trace))
+    assert [o.value for o in outcomes] == list(range(8))
+    assert elapsed < 0.35, f"8 x 0.2 s sync under asyncio took {elapsed:.2f} s"
+    workers = {s.worker for s in trace.spans()}
+    assert len(workers) == 8 and all(w.startswith("agentkit-asyncio") for w in workers)
+
+
+def test_arun_batch_runs_async_jobs_concurrently_on_the_callers_loop():
+    async def main():
+        with AsyncioExecutor() as ex:
+            return await ex.arun_batch([async_job(str(i), anapper(0.2, i)) for i in range(8)], Trace())
+
+    outcomes, elapsed = timed(lambda: asyncio.run(main()))
+    assert [o.value for o in outcomes] == list(range(8)) and elapsed < 0.35
+
+
+def test_later_batches_reuse_the_workers():
+    trace = Trace()
+    with ThreadExecutor() as ex:
+        for _ in range(3):
+            ex.run_batch([sync_job(str(i), napper(0.02, i)) for i in range(4)], trace)
+            time.sleep(0.01)  # a worker marks itself idle just after its result is delivered
+    assert len({s.worker for s in trace.spans()}) == 4
+
+
+def test_thread_executor_runs_a_single_call_inline():
+    trace = Trace()
+    with ThreadExecutor() as ex:
+        ex.run_batch([sync_job("only", lambda: 1)], trace)
+    assert trace.spans()[0].worker == threading.current_thread().name
+
+
+# -- contextvars -------------------------------------------------------------------------------------------------------
+
+REQUEST_ID = contextvars.ContextVar("request_id", default="unset")
+
+
+def test_contextvars_are_visible_in_every_worker(executor):
+    async def aget():
+        return REQUEST_ID.get()
+
+    token = REQUEST_ID.set("req-42")
+    try:
+        jobs = [sync_job("a", REQUEST_ID.get), sync_job("b", REQUEST_ID.get, timeout=1.0), async_job("c", aget),
+                async_job("d", aget, timeout=1.0)]
+        outcomes = executor.run_batch(jobs, Trace())
+    finally:
+        REQUEST_ID.reset(token)
+    assert [o.value for o in outcomes] == ["req-42"] * 4
+
+
+@pytest.mark.parametrize("cls", PARALLEL, ids=lambda c: c.name)
+def test_a_job_in_a_batch_cannot_change_the_callers_contextvars(cls):
+    def change():
+        REQUEST_ID.set("changed by the tool")
+        return REQUEST_ID.get()
+
+    token = REQUEST_ID.set("caller")
+    try:
+        with cls() as ex:
+            outcomes = ex.run_batch([sync_job("a", change), sync_job("b", change)], Trace())
+        assert REQUEST_ID.get() == "caller"
+    finally:
+        REQUEST_ID.reset(token)
+    assert [o.value for o in outcomes] == ["changed by the tool"] * 2
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: a batch of one runs inline without copy_context, so the tool's "
+                                       "ContextVar.set leaks into the caller (a batch of two does not)")
+@pytest.mark.parametrize("cls", [SequentialExecutor, ThreadExecutor], ids=lambda c: c.name)
+def test_a_single_job_cannot_change_the_callers_contextvars(cls):
+    token = REQUEST_ID.set("caller")
+    try:
+        with cls() as ex:
+            ex.run_batch([sync_job("a", lambda: REQUEST_ID.set("changed by the tool"))], Trace())
+        assert REQUEST_ID.get() == "caller"
+    finally:
+        REQUEST_ID.reset(token)
+
+
+# -- inside a running event loop (Jupyter) --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+@pytest.mark.parametrize("n", [1, 3])
+def test_run_batch_with_async_jobs_works_inside_a_running_event_loop(cls, n):
+    async def notebook_cell():
+        asyncio.get_running_loop()  # we really are inside a loop, like a Jupyter cell
+        with cls() as ex:
+            return ex.run_batch([async_job(str(i), anapper(0.01, i)) for i in range(n)], Trace())
+
+    outcomes = asyncio.run(notebook_cell())
+    assert [o.value for o in outcomes] == list(range(n)) and all(o.ok for o in outcomes)
+
+
+# -- make_executor and lifecycle ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, cls", [("sequential", SequentialExecutor), ("threads", ThreadExecutor),
+                                       ("asyncio", AsyncioExecutor)])
+def test_make_executor_builds_by_name_and_the_caller_owns_it(name, cls):
+    ex, owned = make_executor(name, max_concurrency=3)
+    assert type(ex) is cls and owned is True
+    assert ex.max_concurrency == (1 if cls is SequentialExecutor else 3)
+    ex.close()
+
+
+def test_make_executor_uses_the_default_name_for_none():
+    ex, owned = make_executor(None)
+    assert type(ex) is ThreadExecutor and owned
+    ex2, _ = make_executor(None, default="asyncio")
+    assert type(ex2) is AsyncioExecutor
+
+
+def test_make_executor_passes_an_instance_through_and_the_caller_does_not_own_it():
+    mine = ThreadExecutor()
+    assert make_executor(mine) == (mine, False)
+
+
+def test_make_executor_refuses_an_unknown_name_listing_the_choices():
+    with pytest.raises(ValueError, match=r"executor='process': choose one of \['asyncio', 'sequential', "
+                                         r"'threads'\] or pass an Executor"):
+        make_executor("process")
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_max_concurrency_below_one_is_refused(bad):
+    with pytest.raises(ValueError, match=f"max_concurrency={bad}: must be at least 1"):
+        ThreadExecutor(max_concurrency=bad)
+
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+def test_close_is_idempotent_and_the_executor_still_works_after_it(cls):
+    ex = cls()
+    ex.run_batch([sync_job("a", lambda: 1), sync_job("b", lambda: 2)], Trace())
+    ex.close()
+    ex.close()
+    assert [o.value for o in ex.run_batch([sync_job("a", lambda: 1), sync_job("b", lambda: 2)], Trace())] == [1, 2]
+    ex.close()
+
+
+def test_the_context_manager_closes_the_pool():
+    with ThreadExecutor() as ex:
+        ex.run_batch([sync_job("a", lambda: 1), sync_job("b", lambda: 2)], Trace())
+        assert ex._pool is not None
+    assert ex._pool is None
+
+
+def test_the_base_executor_has_no_batch_strategy():
+    with pytest.raises(NotImplementedError):
+        Executor().run_batch([], Trace())
