@@ -170,7 +170,10 @@ def parse_gate(raw: str | dict | None, *, required: tuple[str, ...] = (), max_by
             return _fail("parse", [ArgumentError(
                 "not_object", "the arguments are a JSON string that contains JSON (encoded twice); "
                               "send the object itself, not a string")])
-        problem = _shape_problem(value, max_bytes=None, max_depth=max_depth)
+        # Nesting needs an opening bracket per level: when there are fewer brackets than the depth limit,
+        # skip the walk (two C-speed counts instead of visiting every node, on every call).
+        shallow = raw.count("{") + raw.count("[") <= max_depth
+        problem = None if shallow else _shape_problem(value, max_bytes=None, max_depth=max_depth)
     else:
         # An object from Anthropic/Gemini/MCP: measure it without recursion, stopping at the first limit.
         problem = _shape_problem(raw, max_bytes=max_bytes, max_depth=max_depth)

@@ -275,14 +275,12 @@ def _slots(value, out):
     return out
 
 
-@st.composite
-def mutated_bodies(draw, codec, tool_strategy=tool_lists, min_tokens: int = 1) -> dict:
-    tools = draw(tool_strategy)
-    body = wire_json(codec.build_request("gpt-4.1", draw(conversations()), tools,
-                                         draw(options_for(tools, min_tokens))).body)
+def edited(draw, tree):
+    """A copy of a JSON tree with one to three random edits: replace, delete or duplicate a node."""
+    tree = copy.deepcopy(tree)
     for _ in range(draw(st.integers(1, 3))):
-        slots = _slots(body, [])
-        deep = [slot for slot in slots if slot[0] is not body]  # edits inside messages/tools find more
+        slots = _slots(tree, [])
+        deep = [slot for slot in slots if slot[0] is not tree]  # edits inside messages/tools find more
         if not slots:
             break
         container, key = draw(st.sampled_from(deep if deep and draw(st.integers(0, 4)) else slots))
@@ -293,7 +291,56 @@ def mutated_bodies(draw, codec, tool_strategy=tool_lists, min_tokens: int = 1) -
             container.insert(key, copy.deepcopy(container[key]))
         else:
             container[key] = draw(any_json)
-    return body
+    return tree
+
+
+@st.composite
+def mutated_bodies(draw, codec, tool_strategy=tool_lists, min_tokens: int = 1) -> dict:
+    tools = draw(tool_strategy)
+    body = codec.build_request("gpt-4.1", draw(conversations()), tools, draw(options_for(tools, min_tokens))).body
+    return edited(draw, wire_json(body))
+
+
+@st.composite
+def mutated_answers(draw, codec) -> dict:
+    """A valid response body of `codec`, edited."""
+    return edited(draw, wire_json(codec.build_response(draw(turns()), request_for(codec))))
+
+
+@st.composite
+def mutated_streams(draw, codec) -> list[tuple[str | None, str]]:
+    """The (event, data) pairs of a valid stream, with one event edited, dropped, or turned to garbage."""
+    events = [(e.event, e.data) for e in codec.build_stream(draw(turns()), request_for(codec))
+              if e.comment is None]
+    index = draw(st.integers(0, len(events) - 1))
+    name, data = events[index]
+    action = draw(st.sampled_from(["edit", "edit", "drop", "garbage"]))
+    if action == "drop":
+        del events[index]
+    elif action == "garbage":
+        events[index] = (name, draw(st.text(max_size=12)))
+    elif data != "[DONE]":
+        events[index] = (name, json.dumps(edited(draw, json.loads(data))))
+    return events
+
+
+def assert_only_bad_response(codec, body=None, events=None) -> None:
+    """Client-side decoding gives a ModelTurn or raises BadResponseError, never anything else."""
+    try:
+        if events is None:
+            turn = codec.parse_response(body)
+        else:
+            assembler = codec.StreamAssembler()
+            for name, data in events:
+                assembler.feed(name, data)
+            turn = assembler.turn()
+    except BadResponseError as exc:
+        assert exc.retryable and isinstance(exc.message, str)
+        return
+    assert turn.text is None or isinstance(turn.text, str)
+    assert all(isinstance(c.id, str) and isinstance(c.name, str) for c in turn.tool_calls)
+    assert isinstance(turn.usage.input_tokens, int) and turn.stop in ("tool_calls", "stop", "length",
+                                                                       "content_filter", "other")
 
 
 def assert_only_request_invalid(codec, body, validate_response=None) -> None:
@@ -631,6 +678,18 @@ def test_dropping_any_tool_result_is_refused_naming_the_unanswered_call(messages
 @given(st.one_of(any_json, mutated_bodies(chat)))
 def test_fuzzed_request_bodies_only_ever_raise_request_invalid(body):
     assert_only_request_invalid(chat, body, ChatCompletion.model_validate)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.one_of(any_json, mutated_answers(chat)))
+def test_fuzzed_response_bodies_decode_or_raise_bad_response(body):
+    assert_only_bad_response(chat, body=body)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(mutated_streams(chat))
+def test_fuzzed_streams_assemble_or_raise_bad_response(events):
+    assert_only_bad_response(chat, events=events)
 
 
 # --- error bodies -----------------------------------------------------------------------------------------

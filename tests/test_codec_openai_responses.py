@@ -19,11 +19,14 @@ from test_codec_openai_chat import (
     TIME,
     WEATHER,
     any_json,
+    assert_only_bad_response,
     assert_only_request_invalid,
     conversations,
     expected_messages,
     expected_turn,
+    mutated_answers,
     mutated_bodies,
+    mutated_streams,
     options_for,
     sdk_client,
     tool_lists,
@@ -381,6 +384,18 @@ def test_dropping_any_output_is_refused_naming_its_call(messages, data):
     drop = data.draw(st.sampled_from([i for i, m in enumerate(messages) if m.role == "tool"]))
     body = wire_json(responses.build_request("m", messages[:drop] + messages[drop + 1:]).body)
     assert _invalid(body).message == f"No tool output found for function call {messages[drop].tool_call_id}."
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.one_of(any_json, mutated_answers(responses)))
+def test_fuzzed_response_bodies_decode_or_raise_bad_response(body):
+    assert_only_bad_response(responses, body=body)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(mutated_streams(responses))
+def test_fuzzed_streams_assemble_or_raise_bad_response(events):
+    assert_only_bad_response(responses, events=events)
 
 
 # --- error bodies -----------------------------------------------------------------------------------------

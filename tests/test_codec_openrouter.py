@@ -19,11 +19,14 @@ from test_codec_openai_chat import (
     TIME,
     WEATHER,
     any_json,
+    assert_only_bad_response,
     assert_only_request_invalid,
     conversations,
     expected_messages,
     expected_turn,
+    mutated_answers,
     mutated_bodies,
+    mutated_streams,
     options_for,
     sdk_client,
     tool_lists,
@@ -216,6 +219,13 @@ def test_the_openai_sdk_works_against_the_openrouter_server_side():
 @given(st.one_of(any_json, mutated_bodies(openrouter)))
 def test_fuzzed_request_bodies_only_ever_raise_request_invalid(body):
     assert_only_request_invalid(openrouter, body, ChatCompletion.model_validate)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.one_of(any_json, mutated_answers(openrouter)), mutated_streams(openrouter))
+def test_fuzzed_answers_decode_or_raise_bad_response(body, events):
+    assert_only_bad_response(openrouter, body=body)
+    assert_only_bad_response(openrouter, events=events)
 
 
 def test_error_bodies_have_an_integer_code_and_map_to_provider_errors():

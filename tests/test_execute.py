@@ -1,4 +1,4 @@
-"""agentkit.execute: order kept, errors captured, timeouts typed, retries, real parallelism, contextvars, spans."""
+"""agentkit.execute: order kept, errors captured, typed timeouts, retries, parallelism, contextvars, spans."""
 
 from __future__ import annotations
 
@@ -79,14 +79,16 @@ class Flaky:
 # -- order and errors ---------------------------------------------------------------------------------------
 
 def test_outcomes_come_back_in_job_order_even_when_jobs_finish_out_of_order(executor):
-    jobs = [sync_job("a", napper(0.06, "a")), sync_job("b", napper(0.0, "b")), sync_job("c", napper(0.03, "c"))]
+    jobs = [sync_job("a", napper(0.06, "a")), sync_job("b", napper(0.0, "b")),
+            sync_job("c", napper(0.03, "c"))]
     outcomes = executor.run_batch(jobs, Trace())
     assert [o.value for o in outcomes] == ["a", "b", "c"]
     assert all(o.ok and o.attempts == 1 for o in outcomes)
 
 
 def test_mixed_sync_and_async_jobs_keep_their_order(executor):
-    jobs = [async_job("a", anapper(0.03, "a")), sync_job("b", napper(0.0, "b")), async_job("c", anapper(0.0, "c"))]
+    jobs = [async_job("a", anapper(0.03, "a")), sync_job("b", napper(0.0, "b")),
+            async_job("c", anapper(0.0, "c"))]
     assert [o.value for o in executor.run_batch(jobs, Trace())] == ["a", "b", "c"]
 
 
@@ -99,7 +101,8 @@ def test_an_exception_comes_back_in_the_outcome_and_never_raises(executor):
     async def afail():
         raise KeyError("missing")
 
-    outcomes = executor.run_batch([sync_job("a", fail), sync_job("b", lambda: 2), async_job("c", afail)], Trace())
+    jobs = [sync_job("a", fail), sync_job("b", lambda: 2), async_job("c", afail)]
+    outcomes = executor.run_batch(jobs, Trace())
     assert outcomes[0].error is boom and not outcomes[0].ok and outcomes[0].value is None
     assert outcomes[1] == Outcome(value=2)
     assert isinstance(outcomes[2].error, KeyError)
@@ -118,7 +121,7 @@ def test_async_batches_keep_order_and_capture_errors(executor):
     assert outcomes[0].value == 1 and isinstance(outcomes[1].error, ValueError) and outcomes[2].value == 3
 
 
-# -- timeouts ------------------------------------------------------------------------------------------------------
+# -- timeouts ------------------------------------------------------------------------------------------------
 
 def test_a_slow_sync_tool_times_out_with_tool_timeout_in_bounded_time(executor, release):
     job = sync_job("slow", lambda: release.wait(5), tool="slow_tool", timeout=0.05)
@@ -195,7 +198,7 @@ def test_a_sync_function_returning_a_coroutine_is_awaited_also_with_a_timeout(cl
     assert outcome.value == "awaited"
 
 
-# -- retries --------------------------------------------------------------------------------------------------------
+# -- retries -------------------------------------------------------------------------------------------------
 
 RETRY = Retry(max_retries=2, backoff=0.5, multiplier=2.0, jitter=0.25)
 
@@ -319,7 +322,7 @@ def test_the_same_seed_gives_the_same_retry_delays():
     assert delays(7) != delays(8)
 
 
-# -- spans -------------------------------------------------------------------------------------------------------------
+# -- spans ---------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
 def test_every_attempt_records_a_start_end_pair_and_a_span(cls):
@@ -361,12 +364,13 @@ def test_a_timed_out_attempt_has_a_failed_span(executor, release):
     assert [s.ok for s in trace.spans()] == [False]
 
 
-# -- parallelism ------------------------------------------------------------------------------------------------------
+# -- parallelism ---------------------------------------------------------------------------------------------
 
 def test_thread_executor_runs_a_batch_of_eight_at_once_on_eight_workers():
     trace = Trace()
     with ThreadExecutor() as ex:
-        outcomes, elapsed = timed(lambda: ex.run_batch([sync_job(str(i), napper(0.2, i)) for i in range(8)], trace))
+        outcomes, elapsed = timed(lambda: ex.run_batch([sync_job(str(i), napper(0.2, i)) for i in range(8)],
+                                                       trace))
     assert [o.value for o in outcomes] == list(range(8))
     assert elapsed < 0.35, f"8 x 0.2 s took {elapsed:.2f} s"
     assert len({s.worker for s in trace.spans()}) == 8
@@ -433,7 +437,7 @@ def test_thread_executor_runs_a_single_call_inline():
     assert trace.spans()[0].worker == threading.current_thread().name
 
 
-# -- contextvars -------------------------------------------------------------------------------------------------------
+# -- contextvars ---------------------------------------------------------------------------------------------
 
 REQUEST_ID = contextvars.ContextVar("request_id", default="unset")
 
@@ -444,8 +448,8 @@ def test_contextvars_are_visible_in_every_worker(executor):
 
     token = REQUEST_ID.set("req-42")
     try:
-        jobs = [sync_job("a", REQUEST_ID.get), sync_job("b", REQUEST_ID.get, timeout=1.0), async_job("c", aget),
-                async_job("d", aget, timeout=1.0)]
+        jobs = [sync_job("a", REQUEST_ID.get), sync_job("b", REQUEST_ID.get, timeout=1.0),
+                async_job("c", aget), async_job("d", aget, timeout=1.0)]
         outcomes = executor.run_batch(jobs, Trace())
     finally:
         REQUEST_ID.reset(token)
@@ -481,7 +485,7 @@ def test_a_single_job_cannot_change_the_callers_contextvars(cls):
         REQUEST_ID.reset(token)
 
 
-# -- inside a running event loop (Jupyter) --------------------------------------------------------------------------
+# -- inside a running event loop (Jupyter) -------------------------------------------------------------------
 
 @pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
 @pytest.mark.parametrize("n", [1, 3])
@@ -495,7 +499,7 @@ def test_run_batch_with_async_jobs_works_inside_a_running_event_loop(cls, n):
     assert [o.value for o in outcomes] == list(range(n)) and all(o.ok for o in outcomes)
 
 
-# -- make_executor and lifecycle ---------------------------------------------------------------------------------------
+# -- make_executor and lifecycle -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, cls", [("sequential", SequentialExecutor), ("threads", ThreadExecutor),
                                        ("asyncio", AsyncioExecutor)])
@@ -536,7 +540,8 @@ def test_close_is_idempotent_and_the_executor_still_works_after_it(cls):
     ex.run_batch([sync_job("a", lambda: 1), sync_job("b", lambda: 2)], Trace())
     ex.close()
     ex.close()
-    assert [o.value for o in ex.run_batch([sync_job("a", lambda: 1), sync_job("b", lambda: 2)], Trace())] == [1, 2]
+    again = ex.run_batch([sync_job("a", lambda: 1), sync_job("b", lambda: 2)], Trace())
+    assert [o.value for o in again] == [1, 2]
     ex.close()
 
 

@@ -10,7 +10,7 @@ import pytest
 from agentkit.errors import ScriptError
 from agentkit.models import (FunctionModel, ScriptedModel, always_calls, as_turn, call, malformed_then_fixed,
                              parallel_calls, repeats)
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
+from agentkit.types import Message, ModelOptions, ModelTurn, ToolResult, ToolSpec, Usage
 
 OPTS = ModelOptions()
 TOOLS = [ToolSpec("get_weather")]
@@ -29,7 +29,7 @@ def answer_all(messages, turn, ok=True):
     return out
 
 
-# -- call() -----------------------------------------------------------------------------------------------------
+# -- call() --------------------------------------------------------------------------------------------------
 
 def test_call_builds_a_tool_call_with_json_text_and_parsed_arguments():
     c = call("get_weather", {"city": "Zürich"})
@@ -56,7 +56,7 @@ def test_call_with_raw_valid_json_parses_it():
     assert call("get_weather", raw='{"city":"Oslo"}').arguments == {"city": "Oslo"}
 
 
-# -- as_turn and ScriptedModel step forms ----------------------------------------------------------------------
+# -- as_turn and ScriptedModel step forms --------------------------------------------------------------------
 
 def test_a_string_step_is_a_final_answer():
     turn = ask(ScriptedModel(["It is sunny."]))
@@ -129,7 +129,8 @@ def test_ids_are_the_same_on_every_replay_of_the_script():
 def test_a_step_of_another_type_is_a_script_error_naming_the_step(bad):
     model = ScriptedModel(["ok", bad])
     ask(model)
-    with pytest.raises(ScriptError, match=rf"script step 2 is a {type(bad).__name__}; use a ModelTurn, a str"):
+    expected = rf"script step 2 is a {type(bad).__name__}; use a ModelTurn, a str"
+    with pytest.raises(ScriptError, match=expected):
         ask(model)
 
 
@@ -143,12 +144,13 @@ def test_as_turn_normalises_directly():
     assert as_turn([call("x")], 3).tool_calls[0].id == "call_3_0"
 
 
-# -- ScriptedModel bookkeeping -------------------------------------------------------------------------------------
+# -- ScriptedModel bookkeeping -------------------------------------------------------------------------------
 
 def test_the_model_records_the_size_of_every_request():
     model = ScriptedModel(["a", "b"])
     ask(model, [Message.user("x")], [], OPTS)
-    ask(model, [Message.user("x"), Message.assistant("a"), Message.user("y")], TOOLS, ModelOptions("required"))
+    history = [Message.user("x"), Message.assistant("a"), Message.user("y")]
+    ask(model, history, TOOLS, ModelOptions("required"))
     assert model.requests == [(1, 0, OPTS), (3, 1, ModelOptions("required"))]
     assert model.calls == 2 and model.remaining == 0
 
@@ -156,8 +158,8 @@ def test_the_model_records_the_size_of_every_request():
 def test_asking_past_the_end_of_the_script_is_a_clear_script_error():
     model = ScriptedModel(["only"], name="weather-script")
     ask(model)
-    with pytest.raises(ScriptError, match=r"weather-script: asked for step 2, but the script has only 1 steps "
-                                          r"\(the loop called the model more often than planned\)"):
+    with pytest.raises(ScriptError, match=r"weather-script: asked for step 2, but the script has only 1 "
+                                          r"steps \(the loop called the model more often than planned\)"):
         ask(model)
 
 
@@ -169,8 +171,8 @@ def test_an_empty_script_fails_on_the_first_call():
 def test_assert_complete_names_the_unused_steps():
     model = ScriptedModel(["a", "b", "c"])
     ask(model)
-    with pytest.raises(ScriptError, match=r"scripted: 2 of 3 steps were never used \(the loop stopped after 1 "
-                                          r"model calls\)"):
+    with pytest.raises(ScriptError, match=r"scripted: 2 of 3 steps were never used \(the loop stopped "
+                                          r"after 1 model calls\)"):
         model.assert_complete()
 
 
@@ -192,7 +194,7 @@ def test_acomplete_plays_the_same_script():
     assert first.tool_calls[0].id == "call_1_0" and second.text == "done"
 
 
-# -- FunctionModel -------------------------------------------------------------------------------------------------
+# -- FunctionModel -------------------------------------------------------------------------------------------
 
 def test_function_model_calls_the_function_every_turn_and_numbers_ids_by_call():
     seen = []
@@ -221,7 +223,7 @@ def test_function_model_refuses_a_bad_return_with_a_script_error():
         ask(FunctionModel(lambda m, t, o: {"not": "a step"}))
 
 
-# -- presets ----------------------------------------------------------------------------------------------------------
+# -- presets -------------------------------------------------------------------------------------------------
 
 def play(model, turns: int, ok=True) -> list[ModelTurn]:
     messages, out = [Message.user("go")], []

@@ -1,4 +1,4 @@
-"""agentkit.policies: every accepted error policy, Retry's delays and validation, Limits, LimitHit, approval."""
+"""agentkit.policies: every error policy, Retry's delays and validation, Limits, LimitHit, approval."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from agentkit.policies import (REPORT, Approve, Deny, Edit, ErrorPolicy, LimitHi
                                normalize_approval, resolve_error_policy)
 from agentkit.types import ToolCall
 
+CAPS = ["max_steps", "run_limit", "thread_limit", "repeat_limit", "max_invalid_calls"]
 CALL = ToolCall("call_1", "charge_card", '{"amount": 5}', {"amount": 5})
 
 
@@ -150,7 +151,7 @@ def test_retry_refuses_a_max_retries_that_is_not_a_whole_number():
         Retry(max_retries=1.5)
 
 
-# -- Retry: delays --------------------------------------------------------------------------------------------
+# -- Retry: delays -------------------------------------------------------------------------------------------
 
 def test_delays_without_jitter_back_off_exponentially_up_to_the_cap():
     r = Retry(max_retries=6, backoff=0.5, multiplier=2.0, max_delay=4.0, jitter=0.0)
@@ -205,10 +206,11 @@ def test_retry_on_limits_which_exceptions_are_retried():
     assert r.applies_to(TimeoutError(), idempotent=True)
     assert r.applies_to(ConnectionResetError(), idempotent=True)  # a subclass
     assert not r.applies_to(ValueError(), idempotent=True)
-    assert not Retry(retry_on=(TimeoutError,), only_idempotent=False).applies_to(ValueError(), idempotent=False)
+    anyone = Retry(retry_on=(TimeoutError,), only_idempotent=False)
+    assert not anyone.applies_to(ValueError(), idempotent=False)
 
 
-# -- Limits ------------------------------------------------------------------------------------------------------
+# -- Limits --------------------------------------------------------------------------------------------------
 
 def test_default_limits_cap_a_run_at_twenty_model_calls_and_end():
     lim = Limits()
@@ -217,14 +219,14 @@ def test_default_limits_cap_a_run_at_twenty_model_calls_and_end():
         None, None, None, None, None)
 
 
-@pytest.mark.parametrize("field", ["max_steps", "run_limit", "thread_limit", "repeat_limit", "max_invalid_calls"])
+@pytest.mark.parametrize("field", CAPS)
 @pytest.mark.parametrize("bad", [-1, True, False, 2.0, "3"])
 def test_limits_refuse_values_that_are_not_whole_numbers_naming_the_field(field, bad):
     with pytest.raises(ValueError, match=rf"Limits\.{field}={bad!r}: use a whole number >= 0, or None"):
         Limits(**{field: bad})
 
 
-@pytest.mark.parametrize("field", ["max_steps", "run_limit", "thread_limit", "repeat_limit", "max_invalid_calls"])
+@pytest.mark.parametrize("field", CAPS)
 def test_limits_accept_zero_and_none(field):
     assert getattr(Limits(**{field: 0}), field) == 0
     assert getattr(Limits(**{field: None}), field) is None
@@ -259,7 +261,7 @@ def test_exit_behavior_accepts_its_three_words(behavior):
     assert Limits(exit_behavior=behavior).exit_behavior == behavior
 
 
-# -- LimitHit ------------------------------------------------------------------------------------------------------
+# -- LimitHit ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("limit, count, maximum, message", [
     ("run_limit", 4, 3, "Tool call limit reached: run limit exceeded (4/3 calls)."),
@@ -286,7 +288,7 @@ def test_too_many_invalid_calls_maps_to_schema_fail():
     assert LimitHit("max_invalid_calls", 3, 2).stop_reason == "schema_fail"
 
 
-# -- approval --------------------------------------------------------------------------------------------------------
+# -- approval ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("answer, expected", [
     (None, Approve()),

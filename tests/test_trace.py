@@ -6,8 +6,6 @@ import itertools
 import json
 import threading
 
-import pytest
-
 from agentkit.execute import Job, SequentialExecutor
 from agentkit.trace import Event, Span, Trace
 
@@ -31,7 +29,8 @@ def record_one_step(trace: Trace) -> None:
     trace.record("stop", reason="final_answer", steps=1, tool_calls=1)
 
 
-KINDS = ["model_request", "model_response", "limit", "gate", "tool_start", "tool_end", "retry", "result", "stop"]
+KINDS = ["model_request", "model_response", "limit", "gate", "tool_start", "tool_end", "retry", "result",
+         "stop"]
 
 
 # -- recording -----------------------------------------------------------------------------------------------
@@ -111,7 +110,7 @@ def test_listeners_see_every_event_recorded_from_threads():
     assert sorted(seen) == list(range(800))
 
 
-# -- reading ----------------------------------------------------------------------------------------------------
+# -- reading -------------------------------------------------------------------------------------------------
 
 def test_of_and_count_filter_by_kind_and_fields():
     t = Trace()
@@ -145,7 +144,7 @@ def test_an_end_without_its_start_makes_no_span():
     assert t.spans() == []
 
 
-# -- table --------------------------------------------------------------------------------------------------------
+# -- table ---------------------------------------------------------------------------------------------------
 
 def test_table_has_a_header_and_one_row_per_event_naming_each_kind():
     t = Trace()
@@ -175,7 +174,7 @@ def test_table_with_times_shows_milliseconds():
 def test_table_leaves_out_none_fields_and_can_filter_kinds():
     t = Trace()
     record_one_step(t)
-    gate_row = [line for line in t.table().splitlines() if " gate " in line][0]
+    gate_row = next(line for line in t.table().splitlines() if " gate " in line)
     assert "error=" not in gate_row and "gate=schema" in gate_row
     only = t.table(kinds=["stop", "limit"]).splitlines()
     assert len(only) == 3 and "limit" in only[1] and "stop" in only[2]
@@ -210,7 +209,7 @@ def test_table_without_times_hides_worker_names_and_retry_delays():
     assert "worker=agentkit-threads_3" in fast.table(times=True)
 
 
-# -- JSON ------------------------------------------------------------------------------------------------------------
+# -- JSON ----------------------------------------------------------------------------------------------------
 
 def test_to_json_is_valid_json_with_flat_events():
     t = Trace()

@@ -30,10 +30,12 @@ tool_calls = st.builds(ToolCall, st.text(max_size=12), st.text(max_size=12),
 # an empty `parameters` dict has its own (xfail) test below
 tool_specs = st.builds(ToolSpec, st.text(max_size=12), st.text(max_size=30),
                        st.builds(lambda props: {"type": "object", "properties": props},
-                                 st.dictionaries(st.text(max_size=6), st.just({"type": "string"}), max_size=3)),
+                                 st.dictionaries(st.text(max_size=6), st.just({"type": "string"}),
+                                                 max_size=3)),
                        st.booleans())
 errors = st.one_of(st.none(), st.fixed_dictionaries(
-    {"kind": st.text(max_size=10), "message": st.text(max_size=20), "path": maybe_text, "keyword": maybe_text}))
+    {"kind": st.text(max_size=10), "message": st.text(max_size=20), "path": maybe_text,
+     "keyword": maybe_text}))
 tool_results = st.builds(ToolResult, st.text(max_size=12), st.text(max_size=12), st.booleans(), json_values,
                          errors, maybe_text)
 messages = st.builds(Message, st.sampled_from(["system", "user", "assistant", "tool"]), maybe_text,
@@ -270,7 +272,7 @@ def test_model_turn_as_message_is_the_assistant_entry():
     assert turn.as_message() == Message("assistant", "checking", (CALL,))
 
 
-# -- Usage ----------------------------------------------------------------------------------------------------
+# -- Usage ---------------------------------------------------------------------------------------------------
 
 def test_usage_adds_field_by_field_and_totals():
     total = Usage(10, 2) + Usage(5, 3)

@@ -228,7 +228,12 @@ def _usage_from_wire(usage: Any) -> Usage:
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    try:
+        return int(value)
+    except (OverflowError, ValueError):  # Infinity and NaN parse as JSON numbers in Python
+        return 0
 
 
 def _in_band_error(body: dict, provider: str) -> BadResponseError:
@@ -304,14 +309,14 @@ class StreamAssembler:
                 self.finish_reason = choice["finish_reason"]
 
     def _add_fragment(self, fragment: dict) -> None:
-        index = fragment.get("index")
+        index, call_id = fragment.get("index"), fragment.get("id")
+        call_id = call_id if isinstance(call_id, str) and call_id else None
         if not isinstance(index, int):  # a few compatible servers leave `index` out: a new id starts a call
-            known = {c["id"] for c in self.calls.values()}
-            new = fragment.get("id") and fragment.get("id") not in known
+            new = call_id is not None and call_id not in {c["id"] for c in self.calls.values()}
             index = len(self.calls) if new or not self.calls else max(self.calls)
         call = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
-        if fragment.get("id"):
-            call["id"] = str(fragment["id"])
+        if call_id is not None:
+            call["id"] = call_id
         function = fragment.get("function") if isinstance(fragment.get("function"), dict) else {}
         if function.get("name"):
             call["name"] = str(function["name"])

@@ -212,7 +212,12 @@ def _usage_from_wire(usage: Any) -> Usage:
 
 
 def _int(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    try:
+        return int(value)
+    except (OverflowError, ValueError):  # Infinity and NaN parse as JSON numbers in Python
+        return 0
 
 
 def _failed(response: dict, body: Any) -> BadResponseError:

@@ -112,12 +112,12 @@ class SimServer:
         server.force_exit = True
         # Close every open connection on the server's own loop (transports are not thread-safe), so
         # clients in the middle of a slow request see a disconnect at once and handlers end cleanly.
-        for listener in getattr(server, "servers", None) or ():
+        listeners = getattr(server, "servers", None) or ()  # set once uvicorn has started
+        if listeners:
             try:
-                listener.get_loop().call_soon_threadsafe(_close_connections, server)
-            except RuntimeError:  # the loop has already closed
+                listeners[0].get_loop().call_soon_threadsafe(_close_connections, server)
+            except RuntimeError:  # the loop has already closed: nothing left to close
                 pass
-            break
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
