@@ -124,10 +124,10 @@ class Executor:
             # asyncio.run needs a thread without a running loop (a notebook's main thread has one).
             return _run_in_daemon_thread(lambda: asyncio.run(job.invoke(attempt)), job.timeout, job.tool)
         if job.timeout is not None:
-            return _run_in_daemon_thread(lambda: job.invoke(attempt), job.timeout, job.tool)
+            return _run_in_daemon_thread(lambda: _resolve(job.invoke(attempt)), job.timeout, job.tool)
         value = job.invoke(attempt)
         if inspect.isawaitable(value):  # a sync function that returned a coroutine
-            return _run_in_daemon_thread(lambda: asyncio.run(_await(value)), job.timeout, job.tool)
+            return _run_in_daemon_thread(lambda: asyncio.run(_await(value)), None, job.tool)
         return value
 
     def run_job(self, job: Job, trace: Trace) -> Outcome:
@@ -165,14 +165,12 @@ class Executor:
                     task = asyncio.current_task()
                     trace.record("tool_start", call_id=job.call_id, tool=job.tool, attempt=attempt,
                                  worker=task.get_name() if task else "asyncio")
-                    value = await asyncio.wait_for(_await(job.invoke(attempt)), job.timeout)
+                    value = await _within(_await(job.invoke(attempt)), job.timeout, job.tool)
                 else:
-                    value = await asyncio.wait_for(
+                    value = await _within(
                         loop.run_in_executor(self.pool(), contextvars.copy_context().run,
-                                             self._sync_in_worker, job, attempt, trace), job.timeout)
+                                             self._sync_in_worker, job, attempt, trace), job.timeout, job.tool)
             except Exception as exc:  # noqa: BLE001
-                if isinstance(exc, asyncio.TimeoutError):
-                    exc = ToolTimeout(job.tool, job.timeout or 0.0)
                 trace.record("tool_end", call_id=job.call_id, tool=job.tool, attempt=attempt, ok=False,
                              error=type(exc).__name__, duration=trace.now() - start_t)
                 delay = next(delays, None) if job.retry and job.retry.applies_to(exc, job.idempotent) else None
@@ -213,6 +211,24 @@ async def _await(awaitable: Any) -> Any:
     return await awaitable
 
 
+def _resolve(value: Any) -> Any:
+    """A value, or what it resolves to when a sync function handed back a coroutine."""
+    return asyncio.run(_await(value)) if inspect.isawaitable(value) else value
+
+
+async def _within(awaitable: Any, timeout: float | None, tool: str) -> Any:
+    """Await with a deadline. Unlike asyncio.wait_for, a TimeoutError raised *by the tool itself* (a
+    socket timeout, say) stays what it is; only our own deadline becomes ToolTimeout."""
+    if timeout is None:
+        return await awaitable
+    task = asyncio.ensure_future(awaitable)
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    if not done:
+        task.cancel()
+        raise ToolTimeout(tool, timeout)
+    return task.result()
+
+
 class SequentialExecutor(Executor):
     """One call after another, in order, in the caller's thread."""
 
@@ -223,7 +239,8 @@ class SequentialExecutor(Executor):
         super().__init__(1, **kwargs)
 
     def run_batch(self, jobs: list[Job], trace: Trace) -> list[Outcome]:
-        return [self.run_job(job, trace) for job in jobs]
+        # each call in a context of its own: a tool's ContextVar.set must not leak into the caller
+        return [contextvars.copy_context().run(self.run_job, job, trace) for job in jobs]
 
 
 class ThreadExecutor(Executor):
@@ -233,7 +250,7 @@ class ThreadExecutor(Executor):
 
     def run_batch(self, jobs: list[Job], trace: Trace) -> list[Outcome]:
         if len(jobs) <= 1:
-            return [self.run_job(job, trace) for job in jobs]
+            return [contextvars.copy_context().run(self.run_job, job, trace) for job in jobs]
         pool = self.pool()
         # copy_context per job: each call sees the caller's contextvars, and cannot leak its own.
         futures = [pool.submit(contextvars.copy_context().run, self.run_job, job, trace) for job in jobs]

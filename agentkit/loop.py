@@ -414,8 +414,7 @@ class LoopCore:
         if self.limits.exit_behavior == "error":
             self.stop(StopReason.ERROR, text)
             raise LimitExceeded(text, run, hit.limit, hit.count, hit.maximum)
-        reason = StopReason.SCHEMA_FAIL if hit.limit == "max_invalid_calls" else StopReason(hit.stop_reason)
-        self.stop(reason, text)
+        self.stop(StopReason(hit.stop_reason), text)
 
 
 def _size(message: Message) -> int:

@@ -51,10 +51,16 @@ class Retry:
     only_idempotent: bool = True
 
     def __post_init__(self):
-        if self.max_retries < 0:
-            raise ValueError(f"Retry(max_retries={self.max_retries}): must be 0 or more")
-        if self.backoff < 0 or self.max_delay < 0 or not 0 <= self.jitter <= 1:
-            raise ValueError("Retry: backoff and max_delay must be >= 0 and jitter in [0, 1]")
+        if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
+            raise ValueError(f"Retry(max_retries={self.max_retries!r}): use a whole number, 0 or more")
+        if self.backoff < 0 or self.max_delay < 0 or self.multiplier < 0 or not 0 <= self.jitter <= 1:
+            raise ValueError("Retry: backoff, multiplier and max_delay must be >= 0 and jitter in [0, 1]")
+        retry_on = self.retry_on
+        if isinstance(retry_on, type):
+            object.__setattr__(self, "retry_on", retry_on := (retry_on,))
+        if not (isinstance(retry_on, tuple) and retry_on
+                and all(isinstance(c, type) and issubclass(c, BaseException) for c in retry_on)):
+            raise TypeError(f"Retry(retry_on={self.retry_on!r}): use an exception class or a tuple of them")
         if isinstance(self.on_failure, Retry):
             raise ValueError("Retry(on_failure=Retry(...)) makes no sense: add the retries together")
 
@@ -107,6 +113,8 @@ def resolve_error_policy(policy: ErrorPolicyLike) -> ErrorPolicy:
         classes = policy
         return ErrorPolicy(policy, None, False,
                            lambda exc, call: REPORT if isinstance(exc, classes) else None)
+    if isinstance(policy, type):  # a class is callable, but int(exc, call) is not a policy
+        raise TypeError(f"on_tool_error={policy!r} is not a policy: a class must be an exception class")
     if callable(policy):
         def decide(exc, call, fn=policy):
             text = fn(exc, call)
@@ -152,6 +160,8 @@ class Limits:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise ValueError(f"Limits.{name}={value!r}: use a whole number >= 0, or None for no cap")
+        if self.per_tool is not None and not isinstance(self.per_tool, Mapping):
+            raise TypeError(f"Limits.per_tool={self.per_tool!r}: use a dict {{tool_name: cap}}")
         for tool_name, cap in (self.per_tool or {}).items():
             if not isinstance(cap, int) or isinstance(cap, bool) or cap < 0:
                 raise ValueError(f"Limits.per_tool[{tool_name!r}]={cap!r}: use a whole number >= 0")
@@ -169,11 +179,13 @@ class LimitHit:
 
     @property
     def stop_reason(self) -> str:
-        return {"repeat_limit": "repeated_call", "max_steps": "max_steps"}.get(self.limit, "tool_limit")
+        return {"repeat_limit": "repeated_call", "max_steps": "max_steps",
+                "max_invalid_calls": "schema_fail"}.get(self.limit, "tool_limit")
 
     def message(self) -> str:
         label = {"run_limit": "run limit", "thread_limit": "thread limit", "repeat_limit": "repeat limit",
-                 "max_steps": "step limit"}.get(self.limit, self.limit.replace("per_tool:", "limit for "))
+                 "max_steps": "step limit", "max_invalid_calls": "invalid call limit",
+                 }.get(self.limit, self.limit.replace("per_tool:", "limit for "))
         unit = "model calls" if self.limit == "max_steps" else "calls"
         head = "Step limit reached" if self.limit == "max_steps" else "Tool call limit reached"
         return f"{head}: {label} exceeded ({self.count}/{self.maximum} {unit})."

@@ -75,8 +75,8 @@ class ToolSpec:
 
     @classmethod
     def from_dict(cls, d: dict) -> ToolSpec:
-        return cls(d["name"], d.get("description", ""), d.get("parameters") or {"type": "object"},
-                   bool(d.get("strict", False)))
+        parameters = d["parameters"] if "parameters" in d else {"type": "object", "properties": {}}
+        return cls(d["name"], d.get("description", ""), parameters, bool(d.get("strict", False)))
 
 
 def parse_arguments(raw: str | dict | None) -> dict | None:
@@ -260,3 +260,8 @@ class ModelOptions:
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelOptions:
+        return cls(d.get("tool_choice", "auto"), d.get("parallel_tool_calls"), bool(d.get("stream", False)),
+                   d.get("max_tokens"), d.get("temperature"))

@@ -118,3 +118,34 @@ def matrix(rows: Sequence[str], columns: Sequence[str], cells: Mapping[tuple[str
     for spine in ax.spines.values():
         spine.set_visible(False)
     return _done(fig)
+
+
+# -- charts for 02_provider_formats --
+
+def stacked_bars(table: Mapping[str, Mapping[str, float]], title: str = "", xlabel: str = "",
+                 annotate: str = "{:g}") -> Any:
+    """Horizontal bars cut into parts, one bar per outer key: {"openai-chat": {"tools": 540, "rest": 240}}.
+
+    Each part is labelled inside the bar when it is wide enough, and the total at the bar's end.
+    """
+    plt = _plt()
+    rows = list(table)
+    parts = list(dict.fromkeys(k for inner in table.values() for k in inner))
+    fig, ax = plt.subplots(figsize=(8, 1.0 + 0.36 * len(rows)))
+    left = [0.0] * len(rows)
+    widest = max((sum(inner.values()) for inner in table.values()), default=0) or 1
+    for i, part in enumerate(parts):
+        widths = [table[r].get(part, 0) for r in rows]
+        drawn = ax.barh(rows, widths, left=left, height=0.62, label=part, color=PALETTE[i % len(PALETTE)])
+        ax.bar_label(drawn, labels=[annotate.format(w) if w > 0.07 * widest else "" for w in widths],
+                     label_type="center", fontsize=7, color="white")
+        left = [a + w for a, w in zip(left, widths)]
+    for y, total in enumerate(left):
+        ax.text(total, y, " " + annotate.format(total), va="center", fontsize=8)
+    ax.set_xlim(0, widest * 1.12)
+    ax.invert_yaxis()
+    ax.set_title(title, pad=22)
+    ax.set_xlabel(xlabel)
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(parts), frameon=False, fontsize=8,
+              borderaxespad=0.2)
+    return _done(fig)

@@ -297,8 +297,8 @@ def edited(draw, tree):
 @st.composite
 def mutated_bodies(draw, codec, tool_strategy=tool_lists, min_tokens: int = 1) -> dict:
     tools = draw(tool_strategy)
-    body = codec.build_request("gpt-4.1", draw(conversations()), tools, draw(options_for(tools, min_tokens))).body
-    return edited(draw, wire_json(body))
+    options = draw(options_for(tools, min_tokens))
+    return edited(draw, wire_json(codec.build_request("gpt-4.1", draw(conversations()), tools, options).body))
 
 
 @st.composite

@@ -27,7 +27,7 @@ maybe_text = st.one_of(st.none(), st.text(max_size=20))
 usages = st.builds(Usage, st.integers(0, 10**9), st.integers(0, 10**9))
 tool_calls = st.builds(ToolCall, st.text(max_size=12), st.text(max_size=12),
                        st.one_of(st.text(max_size=30), json_objects), st.one_of(st.none(), json_objects))
-# an empty `parameters` dict has its own (xfail) test below
+# an empty `parameters` dict has its own test below
 tool_specs = st.builds(ToolSpec, st.text(max_size=12), st.text(max_size=30),
                        st.builds(lambda props: {"type": "object", "properties": props},
                                  st.dictionaries(st.text(max_size=6), st.just({"type": "string"}),
@@ -89,15 +89,11 @@ def test_model_options_to_dict_is_plain_json(options):
     assert set(d) == {"tool_choice", "parallel_tool_calls", "stream", "max_tokens", "temperature"}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: ModelOptions has to_dict() but no from_dict(), although the "
-                                       "module promises both for every type")
 def test_model_options_round_trip_through_json():
     options = ModelOptions(tool_choice={"name": "get_weather"}, parallel_tool_calls=False, max_tokens=50)
     assert through_json(options) == options
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: ToolSpec.from_dict replaces an empty parameters dict with "
-                                       "{'type': 'object'} (`or` instead of a missing-key default)")
 def test_tool_spec_with_an_empty_schema_round_trips_unchanged():
     spec = ToolSpec("anything", "accepts any arguments", parameters={})
     assert through_json(spec) == spec

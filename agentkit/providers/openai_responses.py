@@ -139,14 +139,11 @@ def _message_to_items(m: Message) -> list[dict]:
         return [{"type": "function_call_output", "call_id": m.tool_call_id, "output": m.content or ""}]
     if m.role != "assistant":
         return [{"role": m.role, "content": m.content or ""}]
-    items: list[dict] = [{"role": "assistant", "content": m.content}] if m.content or not m.tool_calls else []
-    if items and items[0]["content"] is None:
-        items[0]["content"] = ""
+    text = [] if m.tool_calls and not m.content else [{"role": "assistant", "content": m.content or ""}]
     # The item id (fc_…) is left out on purpose: `call_id` is what links a result, and an id the
     # server never stored can be refused.
-    items += [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments_json()}
-              for c in m.tool_calls]
-    return items
+    return text + [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments_json()}
+                   for c in m.tool_calls]
 
 
 # --- client side: the response ---------------------------------------------------------------------
