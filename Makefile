@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 export UV_PYTHON_DOWNLOADS := never
 export PYTHONHASHSEED := 0
 
-.PHONY: lab test unit notebooks bench venv clean
+.PHONY: lab test unit lint notebooks bench venv clean
 
 venv: $(STAMP)
 
@@ -20,10 +20,14 @@ $(STAMP): pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=notebooks
 
-# Unit tests, property tests and every notebook under nbval, in one pytest run.
-test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
+# Lint, then unit tests, property tests and every notebook under nbval, in one pytest run.
+# Provider variables are cleared: stored notebook outputs come from the simulator, never a paid API.
+test: $(STAMP) lint
+	env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
+
+lint: $(STAMP)
+	$(BIN)/ruff check agentkit tests benchmarks tools
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests

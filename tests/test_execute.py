@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import random
-import sys
 import threading
 import time
 

@@ -20,11 +20,12 @@ import pytest
 
 from agentkit import sim
 
-openai = pytest.importorskip("openai")
-anthropic = pytest.importorskip("anthropic")
-genai = pytest.importorskip("google.genai")
-from google.genai import errors as genai_errors
-from google.genai import types as gt
+# The SDKs are dev dependencies (pyproject [dev]): a missing one is an install error, not a skip.
+import anthropic  # noqa: E402
+import openai  # noqa: E402
+from google import genai  # noqa: E402
+from google.genai import errors as genai_errors  # noqa: E402
+from google.genai import types as gt  # noqa: E402
 
 ASK = "東京の天気と、1ドル何円か教えて"
 CLAUDE = "claude-sonnet-5-5"  # an id from the anthropic SDK's model list (the 4-5 ids warn: deprecated)
@@ -184,8 +185,9 @@ def test_openai_responses_streaming_loop_with_the_stream_helper(oai):
 # --- Anthropic ------------------------------------------------------------------------------------
 
 def anthropic_results(blocks) -> dict:
-    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": b.id, "content": run_tool(b.name, b.input)}
-                                        for b in blocks if b.type == "tool_use"]}
+    return {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": b.id, "content": run_tool(b.name, b.input)}
+        for b in blocks if b.type == "tool_use"]}
 
 
 def test_anthropic_two_tool_parallel_loop(claude):

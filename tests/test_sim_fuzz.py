@@ -42,12 +42,14 @@ VALID: dict[str, dict] = {
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": ASK},
             {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"東京\"}"}},
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "get_weather", "arguments": "{\"city\":\"東京\"}"}},
                 {"id": "call_2", "type": "function",
                  "function": {"name": "get_exchange_rate", "arguments": "{\"base\":\"USD\",\"quote\":\"JPY\"}"}}]},
             {"role": "tool", "tool_call_id": "call_1", "content": "晴れ、22度"},
             {"role": "tool", "tool_call_id": "call_2", "content": "1 USD = 155.2 JPY"}],
-        "tools": [{"type": "function", "function": {"name": "get_weather", "description": "weather", "parameters": SCHEMA}},
+        "tools": [{"type": "function",
+                   "function": {"name": "get_weather", "description": "weather", "parameters": SCHEMA}},
                   {"type": "function", "function": {"name": "get_exchange_rate", "parameters": RATE}}]},
     "openai-responses": {
         "model": "sim-reasoner", "instructions": "Be brief.", "tool_choice": "auto", "parallel_tool_calls": True,
