@@ -17,7 +17,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[lab,dev]'
 	touch $(STAMP)
 
+# Trusting the tutorials lets JupyterLab render their saved widget state before you run a cell.
 lab: $(STAMP)
+	$(BIN)/jupyter trust notebooks/*.ipynb
 	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=notebooks
 
 # Lint, then unit tests, property tests and every notebook under nbval, in one pytest run.

@@ -27,6 +27,14 @@ def connect(format: str = "openai-chat", model: str | None = None, **kwargs: Any
     return HTTPModel.from_env(format, sim_url=server, **kwargs)
 
 
+def simulator(format: str = "openai-chat", model: str = "sim-reasoner", **kwargs: Any) -> HTTPModel:
+    """An HTTPModel on the shared simulator whatever the environment says (for side-by-side lessons)."""
+    server = sim.shared()
+    _warm_up()
+    kwargs.setdefault("api_key", "sim-key")
+    return HTTPModel(model, format, base_url=server.base_url(format), **kwargs)
+
+
 def _warm_up() -> None:
     """Load the JSON Schema validator now, so the first run's timeline shows the run, not an import.
 

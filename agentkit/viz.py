@@ -11,7 +11,8 @@ Left out on purpose: styling options. Each function draws one clear picture; cop
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
 
@@ -19,7 +20,7 @@ PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#D
 def _plt():
     import matplotlib
 
-    matplotlib.rcParams.update({"figure.dpi": 80, "font.size": 9, "axes.spines.top": False,
+    matplotlib.rcParams.update({"figure.dpi": 100, "font.size": 9, "axes.spines.top": False,
                                 "axes.spines.right": False, "svg.hashsalt": "agentkit"})
     import matplotlib.pyplot as plt
 
@@ -137,7 +138,7 @@ def stacked_bars(table: Mapping[str, Mapping[str, float]], title: str = "", xlab
     for i, part in enumerate(parts):
         widths = [table[r].get(part, 0) for r in rows]
         drawn = ax.barh(rows, widths, left=left, height=0.62, label=part, color=PALETTE[i % len(PALETTE)])
-        ax.bar_label(drawn, labels=[annotate.format(w) if w > 0.07 * widest else "" for w in widths],
+        ax.bar_label(drawn, labels=[annotate.format(w) if w > 0.05 * widest else "" for w in widths],
                      label_type="center", fontsize=7, color="white")
         left = [a + w for a, w in zip(left, widths)]
     for y, total in enumerate(left):

@@ -35,6 +35,24 @@ def clean(nb: nbformat.NotebookNode) -> None:
             cell.execution_count = None
 
 
+def coalesce_streams(nb: nbformat.NotebookNode) -> None:
+    """Merge consecutive stdout (or stderr) outputs of a cell into one.
+
+    ipykernel flushes printed text on a timer, so one cell's output arrives in a different number of
+    pieces from run to run; nbval joins them when comparing, but the stored file would differ.
+    """
+    for cell in nb.cells:
+        merged = []
+        for out in cell.get("outputs", []):
+            if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
+                    and merged[-1].get("name") == out.get("name")):
+                merged[-1]["text"] += out["text"]
+            else:
+                merged.append(out)
+        if cell.cell_type == "code":
+            cell.outputs = merged
+
+
 def rename_widget_ids(nb: nbformat.NotebookNode, name: str) -> None:
     """Replace random widget model ids by stable ones, everywhere they appear."""
     text = json.dumps(nb)
@@ -61,6 +79,7 @@ def execute(path: Path) -> float:
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     elapsed = time.perf_counter() - start
+    coalesce_streams(nb)
     rename_widget_ids(nb, path.stem)
     nbformat.write(nb, path)
     return elapsed
