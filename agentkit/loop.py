@@ -329,7 +329,7 @@ class LoopCore:
     def _context(self, tool: Tool, call: ToolCall, attempt: int) -> ToolContext:
         return ToolContext(call_id=call.id, tool_name=tool.name, state=MappingProxyType(self.run.state),
                            step=self.run.steps, counters=MappingProxyType(self.per_tool),
-                           run_id=self.run.run_id, attempt=attempt)
+                           run_id=self.run.run_id, attempt=attempt, trace=self.run.trace)
 
     def _job(self, tool: Tool, call: ToolCall, arguments: dict) -> Job:
         if tool.context_param:
@@ -381,10 +381,8 @@ class LoopCore:
                     self.run.state.update(value.state)
                     if self.thread is not None:
                         self.thread.state.update(value.state)
-                    message = value.message
-                    if isinstance(message, str):
-                        return ToolResult(call.id, call.name, True, result=message, text=message)
-                    return ToolResult.success(call, tool.to_jsonable(message))
+                    # the message goes in the same envelope as any return value: one stable shape
+                    return ToolResult.success(call, tool.to_jsonable(value.message))
                 return ToolResult.success(call, tool.to_jsonable(value))
             except ToolReturnError as exc:
                 outcome = Outcome(error=exc, attempts=outcome.attempts)
@@ -394,8 +392,8 @@ class LoopCore:
             self.batch = None
             self.run.error = exc
             self.stop(StopReason.ERROR)
-            raise ToolExecutionError(f"tool {call.name!r} raised {type(exc).__name__}: {exc}", self.run,
-                                     call) from exc
+            said = str(exc) if isinstance(exc, ToolReturnError) else f"tool {call.name!r} raised {exc!r}"
+            raise ToolExecutionError(said, self.run, call) from exc
         kind = "timeout" if isinstance(exc, ToolTimeout) else (
             "bad_return" if isinstance(exc, ToolReturnError) else "tool_error")
         message = sanitize_error_text(f"{type(exc).__name__}: {exc}")

@@ -83,11 +83,18 @@ class ToolContext:
     counters: Mapping[str, int] = field(default_factory=lambda: _EMPTY)  # tool calls so far, per tool
     run_id: str = ""
     attempt: int = 1                       # 1-based; >1 when a retry policy runs the call again
+    trace: Any = field(default=None, repr=False, compare=False)  # the run's Trace, for `record`
 
     def __post_init__(self) -> None:
         # a copy behind a read-only view: later changes to the run's state do not leak into this call
         for name in ("state", "counters"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+
+    def record(self, kind: str = "payload", **data: Any) -> None:
+        """Put something in the run's trace, tagged with this call — e.g. the raw downstream payload,
+        which belongs in the log, not in the envelope the model reads. A no-op outside a run."""
+        if self.trace is not None:
+            self.trace.record(kind, call_id=self.call_id, tool=self.tool_name, **data)
 
 
 @dataclass(frozen=True)

@@ -413,7 +413,7 @@ def test_tool_context_is_hidden_and_state_updates_apply():
     model = ScriptedModel([[call("remember_city", {"city": "大阪"}, id="c1")], [call("current_city", {})], "ok"])
     r = run(model, "x", tools=[remember_city, current_city])
     assert r.state == {"city": "大阪"}
-    assert [m.content for m in tool_messages(r)][0] == "remembered 大阪 (c1)"
+    assert json.loads(tool_messages(r)[0].content)["result"] == "remembered 大阪 (c1)"  # same envelope
     assert json.loads(tool_messages(r)[1].content)["result"] == "city=大阪"
 
 
@@ -545,6 +545,20 @@ def test_trace_counters_agree_with_the_run_and_json_export():
     assert all(a.t <= b.t for a, b in zip(t.events, t.events[1:]))
     assert json.loads(t.to_json())[-1]["kind"] == "stop"
     assert "model_request" in t.table()
+
+
+def test_a_tool_records_its_raw_payload_in_the_trace_not_in_the_envelope():
+    @tool
+    def invoices(q: str, ctx: ToolContext) -> dict:
+        """Search invoices."""
+        raw = {"data": [{"id": "INV-1", "total": 12.5, "internal": "x" * 500}], "paging": {"next": None}}
+        ctx.record("downstream", status=200, body=raw)
+        return {"count": 1, "ids": [row["id"] for row in raw["data"]]}
+
+    r = run(ScriptedModel([[call("invoices", {"q": "paid"}, id="c1")], "ok"]), "x", tools=[invoices])
+    (logged,) = r.trace.of("downstream")
+    assert logged.data["call_id"] == "c1" and logged.data["body"]["data"][0]["internal"] == "x" * 500
+    assert "internal" not in tool_messages(r)[0].content
 
 
 def test_observation_hook_sees_every_event():
