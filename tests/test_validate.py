@@ -513,3 +513,65 @@ def test_to_strict_is_idempotent_and_leaves_no_problems(schema):
 def test_strict_problems_is_empty_only_for_strict_schemas(schema):
     if strict_problems(schema) == []:
         assert to_strict(schema) == schema
+
+
+# -- the fast path agrees with the validator that explains ---------------------------------------------
+
+AGREEMENT_SCHEMAS = [
+    {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
+     "required": ["city"], "additionalProperties": False},
+    {"type": "object", "properties": {"startDate": {"type": "string", "format": "date"},
+                                      "endDate": {"type": "string", "format": "date"},
+                                      "status": {"type": "string", "enum": ["draft", "sent", "paid", "void"]}},
+     "required": ["startDate", "endDate", "status"], "additionalProperties": False},
+    {"type": "object", "$defs": {"Item": {"type": "object", "properties": {"sku": {"type": "string"},
+                                                                           "qty": {"type": "integer"}},
+                                          "required": ["sku"]}},
+     "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+                    "note": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+     "required": ["items"]},
+]
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["2026-01-31", "2026-02-30", "01/31/2026", "paid", "unpaid", "5", ""]) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(
+        st.sampled_from(["city", "days", "startDate", "endDate", "status", "items", "sku", "qty", "note", "x"]),
+        children, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=st.sampled_from(AGREEMENT_SCHEMAS), instance=st.dictionaries(
+    st.sampled_from(["city", "days", "startDate", "endDate", "status", "items", "note", "x"]), json_values,
+    max_size=4))
+def test_fast_yes_no_agrees_with_the_explaining_validator(schema, instance):
+    from agentkit.validate import VALIDATORS
+
+    validator, fast = VALIDATORS.pair(schema)
+    assert fast is not None, "jsonschema-rs is a core dependency: the fast path must be available"
+    assert fast.is_valid(instance) == validator.is_valid(instance), instance
+
+
+def test_every_fixture_gets_the_same_verdict_from_both_validators():
+    from agentkit.validate import VALIDATORS
+
+    for fixture in FIXTURES:
+        parsed = parse_gate(fixture.raw)
+        if not parsed.ok:
+            continue
+        validator, fast = VALIDATORS.pair(FIXTURES.tools[fixture.tool].parameters)
+        assert fast.is_valid(parsed.arguments) == validator.is_valid(parsed.arguments), fixture.name
+
+
+def test_without_the_fast_validator_the_gates_give_the_same_results(monkeypatch):
+    # A prototype that copies validate.py without jsonschema-rs still works: only slower.
+    from agentkit.validate import VALIDATORS
+
+    expected = {f.name: validate_arguments(FIXTURES.tools[f.tool], f.raw) for f in FIXTURES}
+    monkeypatch.setattr(V, "_compile_fast", lambda schema: None)
+    VALIDATORS.clear()
+    try:
+        assert {f.name: validate_arguments(FIXTURES.tools[f.tool], f.raw) for f in FIXTURES} == expected
+    finally:
+        VALIDATORS.clear()
