@@ -197,8 +197,8 @@ def _reject_constant(name: str) -> Any:
 
 def _bad_json_message(raw: str, exc: json.JSONDecodeError) -> str:
     near = raw[max(0, exc.pos - 20):exc.pos + 20].replace("\n", " ")
-    return (f"the arguments are not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} "
-            f"(char {exc.pos}), near {near!r}")
+    return (f"the arguments are not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}, "
+            f"char {exc.pos}), near {near!r}")
 
 
 def _too_large(size: int, limit: int) -> ArgumentError:

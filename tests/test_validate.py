@@ -104,7 +104,7 @@ def test_load_fixtures_from_a_missing_place_says_where_to_look(tmp_path: Path):
 def test_bad_json_reports_line_column_and_char():
     result = validate_arguments(weather_tool(), '{\n  "city": "Paris",\n}')
     assert (result.gate, result.first.kind) == ("parse", "bad_json")
-    assert "line 3 column 1 (char 21)" in result.first.message
+    assert "line 3, column 1, char 21" in result.first.message
 
 
 @pytest.mark.parametrize("raw, shown", [("[1]", "an array"), ('"x"', "a string"), ("5", "an integer"),
