@@ -34,7 +34,6 @@ calls, the SDKs' `x-should-retry` header, and retrying a stream after its first 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import os
@@ -60,6 +59,7 @@ from .errors import (
     error_for_status,
 )
 from .providers import FORMATS, get_codec
+from .providers.common import retry_after_seconds
 from .providers.common import SSEvent
 from .types import Message, ModelOptions, ModelTurn, ToolSpec
 
@@ -109,32 +109,6 @@ def _redact_json(value: Any, secrets: Sequence[str | None]) -> Any:
     return value
 
 
-def retry_after_seconds(headers: httpx.Headers | dict, now: float | None = None) -> float | None:
-    """The server's wait hint in seconds: `retry-after-ms`, else `retry-after` (seconds or HTTP date).
-
-        retry_after_seconds({"retry-after-ms": "50"})  ->  0.05
-        retry_after_seconds({"retry-after": "2"})      ->  2.0
-    Unparseable values count as no hint; a date in the past means 0.
-    """
-    headers = httpx.Headers(headers)
-    milliseconds = headers.get("retry-after-ms")
-    if milliseconds:
-        try:
-            return max(0.0, float(milliseconds) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 @dataclass(frozen=True)

@@ -730,7 +730,8 @@ def test_overloaded_529_is_a_retryable_server_error():
 def test_retry_after_headers_and_non_json_bodies():
     assert codec.parse_error(429, b"{}", {"Retry-After": "7"}).retry_after == 7.0
     assert codec.parse_error(429, "{}", {"retry-after-ms": "50", "retry-after": "7"}).retry_after == 0.05
-    assert codec.parse_error(429, "{}", {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}).retry_after is None
+    # an HTTP date is read too (one helper for every format): a date in the past means "now"
+    assert codec.parse_error(429, "{}", {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}).retry_after == 0.0
     error = codec.parse_error(502, "<html>Bad gateway</html>", None)
     assert isinstance(error, errors.ServerError) and "Bad gateway" in error.message
     assert codec.parse_error(500, b"", {}).message == "HTTP 500"

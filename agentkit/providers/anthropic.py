@@ -31,7 +31,8 @@ from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, stable_id
+from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, json_or_none,
+                     retry_after_seconds, stable_id)
 
 NAME = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
@@ -348,43 +349,21 @@ def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
     Reads `{"type": "error", "error": {"type", "message"}}`; a body that is not JSON (a proxy's HTML
     page, say) is tolerated and quoted. `retry-after-ms` wins over `retry-after` (seconds), as in the SDK.
     """
-    data = _json_or_none(body)
+    data = json_or_none(body)
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict):
         message = str(error.get("message") or f"HTTP {status}")
         error_type = error.get("type")
     else:
-        text = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else body
-        message = str(text).strip()[:500] if isinstance(text, str) and text.strip() else f"HTTP {status}"
+        message = body_text(body) or f"HTTP {status}"
         error_type = None
     cls = error_for_status(status)
     return cls(message, status=status, error_type=error_type, provider=NAME,
-               retry_after=_retry_after(headers), body=data if data is not None else body)
+               retry_after=retry_after_seconds(headers), body=data if data is not None else body)
 
 
-def _json_or_none(body: Any) -> Any:
-    if isinstance(body, (bytes, bytearray)):
-        body = body.decode("utf-8", "replace")
-    if isinstance(body, str):
-        try:
-            return json.loads(body)
-        except ValueError:
-            return None
-    return body
 
 
-def _retry_after(headers: Any) -> float | None:
-    if not headers:
-        return None
-    lower = {str(k).lower(): v for k, v in headers.items()}
-    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            seconds = float(lower[key]) * scale
-        except (KeyError, TypeError, ValueError):
-            continue  # absent, or an HTTP date (not worth a clock read in a pure codec)
-        if math.isfinite(seconds) and seconds >= 0:
-            return seconds
-    return None
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import time
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from ..types import Message, ModelOptions, ToolSpec
@@ -96,3 +99,52 @@ def stable_id(*parts: Any, length: int = 24) -> str:
 def dumps(obj: Any) -> str:
     """Compact JSON as the providers send it (UTF-8 kept, not escaped)."""
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- reading error responses: the same chores in every format ---------------------------------------------
+
+def json_or_none(body: Any) -> Any:
+    """A response body as JSON: bytes and text are parsed (None if they are not JSON), objects kept."""
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", "replace")
+    if isinstance(body, str):
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+    return body
+
+
+def body_text(body: Any, limit: int = 500) -> str:
+    """A non-JSON body (a proxy's HTML page, say) as a short message; "" for anything else."""
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", "replace")
+    return body.strip()[:limit] if isinstance(body, str) else ""
+
+
+def retry_after_seconds(headers: Any, now: float | None = None) -> float | None:
+    """The server's wait hint in seconds: `retry-after-ms`, else `retry-after` (seconds or HTTP date).
+
+        retry_after_seconds({"retry-after-ms": "50"})  ->  0.05
+        retry_after_seconds({"retry-after": "2"})      ->  2.0
+    Unparseable values count as no hint; a date in the past means 0.
+    """
+    if not headers:
+        return None
+    pairs = headers.items() if hasattr(headers, "items") else headers
+    lower = {str(k).lower(): str(v).strip() for k, v in pairs}
+    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            seconds = float(lower[key]) * scale
+        except (KeyError, ValueError):
+            continue
+        if math.isfinite(seconds):
+            return max(0.0, seconds)
+    value = lower.get("retry-after")
+    if not value:
+        return None
+    try:  # an HTTP date: the only place a codec looks at the clock
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))

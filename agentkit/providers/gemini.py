@@ -40,13 +40,13 @@ candidate counts above one, and Vertex AI's streamed argument fragments.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, stable_id
+from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, json_or_none,
+                     retry_after_seconds, stable_id)
 
 NAME = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -422,7 +422,7 @@ def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
     (RESOURCE_EXHAUSTED, ...). The retry hint lives in the body (`RetryInfo.retryDelay: "46s"`), with a
     `retry-after` header as a fallback. Non-JSON bodies are tolerated and quoted.
     """
-    data = _json_or_none(body)
+    data = json_or_none(body)
     if isinstance(data, list) and data and isinstance(data[0], dict):
         data = data[0]  # the non-SSE stream endpoint wraps errors in an array too
     error = data.get("error") if isinstance(data, dict) else None
@@ -434,25 +434,15 @@ def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
             if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
                 retry_after = _duration_seconds(detail.get("retryDelay"))
     else:
-        text = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else body
-        message = str(text).strip()[:500] if isinstance(text, str) and text.strip() else f"HTTP {status}"
+        message = body_text(body) or f"HTTP {status}"
         error_type = None
     if retry_after is None:
-        retry_after = _retry_after_header(headers)
+        retry_after = retry_after_seconds(headers)
     cls = error_for_status(status)
     return cls(message, status=status, error_type=error_type, provider=NAME, retry_after=retry_after,
                body=data if data is not None else body)
 
 
-def _json_or_none(body: Any) -> Any:
-    if isinstance(body, (bytes, bytearray)):
-        body = body.decode("utf-8", "replace")
-    if isinstance(body, str):
-        try:
-            return json.loads(body)
-        except ValueError:
-            return None
-    return body
 
 
 def _duration_seconds(value: Any) -> float | None:
@@ -461,15 +451,6 @@ def _duration_seconds(value: Any) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def _retry_after_header(headers: Any) -> float | None:
-    if not headers:
-        return None
-    lower = {str(k).lower(): v for k, v in headers.items()}
-    try:
-        seconds = float(lower["retry-after"])
-    except (KeyError, TypeError, ValueError):
-        return None  # absent, or an HTTP date (not worth a clock read in a pure codec)
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -31,12 +31,10 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from dataclasses import replace
-from email.utils import parsedate_to_datetime
 from typing import Any
 
-from ..errors import BadResponseError, ProviderError, error_for_status
+from ..errors import BadResponseError, ProviderError
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
 from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, stable_id
 
@@ -327,68 +325,16 @@ class StreamAssembler:
 
 
 def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
-    """An error response -> the right ProviderError subclass (same bodies as Chat Completions, §2.9).
+    """An error response -> the right ProviderError subclass: the same bodies as Chat Completions (§2.9)."""
+    from . import openai_chat
 
-    Tolerates bodies that are not JSON (a proxy's HTML page): the text becomes the message.
-    A 429 with `insufficient_quota` is billing, not load: that one is marked not retryable.
-    """
-    data = _json_or_none(body)
-    error = data.get("error") if isinstance(data, dict) else None
-    kind = None
-    if isinstance(error, dict):
-        message = str(error.get("message") or f"HTTP {status}")
-        kind = error.get("type") or error.get("code")
-    elif isinstance(error, str) and error:
-        message = error
-    else:
-        message = _body_text(body) or f"HTTP {status}"
-    exc = error_for_status(status)(message, status=status, error_type=None if kind is None else str(kind),
-                                   provider=NAME, retry_after=_retry_after(headers),
-                                   body=data if data is not None else body)
-    if isinstance(error, dict) and "insufficient_quota" in (error.get("type"), error.get("code")):
-        exc.retryable = False
-    return exc
+    return openai_chat.parse_error(status, body, headers, provider=NAME)
 
 
-def _json_or_none(body: Any) -> Any:
-    if isinstance(body, (bytes, bytearray)):
-        body = bytes(body).decode("utf-8", "replace")
-    if isinstance(body, str):
-        try:
-            return json.loads(body)
-        except ValueError:
-            return None
-    return body
 
 
-def _body_text(body: Any) -> str:
-    if isinstance(body, (bytes, bytearray)):
-        body = bytes(body).decode("utf-8", "replace")
-    return body.strip()[:500] if isinstance(body, str) else ""
 
 
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait: `retry-after-ms` first (OpenAI's own), then `retry-after` (seconds or HTTP date)."""
-    if not headers:
-        return None
-    pairs = headers.items() if hasattr(headers, "items") else headers
-    lower = {str(k).lower(): str(v).strip() for k, v in pairs}
-    try:
-        if lower.get("retry-after-ms"):
-            return max(0.0, float(lower["retry-after-ms"]) / 1000)
-    except ValueError:
-        pass
-    value = lower.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:  # an HTTP date: the only place a codec looks at the clock
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
 
 
 # --- server side: the request ----------------------------------------------------------------------
