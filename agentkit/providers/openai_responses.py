@@ -38,6 +38,12 @@ from ..errors import BadResponseError, ProviderError
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
 from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, stable_id
 
+# The OpenAI platform words its request errors the same way on both APIs, and authenticates the same
+# way: those pieces are Chat Completions' and imported from there rather than written twice.
+from .openai_chat import (_int, _invalid_type, _invalid_value, _missing, _optional, _out_of_range,
+                          _required, _required_str, _temperature_field, _tool_name, call_ids, pieces)
+from .openai_chat import auth_headers  # noqa: F401 — part of this codec's contract, same header as Chat
+
 NAME = "openai-responses"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PATH = "/responses"
@@ -90,10 +96,6 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
 
 
 # --- client side: the request ----------------------------------------------------------------------
-
-def auth_headers(api_key: str) -> dict:
-    """The key as a bearer token (kept out of WireRequest.headers, so requests can be logged safely)."""
-    return {"Authorization": f"Bearer {api_key}"}
 
 
 def tool_choice_to_wire(choice: ToolChoice) -> str | dict:
@@ -204,15 +206,6 @@ def _usage_from_wire(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
     return Usage(_int(usage.get("input_tokens")), _int(usage.get("output_tokens")))
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    try:
-        return int(value)
-    except (OverflowError, ValueError):  # Infinity and NaN parse as JSON numbers in Python
-        return 0
 
 
 def _failed(response: dict, body: Any) -> BadResponseError:
@@ -329,12 +322,6 @@ def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
     from . import openai_chat
 
     return openai_chat.parse_error(status, body, headers, provider=NAME)
-
-
-
-
-
-
 
 
 # --- server side: the request ----------------------------------------------------------------------
@@ -521,18 +508,6 @@ def _max_tokens_field(body: dict) -> int | None:
     return value
 
 
-def _temperature_field(body: dict) -> float | None:
-    value = body.get("temperature")
-    if value is None:
-        return None
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise _invalid_type("temperature", "a decimal", value)
-    if not 0 <= value <= 2:
-        op, bound = (">=", 0) if value < 0 else ("<=", 2)
-        raise _out_of_range("temperature", value, op, bound, "decimal")
-    return value
-
-
 def _pair_outputs(messages: list[Message], stateful: bool) -> list[Message]:
     """Every output needs an earlier call with its call_id, and every call an output.
 
@@ -559,83 +534,6 @@ def _pair_outputs(messages: list[Message], stateful: bool) -> list[Message]:
 
 # The API's wording for schema faults, in one place.
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a decimal number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
-
-
-def _quoted(values: tuple[str, ...], last: str = "and") -> str:
-    items = [f"'{v}'" for v in values]
-    return f" {last} ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + f", {last} " + items[-1]
-
-
-def _missing(param: str) -> RequestInvalid:
-    return RequestInvalid(f"Missing required parameter: '{param}'.", param, code="missing_required_parameter")
-
-
-def _invalid_type(param: str, expected: str, value: Any) -> RequestInvalid:
-    return RequestInvalid(f"Invalid type for '{param}': expected {expected}, but got {_kind(value)} instead.",
-                          param, code="invalid_type")
-
-
-def _invalid_value(param: str, value: Any, allowed: tuple[str, ...]) -> RequestInvalid:
-    if not isinstance(value, str):
-        return _invalid_type(param, "one of " + _quoted(allowed, "or"), value)
-    return RequestInvalid(f"Invalid value: '{value}'. Supported values are: {_quoted(allowed)}.", param,
-                          code="invalid_value")
-
-
-def _out_of_range(param: str, value: Any, op: str, bound: float, kind: str) -> RequestInvalid:
-    """The API's words for a number out of bounds ("... Expected a value >= 1, but got 0 instead.")."""
-    side, code = ("below minimum", "below_min") if op == ">=" else ("above maximum", "above_max")
-    return RequestInvalid(f"Invalid '{param}': {kind} {side} value. Expected a value {op} {bound}, but got "
-                          f"{value} instead.", param, code=f"{kind}_{code}_value")
-
-
-def _tool_name(d: dict, at: str) -> str:
-    """The API's refusals of a tool name: missing, empty, longer than 64, or outside [a-zA-Z0-9_-]."""
-    name, param = _required_str(d, "name", at), f"{at}.name"
-    if not name:
-        raise RequestInvalid(f"Invalid '{param}': empty string. Expected a string with minimum length 1, but "
-                             "got an empty string instead.", param, code="empty_string")
-    if len(name) > 64:
-        raise RequestInvalid(f"Invalid '{param}': string too long. Expected a string with maximum length 64, "
-                             f"but got a string with length {len(name)} instead.", param,
-                             code="string_above_max_length")
-    if not TOOL_NAME.fullmatch(name):
-        raise RequestInvalid(f"Invalid '{param}': string does not match pattern. Expected a string that "
-                             "matches the pattern '^[a-zA-Z0-9_-]+$'.", param, code="invalid_value")
-    return name
-
-
-def _required(d: dict, key: str, at: str) -> Any:
-    if d.get(key) is None:
-        raise _missing(f"{at}.{key}")
-    return d[key]
-
-
-def _required_str(d: dict, key: str, at: str) -> str:
-    value = _required(d, key, at)
-    if not isinstance(value, str):
-        raise _invalid_type(f"{at}.{key}", "a string", value)
-    return value
-
-
-def _optional(d: dict, key: str, kind: type, expected: str, at: str) -> Any:
-    value = d.get(key)
-    if value is not None and (not isinstance(value, kind) or (kind is not bool and isinstance(value, bool))):
-        raise _invalid_type(f"{at}.{key}", expected, value)
-    return value
-
 
 # --- server side: the response ---------------------------------------------------------------------
 
@@ -646,13 +544,6 @@ def response_id(turn: ModelTurn, request: ChatRequest) -> str:
     seed = turn.id or [request.model, len(request.messages), turn.text,
                         [c.to_dict() for c in turn.tool_calls]]
     return "resp_" + stable_id(seed, length=50)
-
-
-def call_ids(turn: ModelTurn, request: ChatRequest) -> list[str]:
-    """`call_…` ids for the turn's calls; neutral ids ("1", "c1") are made unique per response."""
-    rid = response_id(turn, request)
-    return [c.id if c.id.startswith("call_") else "call_" + stable_id(rid, i, c.id, length=24)
-            for i, c in enumerate(turn.tool_calls)]
 
 
 def item_id(prefix: str, *parts: Any) -> str:
@@ -708,14 +599,6 @@ def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
             "text": {"format": {"type": "text"}}, "tool_choice": choice,
             "tools": [tool_to_wire(t) for t in request.tools], "top_p": 1.0, "truncation": "disabled",
             "usage": _usage_to_wire(turn.usage), "user": None, "metadata": {}}
-
-
-def pieces(text: str, parts: int = 3) -> list[str]:
-    """`text` cut into up to `parts` pieces (two or more once it has two characters), as streams send it."""
-    if len(text) < 2:
-        return [text]
-    size = -(-len(text) // min(parts, len(text)))
-    return [text[i:i + size] for i in range(0, len(text), size)]
 
 
 def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
