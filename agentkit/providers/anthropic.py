@@ -31,8 +31,8 @@ from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, json_or_none,
-                     retry_after_seconds, stable_id)
+from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, event_object,
+                     json_or_none, retry_after_seconds, stable_id)
 
 NAME = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
@@ -266,12 +266,7 @@ class StreamAssembler:
     def feed(self, event: str | None, data: str) -> None:
         if not data or not data.strip():
             return
-        try:
-            payload = json.loads(data)
-        except ValueError:
-            raise BadResponseError(f"stream event is not JSON: {data[:200]!r}", provider=NAME) from None
-        if not isinstance(payload, dict):
-            raise BadResponseError(f"stream event is not a JSON object: {data[:200]!r}", provider=NAME)
+        payload = event_object(data, NAME)
         # The SDK needs the `event:` line; we also accept events that only carry their `type`.
         kind = event or payload.get("type")
         if kind == "error":

@@ -115,6 +115,19 @@ def json_or_none(body: Any) -> Any:
     return body
 
 
+def event_object(data: str, provider: str) -> dict:
+    """One SSE event's `data:` as a JSON object, or BadResponseError (a stream cut mid-event, say)."""
+    from ..errors import BadResponseError
+
+    try:
+        payload = json.loads(data)
+    except ValueError:
+        raise BadResponseError(f"a stream event is not JSON: {data[:80]!r}", provider=provider) from None
+    if not isinstance(payload, dict):
+        raise BadResponseError("a stream event is not a JSON object", provider=provider, body=payload)
+    return payload
+
+
 def body_text(body: Any, limit: int = 500) -> str:
     """A non-JSON body (a proxy's HTML page, say) as a short message; "" for anything else."""
     if isinstance(body, (bytes, bytearray)):

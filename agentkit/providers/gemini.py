@@ -45,8 +45,8 @@ from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, json_or_none,
-                     retry_after_seconds, stable_id)
+from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, event_object,
+                     json_or_none, retry_after_seconds, stable_id)
 
 NAME = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -366,12 +366,7 @@ class StreamAssembler:
     def feed(self, event: str | None, data: str) -> None:
         if not data or not data.strip():
             return
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise BadResponseError(f"stream chunk is not JSON: {data[:200]!r}", provider=NAME) from None
-        if not isinstance(chunk, dict):
-            raise BadResponseError(f"stream chunk is not a JSON object: {data[:200]!r}", provider=NAME)
+        chunk = event_object(data, NAME)
         if "error" in chunk:
             error = chunk["error"] if isinstance(chunk["error"], dict) else {}
             code = error.get("code")

@@ -34,8 +34,8 @@ from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
-from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, json_or_none,
-                     retry_after_seconds, stable_id)
+from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, event_object,
+                     json_or_none, retry_after_seconds, stable_id)
 
 NAME = "openai-chat"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -279,13 +279,7 @@ class StreamAssembler:
         if text == "[DONE]":
             self.done = True
             return
-        try:
-            chunk = json.loads(text)
-        except ValueError:
-            raise BadResponseError(f"a stream chunk is not JSON: {text[:80]!r}",
-                                   provider=self.provider) from None
-        if not isinstance(chunk, dict):
-            raise BadResponseError("a stream chunk is not a JSON object", provider=self.provider, body=chunk)
+        chunk = event_object(text, self.provider)
         if chunk.get("error"):
             raise _in_band_error(chunk, self.provider)
         self.chunks.append(chunk)

@@ -36,7 +36,7 @@ from typing import Any
 
 from ..errors import BadResponseError, ProviderError
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
-from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, stable_id
+from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, event_object, stable_id
 
 # The OpenAI platform words its request errors the same way on both APIs, and authenticates the same
 # way: those pieces are Chat Completions' and imported from there rather than written twice.
@@ -245,14 +245,7 @@ class StreamAssembler:
         text = (data or "").strip()
         if self.response is not None or not text or text.startswith(":") or text == "[DONE]":
             return
-        try:
-            payload = json.loads(text)
-        except ValueError:
-            raise BadResponseError(f"a stream event is not JSON: {text[:80]!r}",
-                                   provider=self.provider) from None
-        if not isinstance(payload, dict):
-            raise BadResponseError("a stream event is not a JSON object", provider=self.provider,
-                                   body=payload)
+        payload = event_object(text, self.provider)
         self.events.append(payload)
         kind = payload.get("type") or event  # the SDK dispatches on data.type; `event:` is the same word
         if kind == "error":
