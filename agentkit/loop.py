@@ -142,7 +142,8 @@ class LoopCore:
     def __init__(self, tools: Sequence[Tool], messages: list[Message], *, limits: Limits,
                  on_tool_error: ErrorPolicyLike, tool_choice: ToolChoicePolicy,
                  parallel_tool_calls: bool | None, stream: bool, thread: Thread | None,
-                 approve: Callable | None, cancel: Any, trace: Trace, start_index: int, state: dict):
+                 approve: Callable | None, cancel: Any, trace: Trace, start_index: int, state: dict,
+                 tool_timeout: float | None = None):
         self.tools = {t.name: t for t in tools}
         if len(self.tools) != len(tools):
             raise ValueError("two tools share a name: " + ", ".join(sorted(
@@ -151,6 +152,7 @@ class LoopCore:
         self.limits, self.policy = limits, resolve_error_policy(on_tool_error)
         self.tool_choice, self.parallel, self.stream = tool_choice, parallel_tool_calls, stream
         self.thread, self.approve, self.cancel = thread, approve, cancel
+        self.tool_timeout = tool_timeout  # for tools without a timeout of their own
         self.run = Run(messages, trace=trace, start_index=start_index, state=state)
         self.per_tool: dict[str, int] = {}
         self.repeats: dict[tuple[str, str], int] = {}
@@ -338,7 +340,8 @@ class LoopCore:
         else:
             def invoke(attempt: int) -> Any:
                 return tool.invoke(arguments, None)
-        return Job(call.id, tool.name, invoke, tool.is_async, tool.timeout, self.policy.retry, tool.idempotent)
+        timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
+        return Job(call.id, tool.name, invoke, tool.is_async, timeout, self.policy.retry, tool.idempotent)
 
     # -- phase 6: results in emitted order, then decide whether to go on -------------------------------
     def on_outcomes(self, outcomes: Sequence[Outcome]) -> None:
@@ -438,7 +441,8 @@ def _canonical(call: ToolCall) -> str:
 def _start(prompt: Any, tools: Sequence[Tool], *, system: str | None, thread: Thread | None,
            limits: Limits | None, on_tool_error: ErrorPolicyLike, tool_choice: ToolChoicePolicy,
            parallel_tool_calls: bool | None, stream: bool, approve: Callable | None, cancel: Any,
-           on_event: Callable[[Event], Any] | None, trace: Trace | None) -> LoopCore:
+           on_event: Callable[[Event], Any] | None, trace: Trace | None,
+           tool_timeout: float | None) -> LoopCore:
     history = list(thread.messages) if thread is not None else []
     start = len(history)
     if system and not any(m.role == "system" for m in history):
@@ -451,7 +455,7 @@ def _start(prompt: Any, tools: Sequence[Tool], *, system: str | None, thread: Th
     return LoopCore(list(tools), history, limits=limits if limits is not None else Limits(),
                     on_tool_error=on_tool_error, tool_choice=tool_choice,
                     parallel_tool_calls=parallel_tool_calls, stream=stream, thread=thread, approve=approve,
-                    cancel=cancel, trace=trace, start_index=start, state=dict(state))
+                    cancel=cancel, trace=trace, start_index=start, state=dict(state), tool_timeout=tool_timeout)
 
 
 def _as_messages(prompt: Any) -> list[Message]:
@@ -479,11 +483,16 @@ def run(model: Any, prompt: Any, tools: Sequence[Tool] = (), *, system: str | No
         tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None, stream: bool = False,
         executor: str | Executor | None = "threads", max_concurrency: int = 64, thread: Thread | None = None,
         approve: Callable | None = None, cancel: Any = None, on_event: Callable[[Event], Any] | None = None,
-        trace: Trace | None = None) -> Run:
-    """Run the loop to a stop reason and return the Run. `model` has complete(messages, tools, options)."""
+        trace: Trace | None = None, tool_timeout: float | None = None) -> Run:
+    """Run the loop to a stop reason and return the Run. `model` has complete(messages, tools, options).
+
+    `tool_timeout` (seconds) bounds every tool without a `timeout` of its own. It is off by default
+    because Python cannot interrupt a function: a timed call runs in a separate thread, which costs
+    about 50 µs a call; set it whenever a tool could hang.
+    """
     core = _start(prompt, tools, system=system, thread=thread, limits=limits, on_tool_error=on_tool_error,
                   tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls, stream=stream,
-                  approve=approve, cancel=cancel, on_event=on_event, trace=trace)
+                  approve=approve, cancel=cancel, on_event=on_event, trace=trace, tool_timeout=tool_timeout)
     pool, owned = make_executor(executor, max_concurrency=max_concurrency)
     complete = _sync_complete(model)
     try:
@@ -509,11 +518,12 @@ async def arun(model: Any, prompt: Any, tools: Sequence[Tool] = (), *, system: s
                tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None,
                stream: bool = False, executor: str | Executor | None = "asyncio", max_concurrency: int = 64,
                thread: Thread | None = None, approve: Callable | None = None, cancel: Any = None,
-               on_event: Callable[[Event], Any] | None = None, trace: Trace | None = None) -> Run:
+               on_event: Callable[[Event], Any] | None = None, trace: Trace | None = None,
+               tool_timeout: float | None = None) -> Run:
     """The same loop as `run`, driven from asyncio: model.acomplete and tools awaited concurrently."""
     core = _start(prompt, tools, system=system, thread=thread, limits=limits, on_tool_error=on_tool_error,
                   tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls, stream=stream,
-                  approve=approve, cancel=cancel, on_event=on_event, trace=trace)
+                  approve=approve, cancel=cancel, on_event=on_event, trace=trace, tool_timeout=tool_timeout)
     pool, owned = make_executor(executor, default="asyncio", max_concurrency=max_concurrency)
     acomplete = _async_complete(model)
     try:

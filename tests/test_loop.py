@@ -377,6 +377,26 @@ def test_timeout_becomes_an_error_result():
     assert json.loads(tool_messages(r)[0].content)["error"]["kind"] == "timeout"
 
 
+@pytest.mark.parametrize("driver", ["run", "arun"])
+def test_a_hanging_tool_is_bounded_by_the_runs_tool_timeout(driver):
+    @tool
+    def stuck(q: str) -> str:
+        """Never answers in time."""
+        time.sleep(2)
+        return "late"
+
+    start = time.perf_counter()
+    model = ScriptedModel([[call("stuck", {"q": "x"})], "ok"])
+    if driver == "run":
+        r = run(model, "x", tools=[stuck], tool_timeout=0.05)
+    else:
+        r = asyncio.run(agentkit.arun(model, "x", tools=[stuck], tool_timeout=0.05))
+    assert time.perf_counter() - start < 1.0
+    error = json.loads(tool_messages(r)[0].content)["error"]
+    assert error["kind"] == "timeout" and "0.05" in error["message"]
+    assert r.stop_reason is StopReason.FINAL_ANSWER
+
+
 def test_unserialisable_return_is_a_typed_error_result():
     @tool
     def weird(q: str) -> object:
