@@ -142,7 +142,7 @@ class Tool:
     timeout: float | None = None
     max_calls: int | None = None
     strict: bool = False
-    rules: tuple[Rule, ...] = ()
+    rules: tuple[Rule, ...] = field(default=(), repr=False)  # functions: their repr has an address
     # JSON arguments -> keyword arguments of `fn` (None: pass the JSON through, as for from_schema tools)
     _convert: Callable[[dict], dict] | None = field(default=None, repr=False)
 

@@ -407,7 +407,8 @@ def _branch_types(err: Any) -> list[str] | None:
 def _type_message(instance: Any, wanted: str | list) -> str:
     """`'5' is a string; the schema wants an integer (send 5 without quotes)`."""
     wanted_list = wanted if isinstance(wanted, list) else [wanted]
-    text = f"{_show(instance)} is {_a(_json_type_of(instance))}; the schema wants " + " or ".join(
+    got = "null is not allowed here" if instance is None else f"{_show(instance)} is {_a(_json_type_of(instance))}"
+    text = f"{got}; the schema wants " + " or ".join(
         _a(w) if w != "null" else "null" for w in wanted_list)
     if isinstance(instance, str):
         # A value of the wanted type wrapped in quotes ("5", "true", "[1, 2]"): say how to send it.
