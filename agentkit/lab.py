@@ -5,6 +5,7 @@
     print(lab.describe(model))             # "simulator: sim-reasoner in openai-chat format"
     client = lab.raw_client(model)         # an httpx.Client with the base URL and auth header set
     lab.SideBySide(request, response)      # two JSON documents in columns
+    lab.where(request, "get_weather")      # "tools[0].function.name": where a value sits in a document
 
 Which model `connect(format)` gives (see the README, "Using a real provider"):
 - a `sim-*` model name: always the simulator — behaviour presets exist only there;
@@ -20,6 +21,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from typing import Any, Callable, Iterable
 
 from . import sim
@@ -165,3 +167,206 @@ def find_paths(doc: Any, match: Callable[[Any], bool], at: str = "") -> list[tup
         for i, v in enumerate(doc):
             found += find_paths(v, match, f"{at}[{i}]")
     return found
+
+
+# -- reading facts off JSON (tutorial 02) --
+#
+# A path names one place in a JSON document the way Python would reach it, without the quotes:
+# `choices[0].message.tool_calls[1].id`. `find_paths` (above) lists the paths whose value matches; the
+# functions below turn paths into the facts of tutorial 02's field map: where a value sits, where two
+# documents differ, where in a stream something arrives. Left out on purpose: keys that contain `.`,
+# `[` or `(` (no provider uses one), and JSON Pointer / JSONPath syntax (more to learn, nothing gained).
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+#: What `differences` reports for a key that one of the two documents does not have.
+ABSENT = _Absent()
+
+# One step of a path: a list index (`[3]`, or `[i]` once generalised) with its optional tag, or a key.
+_STEP = re.compile(r"\[(\d+|i)\](?:\([^()]*\))?|([^.\[\]]+)")
+# The last step of a path, tag included: what `parent` removes.
+_LAST_STEP = re.compile(r"(\[(\d+|i)\](\([^()]*\))?|(^|\.)[^.\[\]()]+)$")
+
+
+def _steps(path: str) -> list:
+    """'a.b[0](type=x).c' -> ['a', 'b', 0, 'c']: keys as str, indexes as int, a generalised [i] as None."""
+    steps: list = []
+    for match in _STEP.finditer(path):
+        index, key = match.groups()
+        steps.append(key if key is not None else (int(index) if index.isdigit() else None))
+    return steps
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same type: True is not 1, 1.0 is not 1."""
+    return type(a) is type(b) and a == b
+
+
+def where(doc: Any, *values: Any, tags: bool = False) -> str | None:
+    """The path where `values` sit in `doc`, or None when one of them is not there.
+
+        where(body, "get_weather")                       ->  "tools[0].function.name"
+        where(body, "get_weather", "get_exchange_rate")  ->  "tools[i].function.name"
+        where(body, "get_weather", tags=True)            ->  "tools[0](type=function).function.name"
+
+    Several values (both tools, both calls of a reply) give one path: the list index in which their
+    paths differ is written `[i]` (see `generalise`). A value matches an equal value of the same type.
+    When it occurs more than once, the place nearest the top of the document wins, then the first in
+    document order. `tags=True` marks each list item on the way with its role or type (see `tagged`).
+    """
+    if not values:
+        raise TypeError("where() needs at least one value to look for")
+    paths = []
+    for value in values:
+        found = [path for path, _ in find_paths(doc, lambda v, value=value: _same(v, value))]
+        if not found:
+            return None
+        nearest = min(found, key=lambda p: len(_steps(p)))  # min keeps the first of equals
+        paths.append(tagged(doc, nearest) if tags else nearest)
+    return generalise(*paths)
+
+
+def generalise(*paths: str) -> str:
+    """One path for paths that differ only in list indexes, each differing index written `[i]`.
+
+        generalise("tools[0].function.name", "tools[1].function.name")  ->  "tools[i].function.name"
+
+    Raises ValueError when the paths differ anywhere else: they are not places in the same list.
+    """
+    if not paths:
+        raise ValueError("generalise() needs at least one path")
+    pieces = [re.split(r"(\[\d+\])", p) for p in paths]  # keys and tags at even places, indexes at odd
+    if len({len(p) for p in pieces}) > 1:
+        raise ValueError(f"paths of different shapes: {paths}")
+    out = []
+    for place, variants in enumerate(zip(*pieces)):
+        if len(set(variants)) == 1:
+            out.append(variants[0])
+        elif place % 2:
+            out.append("[i]")
+        else:
+            raise ValueError(f"paths differ outside a list index: {paths}")
+    return "".join(out)
+
+
+def tagged(doc: Any, path: str) -> str:
+    """`path` with each list item on the way marked by its `role` or `type`, when it has one.
+
+        tagged(body, "messages[2].content")  ->  "messages[2](role=tool).content"
+
+    An index says *which* item; the tag says what *kind* it is (a tool message, a tool_use block), which
+    is what tells the formats apart.
+    """
+    out, node = "", doc
+    for step in _steps(path):
+        node = node[step]
+        if isinstance(step, int):
+            out += f"[{step}]"
+            if isinstance(node, dict):
+                for kind in ("role", "type"):
+                    if isinstance(node.get(kind), str):
+                        out += f"({kind}={node[kind]})"
+                        break
+        else:
+            out += f".{step}" if out else step
+    return out
+
+
+def parent(path: str) -> str:
+    """The path one step up: "tool_calls[1].id" -> "tool_calls[1]"; "tool_calls[1]" -> "tool_calls"."""
+    return _LAST_STEP.sub("", path)
+
+
+def last_key(path: str) -> str:
+    """The last key a path names, indexes and tags skipped: "choices[0].finish_reason" -> "finish_reason"."""
+    return next((s for s in reversed(_steps(path)) if isinstance(s, str)), "")
+
+
+def differences(before: Any, after: Any, text: bool = True, at: str = "") -> list[tuple[str, Any, Any]]:
+    """[(path, old, new)] for each place where two JSON documents differ, in document order.
+
+        differences({"a": 1, "b": {"c": True}}, {"a": 1, "b": {"c": False}, "d": 0})
+          ->  [("b.c", True, False), ("d", ABSENT, 0)]
+
+    A key on one side only is reported once, at that key, with ABSENT on the other side; lists are
+    compared item by item. With `text=False` any two strings count as equal, so only structure, numbers
+    and flags are compared (what changes when a tool fails, apart from the words). `at` is the path of
+    `before`/`after` themselves, prefixed to every path reported.
+    """
+    if isinstance(before, dict) and isinstance(after, dict):
+        found = []
+        for key in {**before, **after}:
+            path = f"{at}.{key}" if at else key
+            found += differences(before.get(key, ABSENT), after.get(key, ABSENT), text, path)
+        return found
+    if isinstance(before, list) and isinstance(after, list):
+        found = []
+        for i in range(max(len(before), len(after))):
+            old = before[i] if i < len(before) else ABSENT
+            new = after[i] if i < len(after) else ABSENT
+            found += differences(old, new, text, f"{at}[{i}]")
+        return found
+    if not text and isinstance(before, str) and isinstance(after, str):
+        return []
+    return [] if _same(before, after) else [(at, before, after)]
+
+
+def is_partial_json(value: Any) -> bool:
+    """True for a string that starts a JSON object but does not parse on its own: the first fragment of
+    streamed arguments ('{"cit'), not the finished text ('{"city": "東京"}')."""
+    if not isinstance(value, str) or not value.lstrip().startswith("{"):
+        return False
+    try:
+        json.loads(value)
+    except ValueError:
+        return True
+    return False
+
+
+def sse_events(response: Any) -> list[tuple[str | None, Any]]:
+    """A streamed httpx response as [(event name, data)], the data parsed when it is JSON.
+
+    httpx-sse does the framing: comment lines (`: keep-alive`) are not events, and an event without an
+    `event:` line gets the name None (SSE calls it "message"). Data that is not JSON stays text, e.g.
+    OpenAI's closing `[DONE]`.
+    """
+    from httpx_sse import EventSource
+
+    events: list[tuple[str | None, Any]] = []
+    for sse in EventSource(response).iter_sse():
+        try:
+            data = json.loads(sse.data)
+        except ValueError:
+            data = sse.data
+        events.append((None if sse.event == "message" else sse.event, data))
+    return events
+
+
+def sse_find(response: Any, match: Callable[[Any], bool]) -> list[tuple[int, str | None, str]]:
+    """[(event number, event name, path)] for each value in a stream's JSON data for which match(value).
+
+        sse_find(stream, is_partial_json)[0]  ->  (3, "response.function_call_arguments.delta", "delta")
+    """
+    return [(i, name, path) for i, (name, data) in enumerate(sse_events(response))
+            if isinstance(data, (dict, list)) for path, _ in find_paths(data, match)]
+
+
+def sse_framing(text: str) -> str:
+    """How a stream's raw text is framed, in a few words:
+
+        "event: + data: lines · no [DONE]"
+        "data: lines only · 1 comment line · ends with data: [DONE]"
+
+    Comment lines (starting with ':') are keep-alives, not events: httpx-sse and `sse_events` skip them.
+    """
+    blocks = [b for b in text.replace("\r\n", "\n").split("\n\n") if b.strip()]
+    lines = [line for b in blocks for line in b.splitlines()]
+    words = ["event: + data: lines" if any(line.startswith("event:") for line in lines) else "data: lines only"]
+    comments = sum(line.startswith(":") for line in lines)
+    if comments:
+        words.append(f"{comments} comment line{'s' if comments > 1 else ''}")
+    words.append("ends with data: [DONE]" if blocks and blocks[-1].strip() == "data: [DONE]" else "no [DONE]")
+    return " · ".join(words)

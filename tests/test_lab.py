@@ -1,0 +1,182 @@
+"""agentkit.lab: showing JSON compactly, and reading facts off JSON documents and SSE streams."""
+
+import httpx
+import pytest
+
+from agentkit import lab
+
+CHAT_REQUEST = {
+    "model": "gpt-4.1",
+    "messages": [{"role": "user", "content": "東京の天気は？"}],
+    "tools": [
+        {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+        {"type": "function", "function": {"name": "get_exchange_rate", "parameters": {"type": "object", "x": 1}}},
+    ],
+    "max_completion_tokens": 512,
+    "parallel_tool_calls": True,
+}
+
+TURN_2 = {
+    "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function"}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "result one"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "result two"},
+    ],
+}
+
+
+def sse_response(text: str) -> httpx.Response:
+    return httpx.Response(200, text=text, headers={"content-type": "text/event-stream"})
+
+
+# -- showing JSON --
+
+def test_compact_json_keeps_short_objects_on_one_line_and_breaks_long_ones():
+    assert lab.compact_json({"a": 1, "b": [1, 2]}) == '{"a": 1, "b": [1, 2]}'
+    text = lab.compact_json({"first": "x" * 30, "second": "y" * 30}, max_str=100)
+    assert text.splitlines() == ["{", f'  "first": "{"x" * 30}",', f'  "second": "{"y" * 30}"', "}"]
+
+
+def test_compact_json_cuts_long_strings_and_hides_given_values():
+    assert lab.compact_json({"s": "abcdefgh"}, max_str=4) == '{"s": "abc…"}'
+    assert lab.compact_json({"schema": {"type": "object"}}, hide=[{"type": "object"}]) == '{"schema": "‹schema›"}'
+
+
+def test_side_by_side_titles_each_document_and_clips_long_ones():
+    shown = lab.SideBySide({"a": 1}, list(range(200)), titles=("left", "right"), max_lines=5)
+    text = repr(shown)
+    assert text.startswith('── left ──\n{"a": 1}\n\n── right ──\n[')
+    assert text.endswith("more lines)")
+    assert "<table>" in shown._repr_html_() and "<b>right</b>" in shown._repr_html_()
+
+
+def test_find_paths_lists_every_matching_value_depth_first():
+    found = lab.find_paths(CHAT_REQUEST, lambda v: isinstance(v, str) and v.startswith("get_"))
+    assert found == [("tools[0].function.name", "get_weather"), ("tools[1].function.name", "get_exchange_rate")]
+    assert lab.find_paths([{"a": 1}], lambda v: v == 1) == [("[0].a", 1)]
+
+
+# -- reading facts off JSON --
+
+def test_where_gives_the_path_of_one_value():
+    assert lab.where(CHAT_REQUEST, "get_weather") == "tools[0].function.name"
+    assert lab.where(CHAT_REQUEST, 512) == "max_completion_tokens"
+
+
+def test_where_writes_the_index_in_which_several_values_differ_as_i():
+    assert lab.where(CHAT_REQUEST, "get_weather", "get_exchange_rate") == "tools[i].function.name"
+    schemas = [t["function"]["parameters"] for t in CHAT_REQUEST["tools"]]
+    assert lab.where(CHAT_REQUEST, *schemas) == "tools[i].function.parameters"
+
+
+def test_where_returns_none_when_a_value_is_absent():
+    assert lab.where(CHAT_REQUEST, "get_time") is None
+    assert lab.where(CHAT_REQUEST, "get_weather", "get_time") is None
+
+
+def test_where_matches_only_values_of_the_same_type():
+    assert lab.where({"n": 1, "flag": True}, True) == "flag"
+    assert lab.where({"flag": True}, 1) is None
+
+
+def test_where_prefers_the_place_nearest_the_top_then_document_order():
+    doc = {"content": [{"type": "tool_use"}], "stop_reason": "tool_use", "again": "tool_use"}
+    assert lab.where(doc, "tool_use") == "stop_reason"
+
+
+def test_where_with_tags_names_the_kind_of_each_list_item():
+    assert lab.where(TURN_2, "result one", "result two", tags=True) == "messages[i](role=tool).content"
+
+
+def test_where_needs_a_value():
+    with pytest.raises(TypeError):
+        lab.where(CHAT_REQUEST)
+
+
+def test_generalise_keeps_equal_paths_and_rejects_paths_that_differ_outside_an_index():
+    assert lab.generalise("a[0].b[1].c", "a[0].b[2].c") == "a[0].b[i].c"
+    assert lab.generalise("a[1].b", "a[2].b", "a[3].b") == "a[i].b"
+    assert lab.generalise("x.y") == "x.y"
+    with pytest.raises(ValueError):
+        lab.generalise("a[0].b", "a[1].c")
+    with pytest.raises(ValueError):
+        lab.generalise("a[0].b", "a[0].b[1]")
+
+
+def test_tagged_marks_list_items_by_role_or_type_and_leaves_other_objects_alone():
+    assert lab.tagged(TURN_2, "messages[2].content") == "messages[2](role=tool).content"
+    assert lab.tagged(TURN_2, "messages[1].tool_calls[0].id") == \
+        "messages[1](role=assistant).tool_calls[0](type=function).id"
+    assert lab.tagged({"a": {"type": "x", "b": [1]}}, "a.b[0]") == "a.b[0]"
+
+
+def test_parent_removes_the_last_step_key_or_index_with_its_tag():
+    assert lab.parent("tool_calls[1].id") == "tool_calls[1]"
+    assert lab.parent("tool_calls[1](type=function)") == "tool_calls"
+    assert lab.parent("output[i](type=function_call).call_id") == "output[i](type=function_call)"
+    assert lab.parent("max_tokens") == ""
+
+
+def test_last_key_skips_indexes_and_tags():
+    assert lab.last_key("choices[0].finish_reason") == "finish_reason"
+    assert lab.last_key("messages[2](role=tool)") == "messages"
+    assert lab.last_key("content[i](type=response.output_text)") == "content"
+    assert lab.last_key("") == ""
+
+
+def test_differences_reports_changed_added_and_removed_places_in_document_order():
+    before = {"a": 1, "b": {"c": True}, "gone": [1]}
+    after = {"a": 1, "b": {"c": False}, "d": 0}
+    assert lab.differences(before, after) == [("b.c", True, False), ("gone", [1], lab.ABSENT), ("d", lab.ABSENT, 0)]
+    assert lab.differences(before, before) == []
+
+
+def test_differences_compares_lists_item_by_item():
+    assert lab.differences([1, 2], [1, 3, 4]) == [("[1]", 2, 3), ("[2]", lab.ABSENT, 4)]
+
+
+def test_differences_without_text_ignores_what_strings_say():
+    ok = {"content": "ok", "is_error": False}
+    failed = {"content": "timeout", "is_error": True}
+    assert lab.differences(ok, failed, text=False) == [("is_error", False, True)]
+    assert lab.differences({"s": "a"}, {"s": 1}, text=False) == [("s", "a", 1)]
+
+
+def test_is_partial_json_is_true_only_for_an_unfinished_json_object():
+    assert lab.is_partial_json('{"cit')
+    assert not lab.is_partial_json('{"city": "東京"}')
+    assert not lab.is_partial_json('y": "')
+    assert not lab.is_partial_json("[DONE]")
+    assert not lab.is_partial_json({"city": "東京"})
+
+
+# -- reading facts off SSE streams --
+
+CHAT_STREAM = (': OPENROUTER PROCESSING\n\n'
+               'data: {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": ""}}]}}]}\n\n'
+               'data: {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{\\"c"}}]}}]}\n\n'
+               'data: [DONE]\n\n')
+NAMED_STREAM = ('event: ping\ndata: {"type": "ping"}\n\n'
+                'event: content_block_delta\ndata: {"type": "content_block_delta", '
+                '"delta": {"partial_json": "{\\"city\\""}}\n\n')
+
+
+def test_sse_events_parses_json_data_keeps_other_text_and_skips_comments():
+    events = lab.sse_events(sse_response(CHAT_STREAM))
+    assert len(events) == 3
+    assert events[0][0] is None and events[0][1]["choices"][0]["delta"]["tool_calls"][0]["index"] == 0
+    assert events[-1] == (None, "[DONE]")
+    assert [name for name, _ in lab.sse_events(sse_response(NAMED_STREAM))] == ["ping", "content_block_delta"]
+
+
+def test_sse_find_names_the_event_and_path_of_each_match():
+    assert lab.sse_find(sse_response(CHAT_STREAM), lab.is_partial_json) == [
+        (1, None, "choices[0].delta.tool_calls[0].function.arguments")]
+    assert lab.sse_find(sse_response(NAMED_STREAM), lab.is_partial_json) == [
+        (1, "content_block_delta", "delta.partial_json")]
+
+
+def test_sse_framing_says_which_lines_a_stream_uses_and_how_it_ends():
+    assert lab.sse_framing(CHAT_STREAM) == "data: lines only · 1 comment line · ends with data: [DONE]"
+    assert lab.sse_framing(NAMED_STREAM.replace("\n", "\r\n")) == "event: + data: lines · no [DONE]"
