@@ -9,6 +9,7 @@ from dataclasses import replace
 import anthropic as sdk
 import httpx2
 import pydantic
+import json_mutations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -630,54 +631,12 @@ KEYS = [
     "tool",
     "none",
 ]
-any_json = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=True)
-    | st.text(max_size=6)
-    | st.sampled_from(KEYS),
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=4), inner, max_size=5)
-    ),
-    max_leaves=25,
-)
-
-
-def paths(value, prefix=()):
-    yield prefix
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from paths(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from paths(v, (*prefix, i))
-
-
-VALID_PATHS = [p for p in paths(VALID) if p]
-
-
-@st.composite
-def mutated_bodies(draw):
-    body = copy.deepcopy(VALID)
-    for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(VALID_PATHS))
-        target = body
-        try:
-            for key in path[:-1]:
-                target = target[key]
-            if draw(st.booleans()) and isinstance(target, dict):
-                target.pop(path[-1], None)
-            else:
-                target[path[-1]] = draw(any_json)
-        except (KeyError, IndexError, TypeError):
-            pass  # an earlier mutation changed the shape under this path
-    return body
+any_json = json_mutations.any_json(KEYS)
+mutated_bodies = json_mutations.mutated_bodies(VALID, any_json)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(any_json, mutated_bodies()))
+@given(st.one_of(any_json, mutated_bodies))
 def test_malformed_request_bodies_only_ever_raise_request_invalid(body):
     try:
         chat = codec.parse_request(body)
