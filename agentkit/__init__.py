@@ -29,14 +29,15 @@ from .execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor
 from .loop import Run, StopReason, Thread, arun, run
 from .models import FunctionModel, ScriptedModel, call
 from .policies import Approve, Deny, Edit, Limits, Retry
-from .tools import Tool, ToolContext, Update, tool
+from .tools import RuleViolation, Tool, ToolContext, Update, tool
 from .trace import Trace
 from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "tool", "Tool", "ToolContext", "Update", "run", "arun", "Run", "Thread", "StopReason", "Limits", "Retry",
+    "tool", "Tool", "ToolContext", "Update", "RuleViolation", "run", "arun", "Run", "Thread", "StopReason",
+    "Limits", "Retry",
     "Approve", "Deny", "Edit", "ScriptedModel", "FunctionModel", "call", "HTTPModel", "Trace",
     "Message", "ModelOptions", "ModelTurn", "ToolCall", "ToolResult", "ToolSpec", "Usage",
     "SequentialExecutor", "ThreadExecutor", "AsyncioExecutor",

@@ -525,9 +525,6 @@ def _pair_outputs(messages: list[Message], stateful: bool) -> list[Message]:
     return out
 
 
-# The API's wording for schema faults, in one place.
-
-
 # --- server side: the response ---------------------------------------------------------------------
 
 def response_id(turn: ModelTurn, request: ChatRequest) -> str:
