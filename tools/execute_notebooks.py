@@ -6,7 +6,9 @@ What makes a rerun give no diff (measured; see shared/reference/notebooks_ci.md)
 - start from a cleaned copy: outputs, execution counts, per-cell execution metadata and the saved
   widget state are removed first, so nothing old survives;
 - execute with nbclient, record_timing=False, PYTHONHASHSEED=0 and a fixed SOURCE_DATE_EPOCH;
-- rename widget model ids (random UUIDs) to ids derived from the notebook name and their order.
+- rename widget model ids (random UUIDs) to ids derived from the notebook name and their order;
+- a chart of measured wall-clock time (a cell tagged `timing-chart`) differs by a pixel on every run: its
+  stored picture is kept when the chart's text (its title and size, which nbval compares) is unchanged.
 The kernel runs with the notebook's folder as its working directory, as JupyterLab and nbval do.
 """
 
@@ -71,8 +73,21 @@ def rename_widget_ids(nb: nbformat.NotebookNode, name: str) -> None:
     nb.update(nbformat.from_dict(json.loads(text)))
 
 
+def keep_timing_charts(old: nbformat.NotebookNode, new: nbformat.NotebookNode) -> None:
+    """For cells tagged `timing-chart`, keep the old PNG when everything else in the output is the same."""
+    for before, after in zip(old.cells, new.cells):
+        if "timing-chart" not in after.get("metadata", {}).get("tags", []) or before.source != after.source:
+            continue
+        for out_old, out_new in zip(before.get("outputs", []), after.get("outputs", [])):
+            data_old, data_new = out_old.get("data", {}), out_new.get("data", {})
+            if "image/png" in data_old and "image/png" in data_new and \
+                    data_old.get("text/plain") == data_new.get("text/plain"):
+                data_new["image/png"] = data_old["image/png"]
+
+
 def execute(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
+    stored = nbformat.read(path, as_version=4)
     clean(nb)
     start = time.perf_counter()
     client = NotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False,
@@ -80,6 +95,7 @@ def execute(path: Path) -> float:
     client.execute()
     elapsed = time.perf_counter() - start
     coalesce_streams(nb)
+    keep_timing_charts(stored, nb)
     rename_widget_ids(nb, path.stem)
     nbformat.write(nb, path)
     return elapsed
