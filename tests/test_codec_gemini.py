@@ -7,7 +7,8 @@ import json
 from dataclasses import replace
 
 import httpx
-import json_mutations
+import codec_strategies
+from codec_strategies import arguments, json_values, names, texts, tool_specs
 import pytest
 from google import genai
 from google.genai import errors as sdk_errors
@@ -190,24 +191,6 @@ def test_tool_choice_maps_to_function_calling_modes(choice, config):
 
 # --- hypothesis strategies ---------------------------------------------------------------------------
 
-names = st.from_regex(r"[a-z_][a-z0-9_]{0,11}", fullmatch=True)
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-    max_leaves=8,
-)
-arguments = st.dictionaries(st.text(min_size=1, max_size=6), json_values, max_size=3)
-texts = st.text(min_size=1, max_size=40).filter(str.strip)
-tool_specs = st.builds(
-    ToolSpec,
-    names,
-    st.text(max_size=20),
-    st.builds(
-        lambda props: {"type": "object", "properties": props},
-        st.dictionaries(names, st.just({"type": "string"}), max_size=2),
-    ),
-    st.booleans(),
-)
 
 
 @st.composite
@@ -682,8 +665,8 @@ KEYS = [
     "maxOutputTokens",
     "nullable",
 ]
-any_json = json_mutations.any_json(KEYS)
-mutated_bodies = json_mutations.mutated_bodies(VALID, any_json)
+any_json = codec_strategies.any_json(KEYS)
+mutated_bodies = codec_strategies.mutated_bodies(VALID, any_json)
 
 
 def test_the_fuzz_seed_body_is_valid():

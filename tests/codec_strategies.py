@@ -1,4 +1,5 @@
-"""Hypothesis strategies shared by the codec fuzz tests: random JSON, and valid bodies mutated in place.
+"""Hypothesis strategies shared by the codec tests: the building blocks of conversations, random JSON,
+and valid bodies mutated in place.
 
 A mutated body is a valid request with one to three of its values replaced or removed: most of it still
 looks right, so the decoder's checks deep inside the body get exercised, not only the first one.
@@ -10,6 +11,32 @@ import copy
 from collections.abc import Iterator, Sequence
 
 from hypothesis import strategies as st
+
+from agentkit.types import ToolSpec
+
+# -- building blocks of valid conversations ------------------------------------------------------------
+
+names = st.from_regex(r"[a-z_][a-z0-9_]{0,11}", fullmatch=True)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+arguments = st.dictionaries(st.text(min_size=1, max_size=6), json_values, max_size=3)
+texts = st.text(min_size=1, max_size=40).filter(str.strip)
+tool_specs = st.builds(
+    ToolSpec,
+    names,
+    st.text(max_size=20),
+    st.builds(
+        lambda props: {"type": "object", "properties": props},
+        st.dictionaries(names, st.just({"type": "string"}), max_size=2),
+    ),
+    st.booleans(),
+)
+
+
+# -- malformed input -----------------------------------------------------------------------------------
 
 
 def any_json(keys: Sequence[str]) -> st.SearchStrategy:
