@@ -32,8 +32,8 @@ each call's state is one `_Call`, so the sync and async drivers share every deci
 
 Keys (`agentkit.redaction`): checked when the model is built (surrounding whitespace stripped; whitespace,
 a control or a non-ASCII character inside is refused, naming where the key came from, never the key),
-sent only in headers, and scrubbed, in every form, out of every error, attempt record, repr and log line —
-httpx's own request log included.
+sent in the codec's auth header (or in the URL, if you put `?key=` into base_url yourself), and scrubbed,
+in every form, out of every error, attempt record, repr and log line — httpx's own request log included.
 
 Left out on purpose: HTTP/2, proxies beyond httpx's defaults, request signing (Vertex AI, Bedrock),
 client-side rate limiting from `x-ratelimit-*` headers, circuit breakers that remember failures across
@@ -46,6 +46,7 @@ import asyncio
 import itertools
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -275,6 +276,9 @@ class HTTPModel:
         for name, value in (("timeout", timeout), ("total_timeout", total_timeout)):
             if isinstance(value, (int, float)) and not value > 0:
                 raise ValueError(f"{name} must be > 0 seconds, or None for no limit")
+        # Infinity means no limit (a socket cannot wait float("inf") seconds).
+        timeout = None if timeout == math.inf else timeout
+        total_timeout = None if total_timeout == math.inf else total_timeout
         self.model, self.format = model, format
         self.codec = codec if codec is not None else get_codec(format)
         self.fallback_models = tuple(fallback_models)

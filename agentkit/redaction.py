@@ -4,7 +4,8 @@
     key_problem(key)                                 # None, or e.g. "has a non-ASCII character at position 7"
     redact(f"401: bad key {key}", [key])             # "401: bad key ***"
 
-    with scrubbing_logs(secret_forms([key])):        # httpx's own log lines, in this thread or task
+    protect_library_logs()                           # once: a filter on httpx's and httpcore's loggers
+    with scrubbing_logs(secret_forms([key])):        # their lines, in this thread or task, lose the key
         client.post(url, headers={"authorization": f"Bearer {key}"})
 
 A key can leak in more shapes than its own: an error message may hold it escaped (`b'sk-...\\n'`), JSON-escaped,
@@ -15,9 +16,10 @@ document) is refused with a message that names where it came from and where the 
 the key itself.
 
 httpx logs every request URL at INFO ("HTTP Request: POST https://...?key=..."), and httpcore logs response
-headers at DEBUG. `protect_library_logs()` adds a filter to those loggers (once per process) that scrubs
-the secrets of the call running in the current thread or task (a ContextVar, set by `scrubbing_logs`) and
-every credential-shaped value.
+headers at DEBUG. `protect_library_logs()` adds a filter to those loggers (once per process) that scrubs,
+from the lines written during a call, the secrets of that call (a ContextVar set by `scrubbing_logs`, so
+each thread or task sees its own) and every credential-shaped value. Lines written outside a call are
+left as they are.
 
 Left out on purpose: secrets inside request bodies (agentkit never logs a body), and secret scanning of
 free text that does not contain the key or a credential marker.
@@ -149,9 +151,12 @@ def scrubbing_logs(forms: tuple[str, ...]) -> Iterator[None]:
 
 
 class _ScrubFilter(logging.Filter):
-    """Rewrites a record's message with `redact`; never drops a record."""
+    """Rewrites a record's message with `redact`; never drops a record, and leaves alone the records
+    written outside a `scrubbing_logs` block (other code's use of httpx is not ours to edit)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if not _CALL_SECRETS.get():
+            return True
         try:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a malformed record is the logging module's business, not ours

@@ -275,6 +275,18 @@ def test_http_py_never_branches_on_a_format_name():
     assert not compared & (set(FORMATS) | {"ollama"})
 
 
+@pytest.mark.parametrize("kw", [{"timeout": 0}, {"timeout": -1.0}, {"total_timeout": 0},
+                                {"total_timeout": float("nan")}, {"backoff": -1}, {"max_delay": -0.5}])
+def test_time_settings_are_checked_when_built(kw):
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        HTTPModel("m", base_url="http://x/v1", **kw)
+
+
+def test_infinite_time_limits_mean_no_limit():
+    model = make(Fake(), timeout=float("inf"), total_timeout=float("inf"))
+    assert same_turn(model.complete(MESSAGES, TOOLS), TURN) and model.total_timeout is None
+
+
 def test_timeout_is_set_on_every_request():
     seen = []
 
@@ -810,7 +822,8 @@ def outcome_of(handler, how: str) -> BaseException | ModelTurn:
         return exc
 
 
-HOW = {"body": ["complete", "acomplete"], "error body": ["complete", "acomplete", "complete(stream)"],
+HOW = {"body": ["complete", "acomplete"],
+       "error body": ["complete", "acomplete", "complete(stream)", "acomplete(stream)", "stream"],
        "event": ["complete(stream)", "acomplete(stream)", "stream"]}
 
 

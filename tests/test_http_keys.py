@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentkit
-from agentkit.errors import AuthenticationError, ModelCallError, ProviderError
+from agentkit.errors import AuthenticationError, BadRequestError, ModelCallError, ProviderError
 from agentkit.http import HTTPModel
 from agentkit.lab import describe
 from agentkit.redaction import clean_key, key_problem, redact, redact_json, secret_forms
@@ -279,6 +279,21 @@ def test_a_run_that_fails_on_a_401_echo_leaks_nothing_into_the_run_or_its_trace(
     texts = [str(info.value), repr(info.value), "".join(traceback.format_exception(info.value)), repr(run),
              run.trace.to_json()]
     assert all(key not in text for text in texts)
+
+
+def test_a_header_httpx_refuses_is_a_bad_request_not_a_retried_dropped_connection():
+    key = planted("G" * 20)
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        raise httpx.LocalProtocolError(f"Illegal header value b'{key}\\n'")
+
+    model = HTTPModel("m", base_url="http://x/v1", api_key=key, transport=httpx.MockTransport(handler))
+    with pytest.raises(BadRequestError) as info:
+        model.complete(MESSAGES)
+    assert len(calls) == 1 and not info.value.retryable
+    assert key not in "".join(traceback.format_exception(info.value))
 
 
 def test_a_header_value_with_a_newline_is_refused_when_built():
