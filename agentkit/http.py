@@ -194,10 +194,13 @@ class _Call:
         self.wait = wait
         return wait
 
-    def spoilt(self, request: _Request, error: ProviderError) -> None:
+    def spoilt(self, error: ProviderError) -> None:
         """A watched stream broke after its first event: its attempt, counted as a success, failed."""
-        self.attempts[-1] = replace(self.attempts[-1], error=type(error).__name__, error_type=error.error_type,
-                                    status=error.status, message=error.message)
+        counted = self.attempts[-1]
+        failed = replace(counted, error=type(error).__name__, error_type=error.error_type, status=error.status,
+                         message=error.message)
+        for records in (self.attempts, *self.recorders):
+            records[:] = [failed if a is counted else a for a in records]
 
     def _record(self, request: _Request, error: ProviderError | None) -> None:
         attempt = Attempt(request.model, request.path, 200 if error is None else error.status,
@@ -622,7 +625,7 @@ class HTTPModel:
                     yield event
             result.turn = assembly.turn()
         except ProviderError as error:  # after the first event: no retry, the caller saw part of it
-            call.spoilt(request, error)
+            call.spoilt(error)
             raise
 
     # -- steps 2, 3, 5 for one attempt (async: the same shape, awaited) --------------------------------
@@ -644,7 +647,7 @@ class HTTPModel:
         with self._classify(request):
             with self._io(request):
                 response = await client.send(self._http_request(client, request), stream=True)
-            try:
+            async with aclosing(response):
                 if not response.is_success:
                     with self._io(request):
                         await response.aread()
@@ -657,8 +660,6 @@ class HTTPModel:
                             return
                         yield event
                         clock.restart()
-            finally:
-                await response.aclose()
 
     async def _aframes(self, response: httpx.Response) -> AsyncIterator[SSEvent]:
         if self.framing == "ndjson":
@@ -687,7 +688,7 @@ class HTTPModel:
                     yield event
             result.turn = assembly.turn()
         except ProviderError as error:
-            call.spoilt(request, error)
+            call.spoilt(error)
             raise
 
     # -- what both drivers share: the request, the clock, step 3 and step 5 ------------------------------

@@ -882,12 +882,23 @@ def test_a_stream_spoilt_after_its_first_event_is_recorded_as_a_failure():
     fake = Fake("openai-chat", [httpx.Response(200, headers={"content-type": "text/event-stream"},
                                                content=(cut + "\n\ndata: {broken\n\n").encode())])
     model = make(fake)
-    stream = model.stream(MESSAGES)
-    with pytest.raises(BadResponseError) as info:
-        list(stream)
+    with model.record_attempts() as recorded:
+        stream = model.stream(MESSAGES)
+        with pytest.raises(BadResponseError) as info:
+            list(stream)
     (attempt,) = stream.attempts
     assert info.value.attempts == [("m-1", attempt.outcome)]
-    assert attempt is model.last_attempts[0] and not attempt.ok and attempt.error == "BadResponseError"
+    assert attempt is model.last_attempts[0] is recorded[0]
+    assert not attempt.ok and attempt.error == "BadResponseError"
+
+
+def test_a_codecs_not_retryable_429_stays_not_retryable():
+    """The codec's own answer (a 429 that is billing, not load) survives HTTPModel building its error."""
+    fake = Fake("openai-chat", [error(429, "You exceeded your current quota", code="insufficient_quota",
+                                      type="insufficient_quota")])
+    with pytest.raises(RateLimitError) as info:
+        make(fake, fallback_models=["m-2"]).complete(MESSAGES)
+    assert not info.value.retryable and len(fake.requests) == 1
 
 
 def test_concurrent_calls_keep_their_own_attempts():
