@@ -49,7 +49,6 @@ import logging
 import math
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -58,7 +57,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 import httpx_sse
@@ -76,14 +75,15 @@ from .errors import (
 from .providers import FORMATS, get_codec
 from .providers.common import SSEvent, retry_after_seconds
 from .redaction import (
-    CREDENTIAL_PARAMS,
     clean_key,
+    header_secrets,
     key_problem,
     protect_library_logs,
     redact,
     redact_json,
     scrubbing_logs,
     secret_forms,
+    url_secrets,
 )
 from .retries import Attempt, RetryPlan, attempt_outcome
 from .types import Message, ModelOptions, ModelTurn, ToolSpec
@@ -98,9 +98,6 @@ log = logging.getLogger("agentkit.http")
 #: AGENTKIT_PROVIDER accepts the format names and these friendlier words.
 PROVIDER_ALIASES = {"openai": "openai-chat", "responses": "openai-responses", "claude": "anthropic",
                     "google": "gemini"}
-
-#: Custom header names whose values are credentials, scrubbed like the key.
-_SECRET_HEADER = re.compile(r"auth|key|token|secret|signature|cookie", re.IGNORECASE)
 
 #: The recorders opened by `HTTPModel.record_attempts()` in this thread or task: (model, list) pairs.
 _RECORDERS: ContextVar[tuple[tuple[Any, list], ...]] = ContextVar("agentkit_attempt_recorders", default=())
@@ -302,7 +299,7 @@ class HTTPModel:
             raise AuthenticationError(f"no API key: set {names}, or pass api_key=... (a custom base_url, "
                                       "e.g. a local server, needs none)", provider=format, model=model)
         self.headers = self._read_headers(headers or {})
-        self._secrets = (self._api_key, *_url_secrets(self.base_url), *_header_secrets(self.headers))
+        self._secrets = (self._api_key, *url_secrets(self.base_url), *header_secrets(self.headers))
         self._secret_forms = secret_forms(self._secrets)  # every shape they can take in text, found once
         protect_library_logs()
         self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
@@ -854,23 +851,6 @@ def _join(base_url: str, path: str) -> str:
     if base_query:
         url += ("&" if "?" in url else "?") + base_query
     return url
-
-
-def _url_secrets(url: str) -> list[str]:
-    """Values of credential query parameters in a URL (`?key=...`)."""
-    query = urlsplit(url).query
-    return [value for name, value in parse_qsl(query, keep_blank_values=False)
-            if re.fullmatch(CREDENTIAL_PARAMS, name, re.IGNORECASE)]
-
-
-def _header_secrets(headers: dict) -> list[str]:
-    """Values of credential headers, and their last word ("Bearer <token>" -> the token too)."""
-    found = []
-    for name, value in headers.items():
-        if _SECRET_HEADER.search(name) and value:
-            found.append(value)
-            found.extend(value.split()[-1:])
-    return found
 
 
 def _event(sse: httpx_sse.ServerSentEvent) -> SSEvent:

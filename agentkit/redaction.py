@@ -34,10 +34,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
-__all__ = ["MASK", "clean_key", "key_problem", "protect_library_logs", "redact", "redact_json",
-           "scrubbing_logs", "secret_forms"]
+__all__ = ["MASK", "clean_key", "header_secrets", "key_problem", "protect_library_logs", "redact", "redact_json",
+           "scrubbing_logs", "secret_forms", "url_secrets"]
 
 MASK = "***"
 
@@ -72,6 +72,28 @@ def key_problem(key: str) -> str | None:
             return (f"has a non-ASCII character at position {position} (a curly quote or a letter pasted "
                     "from a document?); keys are plain ASCII")
     return None
+
+
+# -- which values are secrets, besides the key ---------------------------------------------------------
+
+#: Header names whose values are credentials.
+SECRET_HEADER = re.compile(r"auth|key|token|secret|signature|cookie", re.IGNORECASE)
+
+
+def url_secrets(url: str) -> list[str]:
+    """Values of credential query parameters in a URL: `url_secrets("https://h/v1?key=abc")` -> ["abc"]."""
+    return [value for name, value in parse_qsl(urlsplit(url).query)
+            if re.fullmatch(CREDENTIAL_PARAMS, name, re.IGNORECASE)]
+
+
+def header_secrets(headers: dict[str, str]) -> list[str]:
+    """Values of credential headers, and their last word ("Bearer <token>" -> the token too)."""
+    found = []
+    for name, value in headers.items():
+        if SECRET_HEADER.search(name) and value:
+            found.append(value)
+            found.extend(value.split()[-1:])
+    return found
 
 
 # -- scrubbing text -------------------------------------------------------------------------------------

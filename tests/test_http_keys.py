@@ -28,7 +28,15 @@ import agentkit
 from agentkit.errors import AuthenticationError, BadRequestError, ModelCallError, ProviderError
 from agentkit.http import HTTPModel
 from agentkit.lab import describe
-from agentkit.redaction import clean_key, key_problem, redact, redact_json, secret_forms
+from agentkit.redaction import (
+    clean_key,
+    header_secrets,
+    key_problem,
+    redact,
+    redact_json,
+    secret_forms,
+    url_secrets,
+)
 from agentkit.types import Message, ModelOptions
 
 MESSAGES = [Message.user("hi")]
@@ -328,3 +336,8 @@ def test_redact_json_cuts_hostile_nesting():
         deep = [deep]
     out = redact_json({"x": deep, "k": "a secret"}, ["secret"])
     assert out["k"] == "a ***" and "left out" in json.dumps(out)
+
+
+def test_which_values_count_as_secrets():
+    assert url_secrets("https://h/v1?key=abc&alt=sse&api-version=2024") == ["abc"]
+    assert header_secrets({"Authorization": "Bearer tok123", "X-Title": "agentkit"}) == ["Bearer tok123", "tok123"]
