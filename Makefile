@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/loop_overhead.py
 	$(BIN)/python benchmarks/parallel.py
 	$(BIN)/python benchmarks/import_time.py
+	$(BIN)/python benchmarks/deadlines.py
 
 clean:
 	rm -rf $(VENV)

@@ -13,13 +13,16 @@
     │   └── RunCancelled           (never raised by default: cancellation is a stop reason, not an error)
     └── ProviderError              an HTTP model call failed; carries status, provider error type, message
         ├── BadRequestError        400/404/413/422: the request is wrong; retrying will not help
-        ├── AuthenticationError    401/403
+        ├── AuthenticationError    401/403, or a key that is missing or malformed (checked when built)
         ├── RateLimitError         429 (retryable; `retry_after` in seconds when the server said)
         ├── ServerError            5xx, 529 overloaded (retryable)
-        ├── ProviderTimeout        no answer in time, or the connection dropped (retryable)
+        ├── ProviderTimeout        an attempt or the whole call ran out of time (retryable; `error_type`
+        │                          says which: "timeout", "stalled" stream, "total_timeout")
+        ├── ProviderConnectionError  no connection, or it dropped mid-answer (retryable)
         └── BadResponseError       2xx with a body that is not the format's JSON (truncated, invalid, cut stream)
 
-Messages never contain API keys: `ProviderError` text is built from the response body, never the request.
+Messages never contain API keys: `ProviderError` text is built from the response, never the request, and
+HTTPModel scrubs its keys out of every message, body and attempt record (`agentkit.redaction`).
 """
 
 from __future__ import annotations
@@ -80,15 +83,24 @@ class RunCancelled(RunError):
 
 
 class ProviderError(AgentkitError):
-    """An HTTP model call failed. `retryable` says whether waiting and trying again can help."""
+    """An HTTP model call failed. `retryable` says whether waiting and trying again can help.
+
+    Built once, whole: `attempts` lists every try of the call as (model, outcome) pairs, this one last
+    (outcome: the HTTP status, or what went wrong, e.g. "ConnectError", "timeout"); `retryable=` overrides
+    the class's answer for one error (a 429 that means "out of credit" is not worth retrying).
+    """
 
     retryable = False
 
     def __init__(self, message: str, *, status: int | None = None, error_type: str | None = None,
                  provider: str | None = None, model: str | None = None, retry_after: float | None = None,
-                 body: Any = None):
+                 body: Any = None, retryable: bool | None = None,
+                 attempts: list | tuple = ()):
         self.status, self.error_type, self.provider, self.model = status, error_type, provider, model
         self.retry_after, self.body, self.message = retry_after, body, message
+        if retryable is not None:
+            self.retryable = retryable
+        self.attempts = list(attempts)
         where = " ".join(str(p) for p in (provider, model) if p)
         head = f"{status} " if status is not None else ""
         kind = f"{error_type}: " if error_type else ""
@@ -112,6 +124,10 @@ class ServerError(ProviderError):
 
 
 class ProviderTimeout(ProviderError):
+    retryable = True
+
+
+class ProviderConnectionError(ProviderError):
     retryable = True
 
 

@@ -10,21 +10,30 @@ The codec (`agentkit.providers`) knows the wire format; this module knows the ne
 follows one recipe, numbered the same way in the code below:
 
     1. build      codec.build_request -> path, headers, JSON body; plus the auth header and extras
-    2. send       POST with httpx: a plain response, or SSE read with httpx-sse when options.stream
-    3. classify   2xx -> decode; error status -> codec.parse_error; a dropped or slow connection
-                  -> ProviderTimeout
-    4. retry      a retryable failure (408/409/429/5xx/529, transport, bad body): wait, same model again
-       fall back  retries used up, or a model-specific 4xx: the next model of `fallback_models`
+    2. send       POST with httpx under the attempt's clock: one response, or a stream of events (SSE
+                  framed by httpx-sse, or NDJSON lines, as the codec's STREAM_FRAMING says)
+    3. classify   2xx -> decode; error status -> codec.parse_error; no connection -> ProviderConnectionError;
+                  a time limit passed -> ProviderTimeout. Each error is built once, whole and scrubbed
+    4. retry      a retryable failure (408/409/429/5xx/529, connection, timeout, bad body): wait, same model
+       fall back  retries used up, a model-specific 4xx, or a wait too long to afford: the next model of
+                  `fallback_models`
     5. decode     codec.parse_response, or StreamAssembler().feed(event, data) ... .turn() -> ModelTurn
 
-How long to wait (step 4): the server's `retry-after-ms`, else `retry-after` (seconds or an HTTP date), else
-the body's hint (Gemini's RetryInfo.retryDelay, read by the codec), else capped exponential backoff with
-jitter. A hint longer than `max_retry_wait` is not waited for: the call falls over to the next model at
-once (or raises). The policy itself is `RetryPlan`, a small class with no I/O, so the sync and async
-drivers cannot drift apart and a test can walk it by hand.
+Time (step 2, `agentkit.deadlines`): `timeout` bounds one attempt from connect to last byte, and a stream
+that brings no event for `timeout` seconds is stalled (SSE `: keep-alive` comments are not events);
+`total_timeout` bounds the whole call, every attempt and every wait together. Either ends the call in a
+ProviderTimeout whose error_type says which ("timeout", "stalled", "total_timeout").
 
-API keys never appear in a repr, an exception, `last_attempts` or a log line: the key travels only in a
-header (never `?key=`), and every message built from a response or an httpx exception is scrubbed.
+How long to wait (step 4, `agentkit.retries`): the server's `retry-after-ms`, else `retry-after` (seconds
+or an HTTP date), else the body's hint (Gemini's RetryInfo.retryDelay, read by the codec), else capped
+exponential backoff with jitter. A wait longer than `max_retry_wait` or than the budget left is not waited
+for: the call falls over to the next model at once (or raises). The policy is `RetryPlan`, with no I/O, and
+each call's state is one `_Call`, so the sync and async drivers share every decision.
+
+Keys (`agentkit.redaction`): checked when the model is built (surrounding whitespace stripped; whitespace,
+a control or a non-ASCII character inside is refused, naming where the key came from, never the key),
+sent in the codec's auth header (or in the URL, if you put `?key=` into base_url yourself), and scrubbed,
+in every form, out of every error, attempt record, repr and log line — httpx's own request log included.
 
 Left out on purpose: HTTP/2, proxies beyond httpx's defaults, request signing (Vertex AI, Bedrock),
 client-side rate limiting from `x-ratelimit-*` headers, circuit breakers that remember failures across
@@ -34,16 +43,18 @@ calls, the SDKs' `x-should-retry` header, and retrying a stream after its first 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
+import math
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing, closing, contextmanager
-from dataclasses import asdict, dataclass, replace
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -51,174 +62,45 @@ from urllib.parse import urlsplit
 import httpx
 import httpx_sse
 
+from .deadlines import AttemptClock, bounded_async_transport, bounded_transport
 from .errors import (
     AuthenticationError,
+    BadRequestError,
     BadResponseError,
+    ProviderConnectionError,
     ProviderError,
     ProviderTimeout,
     error_for_status,
 )
 from .providers import FORMATS, get_codec
-from .providers.common import retry_after_seconds
-from .providers.common import SSEvent
+from .providers.common import SSEvent, retry_after_seconds
+from .redaction import (
+    clean_key,
+    header_secrets,
+    key_problem,
+    protect_library_logs,
+    redact,
+    redact_json,
+    scrubbing_logs,
+    secret_forms,
+    url_secrets,
+)
+from .retries import Attempt, RetryPlan, attempt_outcome
 from .types import Message, ModelOptions, ModelTurn, ToolSpec
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Attempt", "Backoff", "HTTPModel", "RetryPlan", "TurnStream", "redact", "retry_after_seconds"]
+__all__ = ["PROVIDER_ALIASES", "Attempt", "HTTPModel", "TurnStream", "retry_after_seconds"]
 
 log = logging.getLogger("agentkit.http")
 
 #: AGENTKIT_PROVIDER accepts the format names and these friendlier words.
-_PROVIDER_ALIASES = {"openai": "openai-chat", "responses": "openai-responses", "claude": "anthropic",
-                     "google": "gemini"}
+PROVIDER_ALIASES = {"openai": "openai-chat", "responses": "openai-responses", "claude": "anthropic",
+                    "google": "gemini"}
 
-
-# --------------------------------------------------------------------------------------------------
-# Small pieces: keys out of text, Retry-After, backoff, one attempt's record
-# --------------------------------------------------------------------------------------------------
-
-# `?key=...` is Gemini's query-string auth; `Bearer ...` is everyone else's header, should it ever be echoed.
-_SECRET_PATTERNS = (
-    re.compile(r"([?&](?:key|api_key|api-key|access_token)=)[^&#\s'\"]+", re.IGNORECASE),
-    re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]+", re.IGNORECASE),
-)
-
-
-def redact(text: str, secrets: Sequence[str | None] = ()) -> str:
-    """`text` with every secret, `?key=` value and bearer token replaced by ***.
-
-        redact("GET /m?key=AIza123 failed", ["AIza123"])  ->  "GET /m?key=*** failed"
-    """
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(r"\1***", text)
-    return text
-
-
-def _redact_json(value: Any, secrets: Sequence[str | None]) -> Any:
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, dict):
-        return {k: _redact_json(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_json(v, secrets) for v in value]
-    return value
-
-
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Capped exponential backoff with jitter: `initial * multiplier**n`, at most `maximum`, less `jitter`.
-
-        Backoff().delay(0, random.Random(1))  ->  between 0.375 and 0.5
-        Backoff().delay(9, random.Random(1))  ->  between 6.0 and 8.0   (capped)
-
-    Jitter only ever shortens the wait (as the OpenAI and Anthropic SDKs do), so `maximum` is a real cap,
-    while clients that failed together still spread out instead of retrying in lockstep.
-    """
-
-    initial: float = 0.5
-    maximum: float = 8.0
-    multiplier: float = 2.0
-    jitter: float = 0.25
-
-    def delay(self, retry: int, rng: random.Random) -> float:
-        """Seconds to wait before retry number `retry` (0 = the first retry)."""
-        base = min(self.maximum, self.initial * self.multiplier ** min(retry, 64))  # min: no float overflow
-        return base * (1 - self.jitter * rng.random())
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One HTTP try of a call: which model, which URL path, what came back, the wait before it, its duration.
-
-    `status` is the HTTP status (None when no response arrived); `error` the ProviderError class name and
-    `error_type` the provider's error type, or for transport failures the httpx exception name
-    ("ConnectError", "ReadTimeout", ...). `message` is already scrubbed of keys.
-    """
-
-    model: str
-    path: str
-    status: int | None = None
-    error: str | None = None
-    error_type: str | None = None
-    message: str | None = None
-    wait: float = 0.0
-    elapsed: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def outcome(self) -> int | str:
-        """The HTTP status when there was one to blame, else the name of what went wrong."""
-        if self.status is not None and (self.ok or self.status >= 400):
-            return self.status
-        return self.error_type or self.error or "?"
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-# --------------------------------------------------------------------------------------------------
-# Step 4 as a plan without I/O: after each failure, which model next and how long to wait first
-# --------------------------------------------------------------------------------------------------
-
-def moves_to_fallback(error: ProviderError, model: str) -> bool:
-    """Would another model plausibly succeed where `model` failed?
-
-    Yes for anything retryable (the retries were used up), for 404 (model not found), and for a 400/422
-    whose message names the model or says something is not supported ("model does not support tools").
-    No for 401/403 (same key everywhere), 413 and other 400s: the request itself is wrong.
-    """
-    if error.retryable or error.status == 404:
-        return True
-    if error.status in (400, 422):
-        text = f"{error.error_type or ''} {error.message or ''}".lower()
-        return model.lower() in text or "support" in text
-    return False
-
-
-class RetryPlan:
-    """The retry and fallback policy for one call: no I/O, just decisions.
-
-        plan = RetryPlan(["a", "b"], max_retries=2, backoff=Backoff(), max_retry_wait=60, rng=Random(0))
-        plan.model             -> "a"
-        plan.after(error_429)  -> 0.05      (wait this long, then try plan.model again)
-        ...                    -> 0.0       (retries used up: plan.model is now "b")
-        ...                    -> None      (nothing left: raise the error)
-    """
-
-    def __init__(self, models: Sequence[str], max_retries: int, backoff: Backoff, max_retry_wait: float,
-                 rng: random.Random):
-        self.models, self.max_retries, self.backoff = tuple(models), max_retries, backoff
-        self.max_retry_wait, self.rng = max_retry_wait, rng
-        self.index = 0  # which model
-        self.retries = 0  # retries of that model so far
-
-    @property
-    def model(self) -> str:
-        return self.models[self.index]
-
-    def after(self, error: ProviderError) -> float | None:
-        """Seconds to wait before the next attempt (of `self.model`, which may have moved on), or None."""
-        if error.retryable and self.retries < self.max_retries:
-            hint = error.retry_after
-            wait = max(0.0, hint) if hint is not None else self.backoff.delay(self.retries, self.rng)
-            if wait <= self.max_retry_wait:
-                self.retries += 1
-                return wait
-            # The server wants a longer pause than we accept: do not sleep on it, fall over instead.
-        if moves_to_fallback(error, self.model) and self.index + 1 < len(self.models):
-            self.index, self.retries = self.index + 1, 0
-            return 0.0  # a different model has its own limits: no reason to wait
-        return None
+#: The recorders opened by `HTTPModel.record_attempts()` in this thread or task: (model, list) pairs.
+_RECORDERS: ContextVar[tuple[tuple[Any, list], ...]] = ContextVar("agentkit_attempt_recorders", default=())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -226,16 +108,20 @@ class RetryPlan:
 # --------------------------------------------------------------------------------------------------
 
 class TurnStream:
-    """Raw SSE events of one streamed turn as they arrive; `.turn` is the assembled ModelTurn at the end.
+    """Raw events of one streamed turn as they arrive; `.turn` is the assembled ModelTurn at the end.
 
         stream = model.stream(messages, tools)
         for event in stream:                     # or: async for event in model.astream(...)
             print(event.event, event.data[:60])
         stream.turn.tool_calls
+        stream.attempts                          # this call's Attempts (retries before the first event)
+
+    An event is an SSEvent: an SSE event's name and data, or for NDJSON streams one line as `data`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, attempts: list[Attempt] | None = None) -> None:
         self.turn: ModelTurn | None = None
+        self.attempts: list[Attempt] = attempts if attempts is not None else []
         self._events: Any = None
 
     def __iter__(self) -> Iterator[SSEvent]:
@@ -251,7 +137,7 @@ class TurnStream:
 
 @dataclass(frozen=True)
 class _Request:
-    """Step 1's output: everything needed to send one attempt."""
+    """Step 1's output: everything needed to send one attempt, and to name it in an error."""
 
     model: str
     url: str
@@ -259,6 +145,74 @@ class _Request:
     headers: dict
     body: dict
     stream: bool
+    clock: AttemptClock
+    history: tuple  # (model, outcome) of the call's earlier attempts
+    wait: float  # slept before this attempt
+    started: float  # time.perf_counter() when it was built
+
+
+class _Call:
+    """One call's state and decisions, shared by the sync and async drivers (no I/O).
+
+    The retry plan, the budget, the attempts so far; `next_request()` builds the next attempt (step 1),
+    `failed()` records a failure and answers how long to wait, or raises the error (step 4).
+    """
+
+    def __init__(self, owner: HTTPModel, messages: Sequence[Message], tools: Sequence[ToolSpec],
+                 options: ModelOptions):
+        self.owner, self.messages, self.tools, self.options = owner, list(messages), list(tools), options
+        self.plan = RetryPlan(owner.models, owner.max_retries, owner.backoff, owner.max_delay,
+                              owner.max_retry_wait, owner._rng)
+        self.number = next(owner._call_numbers)
+        self.ends = None if owner.total_timeout is None else time.monotonic() + owner.total_timeout
+        self.attempts: list[Attempt] = []
+        self.recorders = [found for who, found in _RECORDERS.get() if who is owner]
+        self.wait = 0.0
+
+    def next_request(self) -> _Request:
+        clock = AttemptClock(self.owner._attempt_timeout, self.ends)
+        history = tuple((a.model, a.outcome) for a in self.attempts)
+        return self.owner._build(self.plan.model, self.messages, self.tools, self.options, clock, history,
+                                 self.wait)
+
+    def succeeded(self, request: _Request) -> None:
+        self._record(request, None)
+
+    def failed(self, request: _Request, error: ProviderError) -> float:
+        """Record the failure; the seconds to wait before the next attempt, or raise `error`."""
+        self._record(request, error)
+        if self.ends is None:
+            time_left = None
+        else:  # a passed budget is passed, however close the clock reads to its end
+            time_left = 0.0 if error.error_type == "total_timeout" else self.ends - time.monotonic()
+        wait = self.plan.after(error, time_left)
+        if wait is None:
+            raise error
+        self.wait = wait
+        return wait
+
+    def spoilt(self, error: ProviderError) -> None:
+        """A watched stream broke after its first event: its attempt, counted as a success, failed."""
+        counted = self.attempts[-1]
+        failed = replace(counted, error=type(error).__name__, error_type=error.error_type, status=error.status,
+                         message=error.message)
+        for records in (self.attempts, *self.recorders):
+            records[:] = [failed if a is counted else a for a in records]
+
+    def _record(self, request: _Request, error: ProviderError | None) -> None:
+        attempt = Attempt(request.model, request.path, 200 if error is None else error.status,
+                          error=None if error is None else type(error).__name__,
+                          error_type=None if error is None else error.error_type,
+                          message=None if error is None else error.message,
+                          wait=round(request.wait, 6), elapsed=time.perf_counter() - request.started,
+                          call=self.number)
+        self.attempts.append(attempt)
+        for recorder in self.recorders:
+            recorder.append(attempt)
+        log.debug("call %d: %s %s -> %s (waited %.3fs)", self.number, attempt.model, attempt.path,
+                  attempt.outcome, request.wait)
+        if self.owner.on_attempt is not None:
+            self.owner.on_attempt(attempt)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -273,19 +227,36 @@ class HTTPModel:
         model.last_attempts     # [Attempt(model=..., status=529, ...), Attempt(..., status=200)]
 
     The key comes from `api_key`, else the codec's env vars (OPENAI_API_KEY, ANTHROPIC_API_KEY,
-    GEMINI_API_KEY / GOOGLE_API_KEY, OPENROUTER_API_KEY). The base URL from `base_url`, else env
-    AGENTKIT_BASE_URL, else the provider's own. A missing key is an error only at the provider's own URL:
-    local servers (Ollama, vLLM, llama.cpp) and the simulator need none. Like the official SDKs, an env
-    key is also sent to a custom base URL; pass api_key="" to send none.
+    GEMINI_API_KEY / GOOGLE_API_KEY, OPENROUTER_API_KEY); surrounding whitespace is stripped, and a key
+    with whitespace, a control or a non-ASCII character inside is refused (AuthenticationError naming the
+    variable, never the key). The base URL from `base_url`, else env AGENTKIT_BASE_URL, else the
+    provider's own. A missing key is an error only at the provider's own URL: local servers (Ollama, vLLM,
+    llama.cpp) and the simulator need none. Like the official SDKs, an env key is also sent to a custom
+    base URL; pass api_key="" to send none.
+
+    Time: `timeout` (seconds, default 60) bounds each attempt from connect to last byte; for a stream it
+    is the longest wait for the next event. `total_timeout` (seconds, default None: no budget beyond
+    the attempts' own bounds) bounds the whole call, retries and waits included. An `httpx.Timeout`
+    is accepted too: httpx applies its per-phase limits and the attempt's bound is its largest value.
+
+    Retries: `max_retries` per model, waits of `backoff`, `backoff*2`, ... at most `max_delay` seconds
+    (the words `agentkit.Retry` uses), a server's hint up to `max_retry_wait`; then `fallback_models`.
+
+    Per call: `last_attempts` holds the most recent call's Attempts (concurrent calls replace each
+    other there); `with model.record_attempts() as attempts:` collects the calls of this thread or task
+    only; a failed call's error lists its attempts in `.attempts`; every Attempt carries its call number.
 
     For tests and notebooks: `transport=httpx.MockTransport(handler)` (or `client=`/`async_client=`)
     replaces the network, `sleep=`/`asleep=` replace waiting, `seed=` fixes the jitter, and
     `on_attempt=` sees every Attempt as it happens. `codec=` takes any module with the codec verbs.
+    The deadlines are enforced at the socket by the clients made here; with your own client or
+    transport only httpx's per-read timeouts apply.
     """
 
     def __init__(self, model: str, format: str = "openai-chat", *, base_url: str | None = None,
                  api_key: str | None = None, fallback_models: Sequence[str] = (),
-                 timeout: float | httpx.Timeout = 60.0, max_retries: int = 2, backoff: Backoff = Backoff(),
+                 timeout: float | httpx.Timeout | None = 60.0, total_timeout: float | None = None,
+                 max_retries: int = 2, backoff: float = 0.5, max_delay: float = 8.0,
                  max_retry_wait: float = 60.0, client: httpx.Client | None = None,
                  async_client: httpx.AsyncClient | None = None,
                  transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
@@ -293,31 +264,54 @@ class HTTPModel:
                  sleep: Callable[[float], None] = time.sleep,
                  asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  on_attempt: Callable[[Attempt], None] | None = None, codec: ModuleType | None = None):
-        if max_retries < 0:
-            raise ValueError("max_retries must be >= 0")
+        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
+            raise ValueError("max_retries must be a whole number >= 0")
         if isinstance(fallback_models, str):
             raise TypeError("fallback_models is a list of model names, not one string")
+        if not isinstance(backoff, (int, float)) or isinstance(backoff, bool):
+            raise TypeError("backoff is the first retry's wait in seconds (a number), as in agentkit.Retry")
+        for name, value in (("backoff", backoff), ("max_delay", max_delay), ("max_retry_wait", max_retry_wait)):
+            if not value >= 0:
+                raise ValueError(f"{name} must be >= 0 seconds")
+        for name, value in (("timeout", timeout), ("total_timeout", total_timeout)):
+            if isinstance(value, (int, float)) and not value > 0:
+                raise ValueError(f"{name} must be > 0 seconds, or None for no limit")
+        # Infinity means no limit (a socket cannot wait float("inf") seconds).
+        timeout = None if timeout == math.inf else timeout
+        total_timeout = None if total_timeout == math.inf else total_timeout
         self.model, self.format = model, format
         self.codec = codec if codec is not None else get_codec(format)
         self.fallback_models = tuple(fallback_models)
+        # What this module reads from a codec beyond the verbs: two facts, with defaults for older codecs.
+        self.framing = getattr(self.codec, "STREAM_FRAMING", "sse")
+        if self.framing not in ("sse", "ndjson"):
+            raise ValueError(f"codec {format!r}: STREAM_FRAMING must be 'sse' or 'ndjson', not {self.framing!r}")
+        self._server_side_fallback = bool(getattr(self.codec, "SERVER_SIDE_FALLBACK", False))
         # Each codec names its provider's URL and key variables: one source of truth per format.
         default_url = getattr(self.codec, "DEFAULT_BASE_URL", "").rstrip("/")
         self.base_url = (base_url or os.environ.get("AGENTKIT_BASE_URL") or default_url).rstrip("/")
         if not self.base_url:
             raise ValueError(f"no base_url given and codec {format!r} has no DEFAULT_BASE_URL")
         self.key_envs = tuple(getattr(self.codec, "API_KEY_ENVS", ()))
-        if api_key is None:
-            api_key = next((os.environ[e] for e in self.key_envs if os.environ.get(e)), None)
-        self._api_key = api_key or None
+        self._api_key = self._read_key(api_key)
         if self._api_key is None and self.base_url == default_url:
             names = " or ".join(self.key_envs) or "api_key"
             raise AuthenticationError(f"no API key: set {names}, or pass api_key=... (a custom base_url, "
                                       "e.g. a local server, needs none)", provider=format, model=model)
+        self.headers = self._read_headers(headers or {})
+        self._secrets = (self._api_key, *url_secrets(self.base_url), *header_secrets(self.headers))
+        self._secret_forms = secret_forms(self._secrets)  # every shape they can take in text, found once
+        protect_library_logs()
         self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
-        self.max_retries, self.backoff, self.max_retry_wait = max_retries, backoff, max_retry_wait
-        self.headers, self.extra_body = dict(headers or {}), dict(extra_body or {})
+        self.total_timeout = total_timeout
+        limits = (self.timeout.connect, self.timeout.read, self.timeout.write, self.timeout.pool)
+        self._attempt_timeout = max((t for t in limits if t is not None), default=None)
+        self.max_retries, self.backoff, self.max_delay = max_retries, float(backoff), float(max_delay)
+        self.max_retry_wait = max_retry_wait
+        self.extra_body = dict(extra_body or {})
         self.on_attempt, self._sleep, self._asleep = on_attempt, sleep, asleep
         self._rng = random.Random(seed)  # jitter only; seeded so tests and notebooks are repeatable
+        self._call_numbers = itertools.count(1)
         self.last_attempts: list[Attempt] = []
         # Clients: injected ones belong to the caller (never closed here); ours are made on first use.
         self._transport, self._client, self._async_client = transport, client, async_client
@@ -325,11 +319,43 @@ class HTTPModel:
         self._async_loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
 
+    def _read_key(self, api_key: str | None) -> str | None:
+        """The key, stripped and checked; where it came from is named in any complaint, the key never."""
+        if api_key is not None:
+            key, source = clean_key(api_key), "api_key"
+        else:
+            key, source = None, ""
+            for name in self.key_envs:
+                key, source = clean_key(os.environ.get(name)), name
+                if key:
+                    break
+        problem = key_problem(key) if key else None
+        if problem:
+            raise AuthenticationError(f"the API key in {source} {problem}. The key itself is not shown.",
+                                      error_type="malformed_key", provider=self.format, model=self.model)
+        return key
+
+    @staticmethod
+    def _read_headers(headers: dict) -> dict:
+        out = {}
+        for name, value in headers.items():
+            value = str(value).strip()
+            problem = key_problem(value.replace(" ", "").replace("\t", ""))
+            if problem:  # spaces inside a header value are fine ("Bearer x"); the rest is not
+                raise ValueError(f"headers[{name!r}] {problem}. The value is not shown.")
+            out[name] = value
+        return out
+
     def __repr__(self) -> str:
         key = "***" if self._api_key else None
         fallbacks = f", fallback_models={list(self.fallback_models)!r}" if self.fallback_models else ""
-        return (f"HTTPModel(model={self.model!r}, format={self.format!r}, base_url={self.base_url!r}, "
-                f"api_key={key!r}{fallbacks})")
+        return (f"HTTPModel(model={self.model!r}, format={self.format!r}, "
+                f"base_url={redact(self.base_url, self._secrets)!r}, api_key={key!r}{fallbacks})")
+
+    @property
+    def api_key(self) -> str | None:
+        """The key in use (stripped), or None. Shown nowhere by agentkit: print it at your own risk."""
+        return self._api_key
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -355,7 +381,7 @@ class HTTPModel:
         """
         env = os.environ
         provider = env.get("AGENTKIT_PROVIDER", "").strip().lower()
-        provider = _PROVIDER_ALIASES.get(provider, provider)
+        provider = PROVIDER_ALIASES.get(provider, provider)
         fmt: str | None = None
         if provider and provider != "sim":
             if provider not in FORMATS:
@@ -387,7 +413,8 @@ class HTTPModel:
     def _sync_client(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client(transport=self._transport, timeout=self.timeout)
+                transport = self._transport if self._transport is not None else bounded_transport()
+                self._client = httpx.Client(transport=transport, timeout=self.timeout)
             return self._client
 
     def _aclient(self) -> httpx.AsyncClient:
@@ -398,7 +425,8 @@ class HTTPModel:
             if self._async_client is not None and self._owns_async_client and self._async_loop is not loop:
                 self._async_client = None
             if self._async_client is None:
-                self._async_client = httpx.AsyncClient(transport=self._transport, timeout=self.timeout)
+                transport = self._transport if self._transport is not None else bounded_async_transport()
+                self._async_client = httpx.AsyncClient(transport=transport, timeout=self.timeout)
                 self._async_loop = loop
             return self._async_client
 
@@ -432,320 +460,397 @@ class HTTPModel:
     def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (),
                  options: ModelOptions | None = None) -> ModelTurn:
         """One model turn, with retries and fallbacks; streamed on the wire when options.stream."""
-        return self._call(messages, tools, options or ModelOptions(), self._send)
+        return self._drive(self._new_call(messages, tools, options or ModelOptions()), self._send)
 
     async def acomplete(self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (),
                         options: ModelOptions | None = None) -> ModelTurn:
         """`complete` for asyncio."""
-        return await self._acall(messages, tools, options or ModelOptions(), self._asend)
+        return await self._adrive(self._new_call(messages, tools, options or ModelOptions()), self._asend)
 
     def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (),
                options: ModelOptions | None = None) -> TurnStream:
-        """The raw SSE events of one turn, as they arrive (see TurnStream).
+        """The raw events of one turn, as they arrive (see TurnStream).
 
         Retries and fallbacks apply until the first event arrives; after that a failure raises at once,
         because the caller has already seen part of the answer.
         """
-        options = replace(options or ModelOptions(), stream=True)
-        result = TurnStream()
-        result._events = self._watch(result, messages, tools, options)
+        call = self._new_call(messages, tools, replace(options or ModelOptions(), stream=True))
+        result = TurnStream(call.attempts)
+        result._events = self._watch(result, call)
         return result
 
     def astream(self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (),
                 options: ModelOptions | None = None) -> TurnStream:
         """`stream` for asyncio: `async for event in model.astream(...)`."""
-        options = replace(options or ModelOptions(), stream=True)
-        result = TurnStream()
-        result._events = self._awatch(result, messages, tools, options)
+        call = self._new_call(messages, tools, replace(options or ModelOptions(), stream=True))
+        result = TurnStream(call.attempts)
+        result._events = self._awatch(result, call)
         return result
 
-    # -- step 4: the drivers (sync and async are the same loop; RetryPlan decides) ---------------------
+    @contextmanager
+    def record_attempts(self) -> Iterator[list[Attempt]]:
+        """Collect the Attempts of this model's calls made in this thread or asyncio task, block-long.
 
-    def _call(self, messages, tools, options, send, attempts=None):
+            async def ask(question):
+                with model.record_attempts() as attempts:
+                    turn = await model.acomplete([Message.user(question)])
+                return turn, attempts            # this call's attempts, whatever ran concurrently
+        """
+        attempts: list[Attempt] = []
+        token = _RECORDERS.set((*_RECORDERS.get(), (self, attempts)))
+        try:
+            yield attempts
+        finally:
+            _RECORDERS.reset(token)
+
+    # -- step 4: the drivers (sync and async are the same loop; _Call decides) --------------------------
+
+    def _new_call(self, messages, tools, options) -> _Call:
+        call = _Call(self, messages, tools, options)
+        self.last_attempts = call.attempts  # the most recent call's, for notebooks
+        return call
+
+    def _drive(self, call: _Call, send: Callable[[_Request], Any]) -> Any:
         """Attempt after attempt until one succeeds or the plan gives up; `send` does steps 2, 3, 5."""
-        plan, attempts = self._plan(), [] if attempts is None else attempts
-        self.last_attempts = attempts  # the most recent call's, for notebooks and the trace
-        wait = 0.0
         while True:
-            if wait > 0:
-                self._sleep(wait)
-            request = self._build(plan.model, messages, tools, options)    # 1. build
-            started = time.perf_counter()
+            request = call.next_request()                                  # 1. build
             try:
-                result, status = send(request)                             # 2. send 3. classify 5. decode
+                result = send(request)                                     # 2. send 3. classify 5. decode
             except ProviderError as error:
-                self._note(attempts, request, wait, started, error=error)
-                wait = plan.after(error)                                   # 4. retry or fall back
-                if wait is None:
-                    self._final(error, attempts)
-                    raise
+                wait = call.failed(request, error)                         # 4. retry or fall back, or raise
+                if wait > 0:
+                    self._sleep(wait)
             else:
-                self._note(attempts, request, wait, started, status=status)
+                call.succeeded(request)
                 return result
 
-    async def _acall(self, messages, tools, options, send, attempts=None):
-        plan, attempts = self._plan(), [] if attempts is None else attempts
-        self.last_attempts = attempts  # the most recent call's, for notebooks and the trace
-        wait = 0.0
+    async def _adrive(self, call: _Call, send: Callable[[_Request], Awaitable[Any]]) -> Any:
         while True:
-            if wait > 0:
-                await self._asleep(wait)
-            request = self._build(plan.model, messages, tools, options)    # 1. build
-            started = time.perf_counter()
+            request = call.next_request()                                  # 1. build
             try:
-                result, status = await send(request)                       # 2. send 3. classify 5. decode
+                result = await send(request)                               # 2. send 3. classify 5. decode
             except ProviderError as error:
-                self._note(attempts, request, wait, started, error=error)
-                wait = plan.after(error)                                   # 4. retry or fall back
-                if wait is None:
-                    self._final(error, attempts)
-                    raise
+                wait = call.failed(request, error)                         # 4. retry or fall back, or raise
+                if wait > 0:
+                    await self._asleep(wait)
             else:
-                self._note(attempts, request, wait, started, status=status)
+                call.succeeded(request)
                 return result
-
-    def _plan(self) -> RetryPlan:
-        return RetryPlan(self.models, self.max_retries, self.backoff, self.max_retry_wait, self._rng)
-
-    def _note(self, attempts: list, request: _Request, wait: float, started: float, *,
-              status: int | None = None, error: ProviderError | None = None) -> None:
-        if error is not None:
-            status = self._own(error, request.model).status
-        attempt = Attempt(request.model, request.path, status,
-                          error=type(error).__name__ if error is not None else None,
-                          error_type=error.error_type if error is not None else None,
-                          message=error.message if error is not None else None,
-                          wait=round(wait, 6), elapsed=time.perf_counter() - started)
-        attempts.append(attempt)
-        log.debug("%s %s -> %s (waited %.3fs)", attempt.model, attempt.path, attempt.outcome, wait)
-        if self.on_attempt is not None:
-            self.on_attempt(attempt)
-
-    def _final(self, error: ProviderError, attempts: list[Attempt]) -> ProviderError:
-        """The error the caller sees: the last one, with every attempt of the call listed."""
-        error.attempts = [(a.model, a.outcome) for a in attempts]
-        return error
-
-    def _spoilt(self, attempts: list[Attempt], error: ProviderError) -> None:
-        """A watched stream broke after its first event: its attempt counted as a success, correct that."""
-        attempts[-1] = replace(attempts[-1], error=type(error).__name__, error_type=error.error_type,
-                               message=error.message)
-        self._final(error, attempts)
-
-    def _own(self, error: ProviderError, model: str, status: int | None = None) -> ProviderError:
-        """Fill in what the codec could not know (which model, which format) and scrub the key out."""
-        secrets = [self._api_key]
-        # Re-running __init__ rebuilds str(error), so the message names the model that failed.
-        ProviderError.__init__(
-            error, redact(str(error.message), secrets),
-            status=error.status if error.status is not None else status, error_type=error.error_type,
-            provider=error.provider or self.format, model=error.model or model,
-            retry_after=error.retry_after, body=_redact_json(error.body, secrets))
-        return error
 
     # -- step 1: build ---------------------------------------------------------------------------------
 
-    def _build(self, model: str, messages, tools, options: ModelOptions) -> _Request:
+    def _build(self, model: str, messages: list, tools: list, options: ModelOptions, clock: AttemptClock,
+               history: tuple, wait: float) -> _Request:
         extras: dict[str, Any] = {}
-        if self.format == "openrouter":
-            # OpenRouter falls back server-side too: send it the models from this one on, in order.
+        if self._server_side_fallback:
+            # The provider falls back server-side too (OpenRouter's `models`): send it the rest, in order.
             remaining = list(self.models[self.models.index(model):])
             if len(remaining) > 1:
                 extras["models"] = remaining
         extras.update(self.extra_body)
-        wire = self.codec.build_request(model, list(messages), list(tools), options, **extras)
+        wire = self.codec.build_request(model, messages, tools, options, **extras)
         auth = self.codec.auth_headers(self._api_key) if self._api_key else {}
-        headers = {**wire.headers, **auth, **self.headers}
-        url = f"{self.base_url}/{wire.path.lstrip('/')}"
-        parsed = httpx.URL(url)
-        path = parsed.path + (f"?{parsed.query.decode()}" if parsed.query else "")
-        return _Request(model, url, redact(path), headers, wire.body, bool(options.stream or wire.stream))
+        stream = bool(options.stream or wire.stream)
+        framing = {"Accept": "text/event-stream", "Cache-Control": "no-store"} \
+            if stream and self.framing == "sse" else {}  # what httpx-sse's connect_sse would send
+        headers = {**wire.headers, **framing, **auth, **self.headers}
+        url = _join(self.base_url, wire.path)
+        parsed = urlsplit(url)
+        path = redact(parsed.path + (f"?{parsed.query}" if parsed.query else ""), self._secrets)
+        return _Request(model, url, path, headers, wire.body, stream, clock, history, wait, time.perf_counter())
 
     # -- steps 2, 3, 5 for one attempt (sync) ----------------------------------------------------------
 
-    def _send(self, request: _Request) -> tuple[ModelTurn, int]:
+    def _send(self, request: _Request) -> ModelTurn:
+        """complete(): one attempt, read to its end."""
         if request.stream:
-            assembler = self.codec.StreamAssembler()
+            assembly = _Assembly(self, request)
             with closing(self._events(request)) as events:
                 for event in events:
-                    with self._decoding(request.model):
-                        assembler.feed(event.event, event.data)
-            with self._decoding(request.model):
-                return assembler.turn(), 200
-        with self._classify(request.model):
-            response = self._sync_client().post(request.url, json=request.body, headers=request.headers,
-                                                timeout=self.timeout)
-            content = response.content  # read inside: a dropped connection surfaces here
-        return self._decode(response.status_code, content, response.headers, request.model)
+                    assembly.feed(event)
+            return assembly.turn()
+        client = self._sync_client()
+        with self._classify(request), self._io(request):
+            response = client.send(self._http_request(client, request))
+        return self._decode(response, request)
 
     def _events(self, request: _Request) -> Iterator[SSEvent]:
-        """The SSE events of one attempt; httpx-sse does the framing (comments and keep-alives skipped)."""
-        with self._classify(request.model), httpx_sse.connect_sse(
-                self._sync_client(), "POST", request.url, json=request.body, headers=dict(request.headers),
-                timeout=self.timeout) as source:
-            response = source.response
-            if not response.is_success:
-                response.read()
-                raise self._status_error(response.status_code, response.content, response.headers,
-                                         request.model)
-            for sse in source.iter_sse():
+        """The events of one streamed attempt; each must arrive within the attempt's clock."""
+        client, clock = self._sync_client(), request.clock
+        with self._classify(request):
+            with self._io(request):
+                response = client.send(self._http_request(client, request), stream=True)
+            with closing(response):
+                if not response.is_success:
+                    with self._io(request):
+                        response.read()
+                    raise self._status_error(response, request)
+                with closing(self._frames(response)) as frames:
+                    while True:
+                        with self._io(request):
+                            event = next(frames, None)
+                        if event is None:
+                            return
+                        yield event
+                        clock.restart()  # the caller asks for the next event: a new wait begins
+
+    def _frames(self, response: httpx.Response) -> Iterator[SSEvent]:
+        if self.framing == "ndjson":
+            for line in response.iter_lines():
+                if line.strip():
+                    yield SSEvent(data=line)
+        else:
+            for sse in httpx_sse.EventSource(response).iter_sse():  # comments and keep-alives skipped
                 yield _event(sse)
 
-    def _open(self, request: _Request) -> tuple[Iterator[SSEvent], int]:
+    def _open(self, request: _Request) -> tuple[_Request, Iterator[SSEvent]]:
         """For stream(): an attempt succeeds once its first event is in hand."""
         events = self._events(request)
         try:
             first = next(events)
         except StopIteration:
-            raise self._empty_stream(request.model) from None
-        return _prepend(first, events), 200
+            raise self._empty_stream(request) from None
+        return request, _prepend(first, events)
 
-    def _watch(self, result: TurnStream, messages, tools, options) -> Iterator[SSEvent]:
-        attempts: list[Attempt] = []
-        events = self._call(messages, tools, options, self._open, attempts)
-        model, assembler = attempts[-1].model, self.codec.StreamAssembler()
+    def _watch(self, result: TurnStream, call: _Call) -> Iterator[SSEvent]:
+        request, events = self._drive(call, self._open)
+        assembly = _Assembly(self, request)
         try:
             with closing(events):
                 for event in events:
-                    with self._decoding(model):
-                        assembler.feed(event.event, event.data)
+                    assembly.feed(event)
                     yield event
-            with self._decoding(model):
-                result.turn = assembler.turn()
+            result.turn = assembly.turn()
         except ProviderError as error:  # after the first event: no retry, the caller saw part of it
-            self._spoilt(attempts, self._own(error, model))
+            call.spoilt(error)
             raise
 
     # -- steps 2, 3, 5 for one attempt (async: the same shape, awaited) --------------------------------
 
-    async def _asend(self, request: _Request) -> tuple[ModelTurn, int]:
+    async def _asend(self, request: _Request) -> ModelTurn:
         if request.stream:
-            assembler = self.codec.StreamAssembler()
+            assembly = _Assembly(self, request)
             async with aclosing(self._aevents(request)) as events:
                 async for event in events:
-                    with self._decoding(request.model):
-                        assembler.feed(event.event, event.data)
-            with self._decoding(request.model):
-                return assembler.turn(), 200
-        with self._classify(request.model):
-            response = await self._aclient().post(request.url, json=request.body, headers=request.headers,
-                                                  timeout=self.timeout)
-            content = response.content
-        return self._decode(response.status_code, content, response.headers, request.model)
+                    assembly.feed(event)
+            return assembly.turn()
+        client = self._aclient()
+        with self._classify(request), self._io(request):
+            response = await client.send(self._http_request(client, request))
+        return self._decode(response, request)
 
     async def _aevents(self, request: _Request) -> AsyncIterator[SSEvent]:
-        with self._classify(request.model):
-            async with httpx_sse.aconnect_sse(self._aclient(), "POST", request.url, json=request.body,
-                                              headers=dict(request.headers), timeout=self.timeout) as source:
-                response = source.response
+        client, clock = self._aclient(), request.clock
+        with self._classify(request):
+            with self._io(request):
+                response = await client.send(self._http_request(client, request), stream=True)
+            async with aclosing(response):
                 if not response.is_success:
-                    await response.aread()
-                    raise self._status_error(response.status_code, response.content, response.headers,
-                                             request.model)
-                async for sse in source.aiter_sse():
-                    yield _event(sse)
+                    with self._io(request):
+                        await response.aread()
+                    raise self._status_error(response, request)
+                async with aclosing(self._aframes(response)) as frames:
+                    while True:
+                        with self._io(request):
+                            event = await anext(frames, None)
+                        if event is None:
+                            return
+                        yield event
+                        clock.restart()
 
-    async def _aopen(self, request: _Request) -> tuple[AsyncIterator[SSEvent], int]:
+    async def _aframes(self, response: httpx.Response) -> AsyncIterator[SSEvent]:
+        if self.framing == "ndjson":
+            async for line in response.aiter_lines():
+                if line.strip():
+                    yield SSEvent(data=line)
+        else:
+            async for sse in httpx_sse.EventSource(response).aiter_sse():
+                yield _event(sse)
+
+    async def _aopen(self, request: _Request) -> tuple[_Request, AsyncIterator[SSEvent]]:
         events = self._aevents(request)
         try:
-            first = await events.__anext__()
+            first = await anext(events)
         except StopAsyncIteration:
-            raise self._empty_stream(request.model) from None
-        return _aprepend(first, events), 200
+            raise self._empty_stream(request) from None
+        return request, _aprepend(first, events)
 
-    async def _awatch(self, result: TurnStream, messages, tools, options) -> AsyncIterator[SSEvent]:
-        attempts: list[Attempt] = []
-        events = await self._acall(messages, tools, options, self._aopen, attempts)
-        model, assembler = attempts[-1].model, self.codec.StreamAssembler()
+    async def _awatch(self, result: TurnStream, call: _Call) -> AsyncIterator[SSEvent]:
+        request, events = await self._adrive(call, self._aopen)
+        assembly = _Assembly(self, request)
         try:
             async with aclosing(events):
                 async for event in events:
-                    with self._decoding(model):
-                        assembler.feed(event.event, event.data)
+                    assembly.feed(event)
                     yield event
-            with self._decoding(model):
-                result.turn = assembler.turn()
+            result.turn = assembly.turn()
         except ProviderError as error:
-            self._spoilt(attempts, self._own(error, model))
+            call.spoilt(error)
             raise
 
-    # -- step 3: classify; step 5: decode --------------------------------------------------------------
+    # -- what both drivers share: the request, the clock, step 3 and step 5 ------------------------------
+
+    def _http_request(self, client: httpx.Client | httpx.AsyncClient, request: _Request) -> httpx.Request:
+        return client.build_request("POST", request.url, json=request.body, headers=request.headers,
+                                    timeout=self.timeout)
 
     @contextmanager
-    def _classify(self, model: str) -> Iterator[None]:
-        """Turn httpx's failures into ProviderErrors; ProviderErrors pass through untouched."""
+    def _io(self, request: _Request) -> Iterator[None]:
+        """Network I/O of one attempt: bounded by its clock, and httpx's log lines scrubbed of the key.
+
+        Entered around each read, never across a `yield`, so no other code runs under it."""
+        with request.clock.reading(), scrubbing_logs(self._secret_forms):
+            yield
+
+    def _error(self, cls: type[ProviderError], message: Any, request: _Request, *, status: int | None = None,
+               error_type: str | None = None, retry_after: float | None = None, body: Any = None,
+               retryable: bool | None = None, provider: str | None = None,
+               model: str | None = None) -> ProviderError:
+        """Every error this model raises is built here, once and whole: scrubbed of the keys, naming the
+        format and model, listing the call's attempts up to and including this one."""
+        secrets = self._secrets
+        error_type = None if error_type is None else redact(str(error_type), secrets)
+        outcome = attempt_outcome(status, error_type, cls.__name__)
+        return cls(redact(str(message), secrets), status=status, error_type=error_type,
+                   provider=provider or self.format, model=model or request.model, retry_after=retry_after,
+                   body=redact_json(body, secrets), retryable=retryable,
+                   attempts=[*request.history, (request.model, outcome)])
+
+    def _from_codec(self, raw: ProviderError, request: _Request, status: int,
+                    retry_after: float | None = None) -> ProviderError:
+        """Our error from the codec's: the codec knows the format's error body, we know the rest."""
+        cls = type(raw) if type(raw).__init__ is ProviderError.__init__ else error_for_status(status)
+        return self._error(cls, raw.message, request, status=raw.status if raw.status is not None else status,
+                           error_type=raw.error_type,
+                           retry_after=retry_after if retry_after is not None else raw.retry_after,
+                           body=raw.body, retryable=raw.retryable if raw.retryable != cls.retryable else None,
+                           provider=raw.provider, model=raw.model)
+
+    @contextmanager
+    def _classify(self, request: _Request) -> Iterator[None]:
+        """Step 3 for what httpx raises; our own ProviderErrors pass through untouched."""
         try:
             yield
         except ProviderError:
             raise
         except (httpx_sse.SSEError, httpx.DecodingError) as exc:  # before TransportError: SSEError is one
             # A "stream" that is not text/event-stream, or a body whose gzip/brotli coding is broken.
-            raise BadResponseError(f"the response could not be read: {redact(str(exc), [self._api_key])}",
-                                   status=200, error_type=type(exc).__name__, provider=self.format,
-                                   model=model) from None
+            raise self._error(BadResponseError, f"the response could not be read: {exc}", request,
+                              status=200, error_type=type(exc).__name__) from None
         except httpx.TimeoutException as exc:
-            raise ProviderTimeout(f"no answer within the timeout ({type(exc).__name__})",
-                                  error_type=type(exc).__name__, provider=self.format, model=model) from None
-        except httpx.UnsupportedProtocol as exc:
-            # A base_url without http:// or https:// — a setting to fix, not a failure to retry.
-            raise ProviderError(f"cannot send to this URL: {redact(str(exc), [self._api_key])}",
-                                error_type="UnsupportedProtocol", provider=self.format, model=model) from None
+            raise self._timeout(exc, request) from None
+        except httpx.LocalProtocolError:
+            # httpx refused to send what we built; its text would quote the offending header value.
+            raise self._error(BadRequestError, "httpx refused to send the request (a header value HTTP does "
+                              "not allow?)", request, error_type="LocalProtocolError") from None
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+            # A base_url without http:// or https://, or not a URL: a setting to fix, not a failure to retry.
+            raise self._error(ProviderError, f"cannot send to this URL: {exc}", request,
+                              error_type=type(exc).__name__) from None
         except httpx.TransportError as exc:
-            # Connection refused, reset or dropped mid-body (a truncated response ends up here too).
-            detail = redact(str(exc), [self._api_key])
-            raise ProviderTimeout(f"connection failed or dropped ({type(exc).__name__}: {detail})",
-                                  error_type=type(exc).__name__, provider=self.format, model=model) from None
+            # Refused, reset, or dropped mid-body (a truncated response ends up here too).
+            name = type(exc).__name__
+            raise self._error(ProviderConnectionError, f"connection failed or dropped ({name}: {exc})",
+                              request, error_type=name) from None
+        except UnicodeEncodeError:
+            raise self._error(BadRequestError, "a request header holds a character HTTP cannot carry", request,
+                              error_type="UnicodeEncodeError") from None
+
+    def _timeout(self, exc: httpx.TimeoutException, request: _Request) -> ProviderError:
+        bound = request.clock.expired()
+        if bound == "total_timeout":
+            return self._error(ProviderTimeout, f"total_timeout={self.total_timeout:g} s used up by this call's "
+                               "attempts and waits", request, error_type="total_timeout")
+        limit = f"{self._attempt_timeout:g}" if self._attempt_timeout is not None else "?"
+        if bound == "timeout" and request.stream:
+            return self._error(ProviderTimeout, f"the stream brought no event for timeout={limit} s "
+                               "(`: keep-alive` comments are not events)", request, error_type="stalled")
+        if bound == "timeout":
+            return self._error(ProviderTimeout, f"no complete answer within timeout={limit} s", request,
+                               error_type="timeout")
+        return self._error(ProviderTimeout, f"httpx stopped waiting ({type(exc).__name__})", request,
+                           error_type=type(exc).__name__)
 
     @contextmanager
-    def _decoding(self, model: str) -> Iterator[None]:
-        """A codec that cannot read a 2xx body raises ValueError/KeyError/...: that is a bad response."""
+    def _decoding(self, request: _Request) -> Iterator[None]:
+        """Step 5 for what a codec raises on a 2xx body: its own ProviderError (an error inside a 200 body
+        or stream), or ValueError/KeyError/... and RecursionError (nested too deep): a bad response."""
         try:
             yield
-        except ProviderError as error:
-            if error.status is None:  # an error inside a 200 body or stream: the HTTP status was 200
-                error.status = 200
-            raise
-        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
-            raise BadResponseError(f"the response does not fit the {self.format} format "
-                                   f"({type(exc).__name__}: {redact(str(exc), [self._api_key])[:200]})",
-                                   status=200, error_type="invalid_response", provider=self.format,
-                                   model=model) from None
+        except ProviderError as raw:
+            raise self._from_codec(raw, request, 200) from None
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
+            reason = redact(f"{type(exc).__name__}: {exc}", self._secrets)[:200]
+            raise self._error(BadResponseError, f"the response does not fit the {self.format} format ({reason})",
+                              request, status=200, error_type="invalid_response") from None
 
-    def _empty_stream(self, model: str) -> BadResponseError:
-        return BadResponseError("the stream ended before its first event", status=200,
-                                error_type="empty_stream", provider=self.format, model=model)
+    def _empty_stream(self, request: _Request) -> ProviderError:
+        return self._error(BadResponseError, "the stream ended before its first event", request, status=200,
+                           error_type="empty_stream")
 
-    def _decode(self, status: int, content: bytes, headers: httpx.Headers,
-                model: str) -> tuple[ModelTurn, int]:
-        if not 200 <= status < 300:
-            raise self._status_error(status, content, headers, model)
+    def _decode(self, response: httpx.Response, request: _Request) -> ModelTurn:
+        status, content = response.status_code, response.content
+        if not response.is_success:
+            raise self._status_error(response, request)
         try:
             body = json.loads(content)
+        except RecursionError:
+            raise self._error(BadResponseError, "the response body is JSON nested too deep to read", request,
+                              status=status, error_type="too_deep") from None
         except ValueError as exc:
             where = f" at char {exc.pos} of {len(content)}" if isinstance(exc, json.JSONDecodeError) else ""
             reason = (exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)) + where
-            raise BadResponseError(f"the response body is not valid JSON ({reason})", status=status,
-                                   error_type="invalid_json", provider=self.format, model=model) from None
-        with self._decoding(model):
-            return self.codec.parse_response(body), status
+            raise self._error(BadResponseError, f"the response body is not valid JSON ({reason})", request,
+                              status=status, error_type="invalid_json") from None
+        with self._decoding(request):
+            return self.codec.parse_response(body)
 
-    def _status_error(self, status: int, content: bytes, headers: httpx.Headers, model: str) -> ProviderError:
+    def _status_error(self, response: httpx.Response, request: _Request) -> ProviderError:
         """An error status, typed by the codec (which reads the format's error body and body hints)."""
+        status, content = response.status_code, response.content
         try:
             body: Any = json.loads(content) if content else None
-        except ValueError:
-            body = content.decode("utf-8", "replace")[:500]
+        except (ValueError, RecursionError):
+            body = redact(content.decode("utf-8", "replace"), self._secrets)[:500]
         try:
-            error = self.codec.parse_error(status, body, headers)
+            raw = self.codec.parse_error(status, body, response.headers)
         except Exception:  # noqa: BLE001 - a codec that chokes on an odd error body must not hide the status
-            error = None
-        if not isinstance(error, ProviderError):
-            error = error_for_status(status)(f"HTTP {status}: {str(body)[:200]}", status=status,
-                                             provider=self.format, model=model, body=body)
-        hint = retry_after_seconds(headers)  # the header, when sent, wins over a hint in the body
-        if hint is not None:
-            error.retry_after = hint
-        return self._own(error, model, status)
+            raw = None
+        hint = retry_after_seconds(response.headers)  # the header, when sent, wins over a hint in the body
+        if isinstance(raw, ProviderError):
+            return self._from_codec(raw, request, status, hint)
+        body = redact_json(body, self._secrets)  # also cuts hostile nesting, so str() below is safe
+        return self._error(error_for_status(status), f"HTTP {status}: {str(body)[:200]}", request,
+                           status=status, retry_after=hint, body=body)
+
+
+class _Assembly:
+    """Step 5 for a stream: the codec's StreamAssembler fed event by event, its failures typed."""
+
+    def __init__(self, owner: HTTPModel, request: _Request):
+        self.owner, self.request = owner, request
+        self.assembler = owner.codec.StreamAssembler()
+
+    def feed(self, event: SSEvent) -> None:
+        with self.owner._decoding(self.request):
+            self.assembler.feed(event.event, event.data)
+
+    def turn(self) -> ModelTurn:
+        with self.owner._decoding(self.request):
+            return self.assembler.turn()
+
+
+# --------------------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------------------
+
+def _join(base_url: str, path: str) -> str:
+    """base_url + the codec's path, keeping a query of either (`...?key=x` + `m:stream?alt=sse`)."""
+    base, _, base_query = base_url.partition("?")
+    url = f"{base.rstrip('/')}/{path.lstrip('/')}"
+    if base_query:
+        url += ("&" if "?" in url else "?") + base_query
+    return url
 
 
 def _event(sse: httpx_sse.ServerSentEvent) -> SSEvent:

@@ -25,7 +25,8 @@ import re
 from typing import Any, Callable, Iterable
 
 from . import sim
-from .http import _PROVIDER_ALIASES, HTTPModel
+from .http import PROVIDER_ALIASES, HTTPModel
+from .redaction import redact
 
 
 # -- connecting ----------------------------------------------------------------------------------------
@@ -33,7 +34,7 @@ from .http import _PROVIDER_ALIASES, HTTPModel
 def configured_format() -> str | None:
     """The wire format the environment asks for (AGENTKIT_PROVIDER / AGENTKIT_BASE_URL), or None."""
     provider = os.environ.get("AGENTKIT_PROVIDER", "").strip().lower()
-    provider = _PROVIDER_ALIASES.get(provider, provider)
+    provider = PROVIDER_ALIASES.get(provider, provider)
     if provider == "sim":
         return None
     if provider:
@@ -74,7 +75,7 @@ def simulated(model: HTTPModel) -> bool:
 
 def describe(model: HTTPModel) -> str:
     """One stable line naming what the notebook talks to (no port, no key: safe for stored outputs)."""
-    where = "simulator" if simulated(model) else model.base_url
+    where = "simulator" if simulated(model) else redact(model.base_url)  # a `?key=` in it stays hidden
     return f"{where}: {model.model} in {model.format} format"
 
 
@@ -82,7 +83,7 @@ def raw_client(model: HTTPModel, timeout: float = 30.0) -> Any:
     """An httpx.Client aimed where `model` is, with its auth header: for the raw-HTTP lessons."""
     import httpx
 
-    headers = model.codec.auth_headers(model._api_key) if model._api_key else {}
+    headers = model.codec.auth_headers(model.api_key) if model.api_key else {}
     return httpx.Client(base_url=model.base_url, headers=headers, timeout=timeout)
 
 

@@ -6,8 +6,10 @@ so a passing test also says the client and server halves of each format agree.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import importlib
+import inspect
 import json
 import logging
 import random
@@ -19,25 +21,23 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codec_standins import with_server_side_fallback
 
 from agentkit.errors import (
     AuthenticationError,
     BadRequestError,
     BadResponseError,
+    ProviderConnectionError,
     ProviderError,
-    ProviderTimeout,
     RateLimitError,
     ServerError,
 )
-from agentkit.http import (
-    Attempt,
-    Backoff,
-    HTTPModel,
-    RetryPlan,
-    moves_to_fallback,
-    redact,
-    retry_after_seconds,
-)
+from agentkit.http import HTTPModel, retry_after_seconds
+from agentkit.redaction import redact
+from agentkit.retries import Attempt, RetryPlan, backoff_delay, moves_to_fallback
 from agentkit.providers import FORMATS, get_codec
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec, Usage
 
@@ -250,12 +250,41 @@ def test_extra_body_and_headers_are_sent():
 
 
 def test_openrouter_sends_the_fallback_list_as_models():
-    codec_or_skip("openrouter")
     fake = Fake("openrouter", [error(502)])
-    make(fake, "a/one", fallback_models=["b/two", "c/three"], max_retries=0).complete(MESSAGES, TOOLS)
+    make(fake, "a/one", fallback_models=["b/two", "c/three"], max_retries=0,
+         codec=with_server_side_fallback(codec_or_skip("openrouter"))).complete(MESSAGES, TOOLS)
     bodies = [json.loads(r.content) for r in fake.requests]
     assert bodies[0]["models"] == ["a/one", "b/two", "c/three"]
     assert bodies[1]["model"] == "b/two" and bodies[1]["models"] == ["b/two", "c/three"]
+
+
+def test_a_codec_without_server_side_fallback_gets_no_models_list():
+    fake = Fake("openai-chat", [error(502)])
+    make(fake, "a", fallback_models=["b"], max_retries=0).complete(MESSAGES, TOOLS)
+    assert all("models" not in json.loads(r.content) for r in fake.requests)
+    assert [json.loads(r.content)["model"] for r in fake.requests] == ["a", "b"]
+
+
+def test_http_py_never_branches_on_a_format_name():
+    """Format knowledge lives in the codecs: http.py reads their facts, it never asks `format == ...`."""
+    import agentkit.http
+
+    tree = ast.parse(inspect.getsource(agentkit.http))
+    compared = {node.value for compare in ast.walk(tree) if isinstance(compare, ast.Compare)
+                for node in ast.walk(compare) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    assert not compared & (set(FORMATS) | {"ollama"})
+
+
+@pytest.mark.parametrize("kw", [{"timeout": 0}, {"timeout": -1.0}, {"total_timeout": 0},
+                                {"total_timeout": float("nan")}, {"backoff": -1}, {"max_delay": -0.5}])
+def test_time_settings_are_checked_when_built(kw):
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        HTTPModel("m", base_url="http://x/v1", **kw)
+
+
+def test_infinite_time_limits_mean_no_limit():
+    model = make(Fake(), timeout=float("inf"), total_timeout=float("inf"))
+    assert same_turn(model.complete(MESSAGES, TOOLS), TURN) and model.total_timeout is None
 
 
 def test_timeout_is_set_on_every_request():
@@ -327,7 +356,7 @@ def test_the_key_never_shows_in_repr_errors_attempts_or_logs(caplog):
 
 def test_transport_error_text_is_scrubbed():
     fake = Fake("openai-chat", [httpx.ConnectError(f"cannot reach https://h/?key={KEY}")] * 3)
-    with pytest.raises(ProviderTimeout) as info:
+    with pytest.raises(ProviderConnectionError) as info:
         make(fake).complete(MESSAGES)
     assert KEY not in str(info.value) and "key=***" in str(info.value)
     assert info.value.__cause__ is None and info.value.__suppress_context__
@@ -429,10 +458,14 @@ def test_retries_are_capped_by_max_retries_and_the_last_error_is_raised():
 def test_transport_failures_are_retried_and_named():
     fake = Fake("openai-chat", [httpx.ConnectError("refused"), httpx.ReadTimeout("slow"),
                                 httpx.RemoteProtocolError("peer closed connection")])
-    with pytest.raises(ProviderTimeout) as info:
-        make(fake).complete(MESSAGES)
+    model = make(fake)
+    with pytest.raises(ProviderConnectionError) as info:
+        model.complete(MESSAGES)
     assert info.value.attempts == [("m-1", "ConnectError"), ("m-1", "ReadTimeout"),
                                    ("m-1", "RemoteProtocolError")]
+    # A refused or dropped connection is not a timeout: each failure has its own type.
+    assert [a.error for a in model.last_attempts] == ["ProviderConnectionError", "ProviderTimeout",
+                                                      "ProviderConnectionError"]
 
 
 def test_invalid_json_and_wrong_shape_are_bad_responses_and_retried():
@@ -480,11 +513,25 @@ def test_an_error_status_on_a_stream_is_read_and_typed():
 
 def test_backoff_doubles_and_is_capped():
     rng = random.Random(0)
-    flat = Backoff(jitter=0)
-    assert [flat.delay(n, rng) for n in range(7)] == [0.5, 1, 2, 4, 8, 8, 8]
-    assert flat.delay(10_000, rng) == 8  # no overflow for absurd retry counts
-    jittered = [Backoff().delay(n, rng) for n in range(10)]
+
+    def flat(n):
+        return backoff_delay(n, rng, jitter=0)
+
+    assert [flat(n) for n in range(7)] == [0.5, 1, 2, 4, 8, 8, 8]
+    assert flat(10_000) == 8  # no overflow for absurd retry counts
+    jittered = [backoff_delay(n, rng) for n in range(10)]
     assert all(0 < d <= 8 for d in jittered) and all(d >= 6 for d in jittered[4:])
+    assert backoff_delay(3, rng, backoff=1.0, max_delay=5.0, jitter=0) == 5.0
+
+
+def test_httpmodel_backoff_uses_the_words_of_retry():
+    """HTTPModel(backoff=, max_delay=) mean what agentkit.Retry(backoff=, max_delay=) mean."""
+    fake = Fake("openai-chat", [error(503)] * 3)
+    sleeps = Sleeps()
+    make(fake, sleeps=sleeps, max_retries=3, backoff=0.25, max_delay=0.4).complete(MESSAGES)
+    assert len(sleeps) == 3 and all(0 < s <= 0.4 for s in sleeps) and sleeps[0] <= 0.25
+    with pytest.raises(TypeError, match="backoff"):
+        HTTPModel("m", base_url="http://x/v1", backoff=object())
 
 
 def test_jitter_is_deterministic_with_a_seed():
@@ -499,13 +546,29 @@ def test_jitter_is_deterministic_with_a_seed():
 
 
 def test_retry_plan_walks_retries_then_fallbacks():
-    plan = RetryPlan(["a", "b"], max_retries=1, backoff=Backoff(jitter=0), max_retry_wait=60,
-                     rng=random.Random(0))
+    class NoJitter(random.Random):
+        def random(self):
+            return 0.0
+
+    plan = RetryPlan(["a", "b"], max_retries=1, backoff=0.5, max_delay=8.0, max_retry_wait=60, rng=NoJitter())
     busy = ServerError("busy", status=503)
     assert (plan.model, plan.after(busy)) == ("a", 0.5)
     assert (plan.after(busy), plan.model) == (0.0, "b")
     assert plan.after(RateLimitError("x", status=429, retry_after=0.25)) == 0.25
     assert plan.after(busy) is None
+
+
+def test_retry_plan_keeps_within_the_budget():
+    def plan():
+        return RetryPlan(["a", "b"], max_retries=3, backoff=0.5, max_delay=8.0, max_retry_wait=60,
+                         rng=random.Random(0))
+
+    slow = RateLimitError("x", status=429, retry_after=2.0)
+    assert plan().after(slow, time_left=10.0) == 2.0          # fits: wait
+    p = plan()
+    assert (p.after(slow, time_left=1.5), p.model) == (0.0, "b")  # does not fit: next model, at once
+    assert plan().after(slow, time_left=0.0) is None          # nothing left: give up
+    assert RetryPlan(["a"], 3, 0.5, 8.0, 60, random.Random(0)).after(slow, time_left=1.5) is None
 
 
 def test_which_client_errors_move_to_the_next_model():
@@ -671,7 +734,7 @@ def test_from_env_a_key_alone_switches_nothing(clean_env):
     clean_env.setenv("ANTHROPIC_API_KEY", KEY)
     model = HTTPModel.from_env("anthropic", sim_url="http://127.0.0.1:9999")
     assert model.model == "sim-reasoner" and model.base_url.startswith("http://127.0.0.1:9999")
-    assert model._api_key == "sim-key" and KEY not in repr(model)
+    assert model.api_key == "sim-key" and KEY not in repr(model)
 
 
 def test_from_env_provider_takes_its_key_from_the_environment(clean_env):
@@ -691,7 +754,7 @@ def test_from_env_agentkit_provider_wins_and_sim_forces_the_simulator(clean_env)
     clean_env.setenv("AGENTKIT_PROVIDER", "sim")
     sim = HTTPModel.from_env(sim_url="http://127.0.0.1:9999")
     assert sim.model == "sim-reasoner" and sim.base_url.startswith("http://127.0.0.1:9999")
-    assert sim._api_key == "sim-key"  # a real key is never sent to the simulator
+    assert sim.api_key == "sim-key"  # a real key is never sent to the simulator
 
 
 def test_from_env_base_url_points_the_default_format_at_a_local_server(clean_env):
@@ -715,3 +778,161 @@ def test_importing_agentkit_does_not_import_http():
     if out.returncode != 0:
         pytest.skip(f"`import agentkit` fails for another reason: {out.stderr.strip().splitlines()[-1]}")
     assert out.stdout.strip() == "False"
+
+
+# --- hostile bodies: nesting deeper than Python's recursion limit -----------------------------------------
+
+def nested(depth: int, kind: str = "list") -> bytes:
+    opening, closing = ("[", "]") if kind == "list" else ('{"a":', "}")
+    return (opening * depth + "1" + closing * depth).encode()
+
+
+def deep_reply(where: str, depth: int, kind: str = "list"):
+    """A MockTransport handler answering with nesting `depth` deep in a body, an error body or an event."""
+    body = nested(depth, kind)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if where == "body":
+            return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+        if where == "error body":
+            return httpx.Response(500, content=body, headers={"content-type": "application/json"})
+        return httpx.Response(200, content=b"data: " + body + b"\n\ndata: [DONE]\n\n",
+                              headers={"content-type": "text/event-stream"})
+
+    return handler
+
+
+def outcome_of(handler, how: str) -> BaseException | ModelTurn:
+    model = HTTPModel("m", base_url="http://x/v1", api_key=KEY, transport=httpx.MockTransport(handler),
+                      max_retries=0)
+    stream = ModelOptions(stream=True)
+    try:
+        if how == "complete":
+            return model.complete(MESSAGES)
+        if how == "complete(stream)":
+            return model.complete(MESSAGES, options=stream)
+        if how == "acomplete":
+            return asyncio.run(model.acomplete(MESSAGES))
+        if how == "acomplete(stream)":
+            return asyncio.run(model.acomplete(MESSAGES, options=stream))
+        if how == "stream":
+            return list(model.stream(MESSAGES))
+        raise AssertionError(how)
+    except BaseException as exc:  # noqa: BLE001 - the test looks at what came out
+        return exc
+
+
+HOW = {"body": ["complete", "acomplete"],
+       "error body": ["complete", "acomplete", "complete(stream)", "acomplete(stream)", "stream"],
+       "event": ["complete(stream)", "acomplete(stream)", "stream"]}
+
+
+@pytest.mark.parametrize("where,how", [(w, h) for w, hs in HOW.items() for h in hs])
+def test_5000_nested_arrays_are_a_bad_response_not_a_recursion_error(where, how):
+    error = outcome_of(deep_reply(where, 5000), how)
+    expected = ServerError if where == "error body" else BadResponseError
+    assert isinstance(error, expected), repr(error)
+    assert not isinstance(error, RecursionError) and len(str(error)) < 1000
+
+
+@settings(max_examples=40, deadline=None)
+@given(depth=st.integers(1, 20_000), kind=st.sampled_from(["list", "object"]),
+       where_how=st.sampled_from([(w, h) for w, hs in HOW.items() for h in hs]))
+def test_no_nesting_depth_escapes_as_recursion_error(depth, kind, where_how):
+    """Whatever the depth, a call ends in a turn or a typed ProviderError — never a RecursionError."""
+    where, how = where_how
+    result = outcome_of(deep_reply(where, depth, kind), how)
+    assert isinstance(result, (ModelTurn, list, ProviderError)), repr(result)[:300]
+
+
+# --- errors built once, whole; attempts per call ------------------------------------------------------------
+
+@pytest.fixture
+def constructions(monkeypatch):
+    """How often ProviderError.__init__ ran on each error, and with which attempts."""
+    seen: list[tuple[ProviderError, list]] = []  # holds every error, so no id is reused
+
+    def counting(self, *args, **kwargs):
+        seen.append((self, list(kwargs.get("attempts", ()))))
+        original(self, *args, **kwargs)
+
+    original = ProviderError.__init__
+    monkeypatch.setattr(ProviderError, "__init__", counting)
+    return seen
+
+
+@pytest.mark.parametrize("script,expected", [
+    ([error(503), error(429), error(401, "bad key")], AuthenticationError),
+    ([httpx.ConnectError("refused")] * 3, ProviderConnectionError),
+    ([httpx.Response(200, content=b"{")] * 3, BadResponseError),
+])
+def test_the_raised_error_is_built_once_with_every_attempt(constructions, script, expected):
+    fake = Fake("openai-chat", script)
+    with pytest.raises(expected) as info:
+        make(fake).complete(MESSAGES)
+    err = info.value
+    runs = [attempts for made, attempts in constructions if made is err]
+    assert len(runs) == 1  # __init__ never re-run on it
+    assert runs[0] == err.attempts and len(err.attempts) == 3  # given whole, not added afterwards
+
+
+def test_a_stream_spoilt_after_its_first_event_is_recorded_as_a_failure():
+    cut = "data: " + json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m-1",
+                                 "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]})
+    fake = Fake("openai-chat", [httpx.Response(200, headers={"content-type": "text/event-stream"},
+                                               content=(cut + "\n\ndata: {broken\n\n").encode())])
+    model = make(fake)
+    with model.record_attempts() as recorded:
+        stream = model.stream(MESSAGES)
+        with pytest.raises(BadResponseError) as info:
+            list(stream)
+    (attempt,) = stream.attempts
+    assert info.value.attempts == [("m-1", attempt.outcome)]
+    assert attempt is model.last_attempts[0] is recorded[0]
+    assert not attempt.ok and attempt.error == "BadResponseError"
+
+
+def test_a_codecs_not_retryable_429_stays_not_retryable():
+    """The codec's own answer (a 429 that is billing, not load) survives HTTPModel building its error."""
+    fake = Fake("openai-chat", [error(429, "You exceeded your current quota", code="insufficient_quota",
+                                      type="insufficient_quota")])
+    with pytest.raises(RateLimitError) as info:
+        make(fake, fallback_models=["m-2"]).complete(MESSAGES)
+    assert not info.value.retryable and len(fake.requests) == 1
+
+
+def test_concurrent_calls_keep_their_own_attempts():
+    """last_attempts is one slot; record_attempts() (per thread or task) and the error's are per call."""
+    requests: list = []
+
+    def handler(request):
+        requests.append(request)
+        return error(503) if len(requests) == 1 else Fake().answer(request)  # the first call is retried
+
+    model = HTTPModel("m", base_url="http://x/v1", api_key=KEY, sleep=lambda s: None, asleep=_no_wait,
+                      transport=httpx.MockTransport(handler))
+
+    async def ask():
+        with model.record_attempts() as attempts:
+            await model.acomplete(MESSAGES)
+        return attempts
+
+    async def both():
+        return await asyncio.gather(ask(), ask())
+
+    first, second = asyncio.run(both())
+    assert [a.outcome for a in first] == [503, 200] and [a.outcome for a in second] == [200]
+    assert len({a.call for a in first}) == 1 and {a.call for a in first} != {a.call for a in second}
+
+
+async def _no_wait(seconds):
+    await asyncio.sleep(0)  # no waiting, but the other task runs here: the two calls interleave
+
+
+def test_record_attempts_sees_only_this_models_calls():
+    a, b = make(Fake()), make(Fake())
+    with a.record_attempts() as seen:
+        a.complete(MESSAGES)
+        b.complete(MESSAGES)
+        a.complete(MESSAGES)
+    assert [x.call for x in seen] == [1, 2]

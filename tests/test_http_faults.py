@@ -13,13 +13,13 @@ import asyncio
 import importlib
 import signal
 import threading
-import time
 
 import pytest
+from codec_standins import with_server_side_fallback
 
-from agentkit.errors import BadResponseError, ProviderTimeout, RateLimitError, ServerError
+from agentkit.errors import BadResponseError, ProviderConnectionError, ProviderTimeout, RateLimitError, ServerError
 from agentkit.http import HTTPModel
-from agentkit.providers import FORMATS
+from agentkit.providers import FORMATS, get_codec
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec, Usage
 
 try:
@@ -105,6 +105,8 @@ class Sleeps(list):
 def model_on(sim, fmt: str, model: str, sleeps: Sleeps | None = None, **kw) -> HTTPModel:
     sleeps = Sleeps() if sleeps is None else sleeps
     kw.setdefault("timeout", 2.0)
+    if fmt == "openrouter":  # OpenRouter falls back server-side: its codec says so
+        kw.setdefault("codec", with_server_side_fallback(get_codec(fmt)))
     model = HTTPModel(model, fmt, base_url=HTTPModel.sim_base_url(sim.url, fmt), api_key="sim-key", seed=0,
                       sleep=sleeps, asleep=sleeps.asleep, **kw)
     OPEN.append(model)
@@ -125,7 +127,7 @@ def expected_first(fault: str, fmt: str) -> tuple[str, int | None]:
         return "ServerError", 529 if fmt == "anthropic" else 503
     if fault == "badjson":
         return "BadResponseError", 200
-    return "ProviderTimeout", None  # drop, truncate, cut: the connection closes early
+    return "ProviderConnectionError", None  # drop, truncate, cut: the connection closes early
 
 
 FAULTS = ["429", "500", "503", "529", "drop", "truncate", "badjson", "cut"]
@@ -197,10 +199,8 @@ def test_an_unknown_model_falls_back_without_retrying(sim, fmt):
 def test_a_slow_model_times_out_and_falls_back(sim):
     model = model_on(sim, "openai-chat", "sim-reasoner-slow1500", timeout=0.3, max_retries=0,
                      fallback_models=["sim-backup"])
-    started = time.monotonic()
     assert answered(model.complete(MESSAGES, TOOLS))
-    assert time.monotonic() - started < 1.5  # the timeout, not the slow answer, decided
-    assert [a.outcome for a in model.last_attempts] == ["ReadTimeout", 200]
+    assert [a.outcome for a in model.last_attempts] == ["timeout", 200]  # the timeout, not the answer, decided
 
 
 def test_a_slow_model_within_the_timeout_just_answers(sim):
@@ -226,8 +226,8 @@ def test_openrouter_falls_back_server_side_through_models(sim):
 @pytest.mark.parametrize("fault, error, outcome", [
     ("429", RateLimitError, 429),
     ("500", ServerError, 500),
-    ("drop", ProviderTimeout, "RemoteProtocolError"),
-    ("truncate", ProviderTimeout, "RemoteProtocolError"),
+    ("drop", ProviderConnectionError, "RemoteProtocolError"),
+    ("truncate", ProviderConnectionError, "RemoteProtocolError"),
     ("badjson", BadResponseError, "invalid_json"),
 ])
 @pytest.mark.parametrize("fmt", formats())
@@ -245,7 +245,7 @@ def test_a_lasting_fault_without_fallback_raises_a_typed_error(sim, fmt, fault, 
 @pytest.mark.parametrize("fmt", formats())
 def test_a_stream_cut_every_time_raises_a_typed_error(sim, fmt):
     model = model_on(sim, fmt, "sim-reasoner-cut", max_retries=1)
-    with pytest.raises((ProviderTimeout, BadResponseError)) as info:
+    with pytest.raises((ProviderConnectionError, BadResponseError)) as info:
         model.complete(MESSAGES, TOOLS, ModelOptions(stream=True))
     assert len(info.value.attempts) == 2
 
@@ -254,12 +254,12 @@ def test_a_slow_model_without_fallback_raises_provider_timeout(sim):
     model = model_on(sim, "gemini", "sim-reasoner-slow1500", timeout=0.2, max_retries=1)
     with pytest.raises(ProviderTimeout) as info:
         model.complete(MESSAGES, TOOLS)
-    assert info.value.attempts == [("sim-reasoner-slow1500", "ReadTimeout")] * 2
+    assert info.value.attempts == [("sim-reasoner-slow1500", "timeout")] * 2
 
 
 def test_nothing_listening_is_a_connect_error_not_a_hang(sim):
     model = HTTPModel("m", base_url="http://127.0.0.1:9/v1", timeout=1.0, max_retries=1, sleep=lambda s: None)
-    with model, pytest.raises(ProviderTimeout) as info:
+    with model, pytest.raises(ProviderConnectionError) as info:
         model.complete(MESSAGES)
     assert [outcome for _, outcome in info.value.attempts] == ["ConnectError"] * 2
 
@@ -298,7 +298,7 @@ def test_stream_iterator_retries_a_fault_before_the_first_event(sim):
 def test_stream_iterator_cut_after_events_raises_without_retry(sim):
     model = model_on(sim, "openai-chat", "sim-reasoner-cut-pace5")
     seen = []
-    with pytest.raises((ProviderTimeout, BadResponseError)):
+    with pytest.raises((ProviderConnectionError, BadResponseError)):
         seen.extend(model.stream(MESSAGES, TOOLS))
     (attempt,) = model.last_attempts  # the caller saw part of it: no second try
-    assert seen and not attempt.ok and attempt.error in ("ProviderTimeout", "BadResponseError")
+    assert seen and not attempt.ok and attempt.error in ("ProviderConnectionError", "BadResponseError")

@@ -1,0 +1,205 @@
+"""Deadlines for HTTP calls: one attempt's bound and the whole call's budget, enforced at every socket read.
+
+    clock = AttemptClock(timeout=1.0, call_ends=time.monotonic() + 5.0)
+    with clock.reading():                    # every socket read inside waits at most what is left
+        response = client.send(request)
+    clock.restart()                          # a stream brought an event: its bound starts again
+    clock.expired()                          # None, "timeout" or "total_timeout": which bound has passed
+
+Why a deadline and not httpx's timeouts: those bound each read (and each connect, write and pool wait) on
+its own. A server that trickles one byte every 0.3 s, in the status line, the headers or the body, or an
+SSE stream of endless `: keep-alive` comments (OpenRouter sends them while a model is queued), never lets
+a 1 s read timeout fire, and the call hangs for ever. Here the deadline is a point in time, and every
+connect, read and write on the socket is given only the time left until it. A ContextVar carries the
+deadline from `reading()` down to the socket, so threads and asyncio tasks each see their own.
+
+`bounded_transport()` and `bounded_async_transport()` are httpx's default transports with their sockets
+wrapped this way. httpx has no public hook for a network backend yet (encode/httpx#3180), so they replace
+one private attribute of the transport's connection pool; `is_bounded(transport)` says whether that
+worked, and a test checks it, so an httpx upgrade that moves the attribute cannot go unnoticed.
+
+Left out on purpose: a deadline over a client or transport you pass in yourself, or over a proxy set in
+the environment (httpx mounts its own transport for it): those have only httpx's per-read timeouts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import httpcore
+import httpx
+
+__all__ = ["AttemptClock", "bounded_async_transport", "bounded_transport", "is_bounded"]
+
+#: A bound counts as passed this close to its end: sockets and event loops may wake a hair early.
+SLACK = 0.005
+
+_DEADLINE: ContextVar[float | None] = ContextVar("agentkit_http_deadline", default=None)
+
+
+class AttemptClock:
+    """The time limits of one attempt: `timeout` seconds from `since`, and never past `call_ends`.
+
+    `since` is the attempt's start; a stream moves it on (`restart()`) each time it asks for the next
+    event, so for a stream `timeout` is the longest silence allowed. `call_ends` is the call's budget
+    (time.monotonic() seconds), shared by all its attempts. None switches either bound off.
+    """
+
+    def __init__(self, timeout: float | None, call_ends: float | None = None):
+        self.timeout, self.call_ends = timeout, call_ends
+        self.since = time.monotonic()
+
+    def deadline(self) -> float | None:
+        ends = [t for t in (self.call_ends, None if self.timeout is None else self.since + self.timeout)
+                if t is not None]
+        return min(ends) if ends else None
+
+    def restart(self) -> None:
+        self.since = time.monotonic()
+
+    def expired(self) -> str | None:
+        """Which bound has passed: "total_timeout" (the call's budget), "timeout" (this attempt's), or None."""
+        now = time.monotonic() + SLACK
+        if self.call_ends is not None and now >= self.call_ends:
+            return "total_timeout"
+        if self.timeout is not None and now >= self.since + self.timeout:
+            return "timeout"
+        return None
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Socket operations inside the block (this thread or task) end by the deadline."""
+        token = _DEADLINE.set(self.deadline())
+        try:
+            yield
+        finally:
+            _DEADLINE.reset(token)
+
+
+def _bounded(timeout: float | None, expired: type[Exception]) -> float | None:
+    """`timeout` shortened to what is left before the current deadline; `expired` when nothing is left."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the deadline has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+# -- sync: a network backend whose streams honour the deadline -------------------------------------------
+
+class _Stream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream):
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _bounded(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _bounded(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
+        return _Stream(self._stream.start_tls(ssl_context, server_hostname,
+                                              _bounded(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _Backend(httpcore.NetworkBackend):
+    def __init__(self, backend: httpcore.NetworkBackend):
+        self._backend = backend
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Any = None) -> httpcore.NetworkStream:
+        return _Stream(self._backend.connect_tcp(host, port, _bounded(timeout, httpcore.ConnectTimeout),
+                                                 local_address, socket_options))
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Any = None) -> httpcore.NetworkStream:
+        return _Stream(self._backend.connect_unix_socket(path, _bounded(timeout, httpcore.ConnectTimeout),
+                                                         socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+# -- async: the same, awaited ----------------------------------------------------------------------------
+
+class _AsyncStream(httpcore.AsyncNetworkStream):
+    def __init__(self, stream: httpcore.AsyncNetworkStream):
+        self._stream = stream
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return await self._stream.read(max_bytes, _bounded(timeout, httpcore.ReadTimeout))
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._stream.write(buffer, _bounded(timeout, httpcore.WriteTimeout))
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                        timeout: float | None = None) -> httpcore.AsyncNetworkStream:
+        return _AsyncStream(await self._stream.start_tls(ssl_context, server_hostname,
+                                                         _bounded(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _AsyncBackend(httpcore.AsyncNetworkBackend):
+    def __init__(self, backend: httpcore.AsyncNetworkBackend):
+        self._backend = backend
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                          local_address: str | None = None, socket_options: Any = None
+                          ) -> httpcore.AsyncNetworkStream:
+        return _AsyncStream(await self._backend.connect_tcp(
+            host, port, _bounded(timeout, httpcore.ConnectTimeout), local_address, socket_options))
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Any = None) -> httpcore.AsyncNetworkStream:
+        return _AsyncStream(await self._backend.connect_unix_socket(
+            path, _bounded(timeout, httpcore.ConnectTimeout), socket_options))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend.sleep(seconds)
+
+
+# -- the transports --------------------------------------------------------------------------------------
+
+def bounded_transport(**kwargs: Any) -> httpx.HTTPTransport:
+    """httpx.HTTPTransport(**kwargs) whose sockets end every operation by the current deadline."""
+    transport = httpx.HTTPTransport(**kwargs)
+    _wrap_backend(transport, _Backend)
+    return transport
+
+
+def bounded_async_transport(**kwargs: Any) -> httpx.AsyncHTTPTransport:
+    """httpx.AsyncHTTPTransport(**kwargs) whose sockets end every operation by the current deadline."""
+    transport = httpx.AsyncHTTPTransport(**kwargs)
+    _wrap_backend(transport, _AsyncBackend)
+    return transport
+
+
+def is_bounded(transport: Any) -> bool:
+    """Does this transport's pool enforce deadlines (see the module docstring)?"""
+    backend = getattr(getattr(transport, "_pool", None), "_network_backend", None)
+    return isinstance(backend, (_Backend, _AsyncBackend))
+
+
+def _wrap_backend(transport: Any, wrapper: type) -> None:
+    pool = getattr(transport, "_pool", None)
+    if isinstance(pool, (httpcore.ConnectionPool, httpcore.AsyncConnectionPool)) \
+            and hasattr(pool, "_network_backend"):
+        pool._network_backend = wrapper(pool._network_backend)

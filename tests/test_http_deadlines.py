@@ -1,0 +1,230 @@
+"""A call has a deadline: `timeout` bounds one attempt, `total_timeout` the whole call — against a real server
+on 127.0.0.1 that trickles one byte every 0.3 s (tests/hostile_server.py).
+
+httpx's own timeouts bound each read, so every one of these servers kept `timeout=1.0` waiting for ever
+before the deadlines were enforced. Each test runs its call under a guard of ten times the timeout: a call
+that hangs fails the test instead of hanging it. No test measures seconds (benchmarks/deadlines.py does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import httpx
+import pytest
+from hostile_server import HostileServer
+
+from agentkit.errors import ProviderConnectionError, ProviderTimeout, RateLimitError
+from agentkit.http import HTTPModel
+from agentkit.types import Message, ModelOptions
+
+MESSAGES = [Message.user("Say hi.")]
+TIMEOUT = 1.0
+GUARD = 10 * TIMEOUT
+
+
+def model_for(server: HostileServer, **kw) -> HTTPModel:
+    kw.setdefault("timeout", TIMEOUT)
+    kw.setdefault("max_retries", 0)
+    return HTTPModel("m", base_url=server.url, api_key="test-key", **kw)
+
+
+def ends(fn, guard: float = GUARD) -> BaseException | object:
+    """Run fn() in a thread; fail the test if it has not ended within `guard` seconds. Returns what it
+    returned or raised."""
+    outcome: list = []
+
+    def target():
+        try:
+            outcome.append(fn())
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            outcome.append(exc)
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(guard)
+    assert not worker.is_alive(), f"the call did not end within {guard} s: no deadline"
+    return outcome[0]
+
+
+def aends(coro_fn, guard: float = GUARD) -> BaseException | object:
+    async def main():
+        try:
+            return await asyncio.wait_for(coro_fn(), guard)
+        except asyncio.TimeoutError:
+            pytest.fail(f"the call did not end within {guard} s: no deadline")
+        except ProviderTimeout as exc:
+            return exc
+
+    return asyncio.run(main())
+
+
+# --- timeout: one attempt, from connect to last byte ------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["status", "headers", "body", "chunked"])
+def test_a_trickled_answer_ends_in_provider_timeout(mode):
+    with HostileServer(mode) as server, model_for(server) as model:
+        error = ends(lambda: model.complete(MESSAGES))
+    assert isinstance(error, ProviderTimeout) and error.error_type == "timeout"
+    assert error.attempts == [("m", "timeout")] and "timeout=1" in str(error)
+
+
+@pytest.mark.parametrize("mode", ["status", "headers", "body", "chunked"])
+def test_a_trickled_answer_ends_in_provider_timeout_async(mode):
+    with HostileServer(mode) as server:
+        model = model_for(server)
+
+        async def call():
+            async with model:
+                return await model.acomplete(MESSAGES)
+
+        error = aends(call)
+    assert isinstance(error, ProviderTimeout) and error.error_type == "timeout"
+
+
+# --- a stream is stalled when no event comes for `timeout` seconds ----------------------------------------
+
+@pytest.mark.parametrize("mode", ["headers", "keepalive", "sse-trickle"])
+def test_a_stream_without_events_is_stalled(mode):
+    with HostileServer(mode) as server, model_for(server) as model:
+        error = ends(lambda: model.complete(MESSAGES, options=ModelOptions(stream=True)))
+    assert isinstance(error, ProviderTimeout) and error.error_type == "stalled"
+    assert "keep-alive" in str(error)  # says that comments are not events
+
+
+@pytest.mark.parametrize("mode", ["headers", "keepalive", "sse-trickle"])
+def test_a_stream_without_events_is_stalled_async(mode):
+    with HostileServer(mode) as server:
+        model = model_for(server)
+
+        async def call():
+            async with model:
+                return await model.acomplete(MESSAGES, options=ModelOptions(stream=True))
+
+        error = aends(call)
+    assert isinstance(error, ProviderTimeout) and error.error_type == "stalled"
+
+
+def test_stream_iterator_stalls_after_its_first_event():
+    with HostileServer("event-then-keepalive") as server, model_for(server) as model:
+        seen: list = []
+
+        def consume():
+            seen.extend(model.stream(MESSAGES))
+
+        error = ends(consume)
+    assert len(seen) == 1 and isinstance(error, ProviderTimeout) and error.error_type == "stalled"
+    assert [a.outcome for a in model.last_attempts] == ["stalled"]
+
+
+def test_astream_iterator_stalls_after_its_first_event():
+    with HostileServer("event-then-keepalive") as server:
+        model = model_for(server)
+        seen: list = []
+
+        async def consume():
+            async with model:
+                async for event in model.astream(MESSAGES):
+                    seen.append(event)
+
+        error = aends(consume)
+    assert len(seen) == 1 and isinstance(error, ProviderTimeout) and error.error_type == "stalled"
+
+
+# --- total_timeout: every attempt and every wait together ---------------------------------------------------
+
+def test_total_timeout_bounds_the_retries_too():
+    with HostileServer("keepalive") as server, model_for(server, timeout=0.5, total_timeout=1.2,
+                                                         max_retries=10, backoff=0.01) as model:
+        error = ends(lambda: model.complete(MESSAGES, options=ModelOptions(stream=True)))
+    assert isinstance(error, ProviderTimeout) and error.error_type == "total_timeout"
+    outcomes = [outcome for _, outcome in error.attempts]
+    assert outcomes[-1] == "total_timeout" and set(outcomes[:-1]) == {"stalled"} and len(outcomes) >= 2
+    assert server.requests == len(outcomes) < 11  # the budget, not max_retries, ended it
+
+
+def test_total_timeout_shorter_than_timeout_wins_async():
+    with HostileServer("body") as server:
+        model = model_for(server, timeout=30.0, total_timeout=0.8)
+
+        async def call():
+            async with model:
+                return await model.acomplete(MESSAGES)
+
+        error = aends(call)
+    assert isinstance(error, ProviderTimeout) and error.error_type == "total_timeout"
+    assert "total_timeout=0.8" in str(error)
+
+
+def test_a_wait_that_does_not_fit_the_budget_is_not_slept():
+    """A 429 asking for 30 s, with 5 s left: raise now (or fall back), never sleep past the budget."""
+    sleeps: list[float] = []
+    handler = httpx.MockTransport(lambda request: httpx.Response(
+        429, headers={"retry-after": "30"}, json={"error": {"message": "slow down", "type": "rate_limit"}}))
+    model = HTTPModel("m", base_url="http://x/v1", api_key="k", transport=handler, total_timeout=5.0,
+                      max_retry_wait=60, sleep=sleeps.append)
+    with pytest.raises(RateLimitError) as info:
+        model.complete(MESSAGES)
+    assert sleeps == [] and info.value.attempts == [("m", 429)]
+
+
+def test_a_wait_that_does_not_fit_the_budget_moves_to_the_fallback():
+    sleeps: list[float] = []
+    replies = iter([httpx.Response(429, headers={"retry-after": "30"}, json={"error": {"message": "x"}})])
+
+    def handler(request):
+        reply = next(replies, None)
+        if reply is not None:
+            return reply
+        return httpx.Response(200, json={"id": "c", "object": "chat.completion", "created": 1, "model": "b",
+                                         "choices": [{"index": 0, "finish_reason": "stop",
+                                                      "message": {"role": "assistant", "content": "ok"}}]})
+
+    model = HTTPModel("a", base_url="http://x/v1", api_key="k", transport=httpx.MockTransport(handler),
+                      fallback_models=["b"], total_timeout=5.0, sleep=sleeps.append)
+    assert model.complete(MESSAGES).text == "ok"
+    assert sleeps == [] and [(a.model, a.outcome) for a in model.last_attempts] == [("a", 429), ("b", 200)]
+
+
+# --- connection failures are not timeouts ---------------------------------------------------------------
+
+def test_a_refused_connection_is_a_connection_error_not_a_timeout():
+    with socket_that_refuses() as url:
+        model = HTTPModel("m", base_url=url, api_key="k", max_retries=1, sleep=lambda s: None)
+        with model, pytest.raises(ProviderConnectionError) as info:
+            model.complete(MESSAGES)
+    assert not isinstance(info.value, ProviderTimeout) and info.value.retryable
+    assert info.value.attempts == [("m", "ConnectError")] * 2
+
+
+def test_a_refused_connection_async():
+    with socket_that_refuses() as url:
+        model = HTTPModel("m", base_url=url, api_key="k", max_retries=0)
+        with pytest.raises(ProviderConnectionError):
+            asyncio.run(model.acomplete(MESSAGES))
+
+
+class socket_that_refuses:
+    """A 127.0.0.1 port that was just free: connecting to it is refused at once."""
+
+    def __enter__(self) -> str:
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        return f"http://127.0.0.1:{port}/v1"
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+# --- the socket-level deadline is really in place ---------------------------------------------------------
+
+def test_our_own_clients_enforce_deadlines_at_the_socket():
+    """httpx has no public hook for a network backend yet (encode/httpx#3180): if an httpx upgrade moves
+    the private attribute we use, this test says so before a trickling server does."""
+    from agentkit.deadlines import bounded_async_transport, bounded_transport, is_bounded
+
+    assert is_bounded(bounded_transport()) and is_bounded(bounded_async_transport())
