@@ -318,6 +318,18 @@ def test_list_changed_marks_the_list_stale_and_the_next_call_refreshes_it():
         assert run.results[0].result == {"city": "Paris", "temp": 21, "unit": "C"}
 
 
+def test_parallel_calls_on_a_stale_list_list_the_tools_once():
+    server = ToolServer([get_weather])
+    with connect(server) as client:
+        old = client.tools
+        server.set_tools([get_weather_v3])
+        assert client.stale.wait(10)
+        run = run_script(old, [call("get_weather", {"city": c}) for c in ("Paris", "Rome", "Oslo", "Lima")])
+        assert client.refreshes == ["initial", "list_changed"]
+    assert all(r.ok for r in run.results)
+    assert [e.data["reason"] for e in run.trace.of("mcp_refresh")] == ["list_changed"]  # by the call that listed
+
+
 def test_arguments_that_still_fit_a_changed_schema_are_sent():
     server = ToolServer([get_weather])
     with connect(server) as client:

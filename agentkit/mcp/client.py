@@ -349,10 +349,11 @@ class McpClient:
         if isinstance(message, mcp_types.ToolListChangedNotification):
             self.stale.set()
 
-    async def _refresh(self, reason: str) -> None:
+    async def _refresh(self, reason: str) -> bool:
+        """List the tools again; False when a list_changed refresh found that another call just did it."""
         async with self._lock:  # one listing at a time; callers that waited find a fresh list
             if reason == "list_changed" and not self.stale.is_set():
-                return
+                return False
             self.stale.clear()  # before listing: a notice that arrives meanwhile marks the new list stale
             listed: list[Any] = []
             cursor = None
@@ -367,6 +368,7 @@ class McpClient:
                     break
             self._install(listed)
             self.refreshes.append(reason)
+            return True
 
     def _install(self, listed: Sequence[Any]) -> None:
         entries: dict[str, _Entry] = {}
@@ -437,9 +439,8 @@ class McpClient:
                     context: ToolContext | None) -> dict:
         """Runs on the session's loop: refresh if stale, check the tool still fits, send, retry once."""
         record = context.record if context is not None else (lambda kind, **data: None)
-        if self.stale.is_set():
-            await self._refresh("list_changed")
-            record("mcp_refresh", reason="list_changed")
+        if self.stale.is_set() and await self._refresh("list_changed"):
+            record("mcp_refresh", reason="list_changed")  # in the trace of the call that did the listing
         self._check_current(mcp_name, local, listed_schema, arguments)
         answer = await self._send(mcp_name, local, arguments, call_id)
         if _says_unknown_tool(answer, mcp_name):
