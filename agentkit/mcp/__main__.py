@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--name", help="the server name clients see (default: the module name)")
     tools = commands.add_parser("tools", help="list the tools of an MCP server (a URL, or a command after --)")
     tools.add_argument("target", nargs="+", metavar="URL_OR_COMMAND")
-    tools.add_argument("--timeout", type=_seconds, default=10.0, help="seconds to wait for the handshake")
+    tools.add_argument("--timeout", type=_seconds, default=30.0, help="seconds to wait for the handshake (default 30)")
     return parser
 
 

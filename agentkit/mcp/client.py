@@ -120,14 +120,14 @@ class StaleToolError(McpToolError):
 # connect()
 # ----------------------------------------------------------------------------------------------------------
 
-def connect(target: Any, *, timeout: float = 60.0, connect_timeout: float = 10.0, prefix: str = "",
+def connect(target: Any, *, timeout: float = 60.0, connect_timeout: float = 30.0, prefix: str = "",
             env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None) -> McpClient:
     """Connect to an MCP server and list its tools; use as `with connect(...) as client:` (or call close()).
 
     target           a command (list of str, or one string split like a shell), an http(s) URL, an
                      agentkit ToolServer, or the SDK's Server / MCPServer (in memory)
     timeout          seconds one tools/call may take
-    connect_timeout  seconds for the handshake and each tools/list
+    connect_timeout  seconds for the handshake (a command's start-up included) and each tools/list
     prefix           put before every tool name (two servers may both have a `search`)
     env, cwd         for a command: extra environment variables and the working directory
     wire             a WireLog that records every JSON-RPC message of the session
@@ -163,7 +163,7 @@ class McpClient:
     command, stops the server process (closing its stdin, then SIGTERM, then SIGKILL, as the SDK does).
     """
 
-    def __init__(self, target: Any, *, timeout: float = 60.0, connect_timeout: float = 10.0, prefix: str = "",
+    def __init__(self, target: Any, *, timeout: float = 60.0, connect_timeout: float = 30.0, prefix: str = "",
                  env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None):
         for label, value in (("timeout", timeout), ("connect_timeout", connect_timeout)):
             if not (isinstance(value, (int, float)) and value > 0):
@@ -202,7 +202,10 @@ class McpClient:
         except BaseException as exc:
             self._stop_portal()
             self._closed = True
-            raise self._connect_error(_unwrap(exc)) from exc
+            error = self._connect_error(_unwrap(exc))  # reads the server's stderr: close it afterwards
+            if self._stderr is not None:
+                self._stderr.close()
+            raise error from exc
         self._session = session
         atexit.register(self.close)  # a notebook that never closes still stops its servers at exit
         return self
@@ -565,8 +568,9 @@ def _transport_for(target: Any, env: dict[str, str] | None, cwd: str | None) -> 
         target = StdioServerParameters(command=target[0], args=list(target[1:]), env=env, cwd=cwd)
     if isinstance(target, StdioServerParameters):
         # The child's stderr goes to a file we can quote when it fails (a notebook's sys.stderr has no
-        # file descriptor for a child process to write to).
-        log = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        # file descriptor for a child process to write to). Append mode: the child and our reads share
+        # the file's offset, and O_APPEND makes every write land at the end whatever we seek to.
+        log = tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")
         params = target
         return shlex.join([params.command, *params.args])[:120], lambda: stdio_client(params, errlog=log), log
     raise TypeError(f"connect() takes a command (list of str or a string), an http(s):// URL, a ToolServer or "

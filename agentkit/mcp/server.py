@@ -24,9 +24,10 @@ the official MCP SDK's low-level `Server`; this module only answers tools/list a
 `set_tools()` replaces the tool set while clients are connected and sends them
 `notifications/tools/list_changed` (tutorial 09 uses it to make a client's cached list stale).
 
-Left out on purpose: resources, prompts, sampling, output schemas, per-connection run state (a tool's
-`Update(state=...)` is answered with its message; the state is dropped), authentication, and the
-2026-07-28 stateless revision's subscription stream (change notifications are sent on 2025-era sessions).
+Left out on purpose: resources, prompts, sampling, output schemas; run state and run limits (a server
+has no run: a tool's `Update(state=...)` is answered with its message and the state dropped, and
+`max_calls` is the calling loop's business); authentication; and the 2026-07-28 revision's subscription
+stream (change notices go to 2025-era sessions, which is what agentkit's client speaks).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class ToolServer:
         self._executor = AsyncioExecutor()
         self._clients: OrderedDict[Any, tuple[Any, asyncio.AbstractEventLoop]] = OrderedDict()
         self._lock = threading.Lock()
+        self._notices: set[asyncio.Task] = set()
         self.server = _ListChangedServer(name, version=version or __version__, instructions=instructions,
                                          on_list_tools=self._list_tools, on_call_tool=self._call_tool)
 
@@ -157,7 +159,9 @@ class ToolServer:
                 self._forget(session)
                 continue
             if _running_loop() is loop:
-                loop.create_task(session.send_tool_list_changed())
+                task = loop.create_task(session.send_tool_list_changed())
+                self._notices.add(task)  # a task nobody references may be collected before it runs
+                task.add_done_callback(self._notices.discard)
                 continue
             try:
                 asyncio.run_coroutine_threadsafe(session.send_tool_list_changed(), loop).result(timeout=10)
