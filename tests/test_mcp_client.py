@@ -320,16 +320,61 @@ def test_list_changed_marks_the_list_stale_and_the_next_call_refreshes_it():
         assert run.results[0].result == {"city": "Paris", "temp": 21, "unit": "C"}
 
 
-def test_parallel_calls_on_a_stale_list_list_the_tools_once():
-    server = ToolServer([get_weather])
+def test_parallel_calls_on_a_stale_list_list_the_tools_once_and_send_nothing_stale():
+    server = ToolServer([get_weather, get_time])
     with connect(server) as client:
         old = client.tools
         server.set_tools([get_weather_v3])
         assert client.stale.wait(10)
-        run = run_script(old, [call("get_weather", {"city": c}) for c in ("Paris", "Rome", "Oslo", "Lima")])
+        batch = [call(name, {"city": c}) for c in ("Paris", "Rome", "Oslo") for name in ("get_time", "get_weather")]
+        run = run_script(old, batch)  # six calls on six threads, all finding the list stale at once
         assert client.refreshes == ["initial", "list_changed"]
-    assert all(r.ok for r in run.results)
+    assert server.calls == 3  # the get_weather calls (their arguments fit the new schema); no get_time
+    assert [r.ok for r in run.results] == [False, True] * 3
+    assert all("no longer exists" in envelope(r)["error"]["message"] for r in run.results[::2])
     assert [e.data["reason"] for e in run.trace.of("mcp_refresh")] == ["list_changed"]  # by the call that listed
+
+
+def test_a_call_that_arrives_while_the_list_is_being_read_waits_for_the_new_list():
+    from mcp.server.lowlevel import Server
+    from mcp_types import CallToolResult, ListToolsResult, TextContent
+    from mcp_types import Tool as McpTool
+
+    listing_started, release, sent = threading.Event(), asyncio.Event(), []
+    version = {"tools": ["ping", "gone"], "listings": 0}
+
+    async def list_tools(ctx, params):
+        version["listings"] += 1
+        if version["listings"] == 2:  # the refresh after the notice: hold it until the test says go
+            listing_started.set()
+            await release.wait()
+        return ListToolsResult(tools=[McpTool(name=n, input_schema={"type": "object"}) for n in version["tools"]])
+
+    async def call_tool(ctx, params):
+        sent.append(params.name)
+        return CallToolResult(content=[TextContent(text=params.name)])
+
+    server = Server("slow-lister", on_list_tools=list_tools, on_call_tool=call_tool)
+    with connect(server) as client:
+        old = client.tools
+        version["tools"] = ["ping"]
+        client.stale.set()  # as a list_changed notice would
+        first = threading.Thread(target=run_script, args=(old, [call("ping")]))
+        first.start()
+        assert listing_started.wait(30)  # the first call is reading the list now
+        answers = {}
+        second = threading.Thread(target=lambda: answers.update(run=run_script(old, [call("gone")])))
+        second.start()
+        deadline = time.monotonic() + 30  # until the second call waits for the listing, or (wrongly) sends
+        while not sent and client._portal.call(lambda: client._lock.statistics().tasks_waiting) == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        client._portal.call(release.set)
+        first.join(30)
+        second.join(30)
+    assert sent == ["ping"]  # "gone" was checked against the new list and never sent
+    assert "no longer exists" in envelope(answers["run"].results[0])["error"]["message"]
+    assert client.refreshes == ["initial", "list_changed"]
 
 
 def test_arguments_that_still_fit_a_changed_schema_are_sent():

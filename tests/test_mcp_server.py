@@ -349,7 +349,7 @@ def test_import_agentkit_does_not_import_the_mcp_sdk():
         capture_output=True, text=True, check=True).stdout
 
 
-def test_the_loop_and_the_server_answer_concurrent_calls_independently(server):
+def test_concurrent_sdk_clients_each_get_their_own_answers(server):
     # several SDK clients at once, each on its own loop: every one gets its own answers
     async def one(i: int):
         async with Client(server.server, mode="legacy") as client:

@@ -442,7 +442,9 @@ class McpClient:
                     context: ToolContext | None) -> dict:
         """Runs on the session's loop: refresh if stale, check the tool still fits, send, retry once."""
         record = context.record if context is not None else (lambda kind, **data: None)
-        if self.stale.is_set() and await self._refresh("list_changed"):
+        # A listing under way (its lock held) has cleared `stale` already, but not yet installed the new
+        # list: wait for it too, or this call would be checked against the old one.
+        if (self.stale.is_set() or self._lock.locked()) and await self._refresh("list_changed"):
             record("mcp_refresh", reason="list_changed")  # in the trace of the call that did the listing
         self._check_current(mcp_name, local, listed_schema, arguments)
         answer = await self._send(mcp_name, local, arguments, call_id)
