@@ -19,7 +19,10 @@ client may send several `tools/call` requests at once under different ids.
     line = mcp.to_line(mcp.call_tool_request(3, call))        # what a client writes on stdio
     result = mcp.result_from_response(call, mcp.from_line(reply_line))
 
-Left out on purpose: transports and sessions (stdio, Streamable HTTP: that is I/O, see `agentkit.mcp`),
+`tool_to_wire` / `tool_from_wire` are the same two functions under the verbs every codec shares.
+
+Left out on purpose: transports and sessions (stdio, Streamable HTTP: that is I/O, and the official
+SDK's work; `agentkit.mcp` uses it to serve Tools and to call any MCP server's tools from the loop),
 capabilities beyond tools, image/audio/resource content (skipped when read), pagination beyond
 handing back `nextCursor`, and tasks.
 """
@@ -68,6 +71,10 @@ def tool_to_mcp(spec: ToolSpec) -> dict:
     return tool
 
 
+#: The verb every codec has (`agentkit.providers.common`): the tool definition as this format writes it.
+tool_to_wire = tool_to_mcp
+
+
 def tool_from_mcp(d: Any) -> ToolSpec:
     """An MCP `Tool` -> ToolSpec. `strict` is off: MCP has no strict mode, and server schemas rarely
     meet OpenAI's strict rules (every property required, `additionalProperties: false`)."""
@@ -78,6 +85,10 @@ def tool_from_mcp(d: Any) -> ToolSpec:
         raise TypeError(f"MCP tool {d['name']!r} needs an `inputSchema` object (note the camelCase)")
     description = d.get("description") if isinstance(d.get("description"), str) else ""
     return ToolSpec(d["name"], description or "", schema, False)
+
+
+#: The verb every codec has: a tool definition in this format read back as a ToolSpec.
+tool_from_wire = tool_from_mcp
 
 
 # --- tool results ----------------------------------------------------------------------------------

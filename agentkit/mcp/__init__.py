@@ -1,0 +1,37 @@
+"""agentkit tools <-> MCP (Model Context Protocol), with the official MCP Python SDK.
+
+    from agentkit.mcp import ToolServer, connect
+
+    server = ToolServer([get_weather, get_time])          # serve agentkit Tools to any MCP client
+    with connect(server) as client:                        # ... or use any MCP server's tools
+        run = agentkit.run(model, "Weather in Paris?", tools=client.tools)
+
+From a shell: `python -m agentkit.mcp serve myapp.tools:TOOLS` (stdio) or `... --http 8000`, and
+`python -m agentkit.mcp tools COMMAND...` / `tools URL` to list what a server offers.
+
+    server.py   ToolServer: tools/list and tools/call answered with the loop's own gates and envelope
+    client.py   connect(): an MCP server's tools as agentkit Tools; errors, timeouts, stale tool lists
+    wire.py     WireLog: the JSON-RPC messages of a session, as the stdio transport writes them
+    __main__    the command line
+
+The pure conversions (tool definitions, CallToolResult, JSON-RPC messages) live in
+`agentkit.providers.mcp`. `import agentkit` does not import this package or the SDK; it needs the
+optional extra: `pip install 'agentkit[mcp]'`.
+"""
+
+from __future__ import annotations
+
+try:
+    import mcp_types  # noqa: F401 — the SDK's 2.x type package; 1.x has none
+    from mcp import Client  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("agentkit.mcp needs the MCP SDK 2.x: pip install 'agentkit[mcp]' (mcp>=2,<3)") from exc
+
+from .client import (McpClient, McpConnectionError, McpToolError, StaleToolError, aconnect,  # noqa: E402
+                     connect)
+from .server import CALL_ID_META_KEY, ToolServer, load_server  # noqa: E402
+from .wire import WireLog  # noqa: E402
+
+__all__ = ["ToolServer", "connect", "aconnect", "McpClient", "McpConnectionError", "McpToolError",
+           "StaleToolError", "WireLog", "CALL_ID_META_KEY", "load_server"]
+

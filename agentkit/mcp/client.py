@@ -1,0 +1,636 @@
+"""Use any MCP server's tools in the agent loop: each becomes an agentkit Tool whose calls go over tools/call.
+
+    import sys, agentkit
+    from agentkit.mcp import connect
+
+    with connect([sys.executable, "-m", "agentkit.mcp", "serve", "myapp.tools:TOOLS"]) as server:
+        run = agentkit.run(model, "Weather in Paris?", tools=server.tools)
+
+`connect(target)` takes a command (a list, or one string: the server runs as a child process on stdio),
+an `http://.../mcp` URL (Streamable HTTP), or a server object — an agentkit `ToolServer`, or the SDK's
+`Server` / `MCPServer` — run in memory (tests, notebooks). It performs the initialize handshake (2025-era
+protocol, the one every server speaks), lists the tools, and hands out `client.tools`. The protocol work is
+the official MCP SDK's `Client`; this module translates between it and the loop.
+
+Everything the loop does still applies, because an MCP tool is an ordinary Tool: its arguments pass the
+three gates against the server's `inputSchema` before anything is sent, and limits, approval, timeouts
+and error policies work unchanged. How answers map:
+
+    result                          the tool returns `structuredContent` (or the text): the loop wraps it
+    isError: true                   raises McpToolError: the error policy decides (report, raise, retry)
+    JSON-RPC error                  raises McpError (agentkit.providers.mcp) with the code
+    no answer within `timeout`      raises ToolTimeout (the envelope's kind is "timeout"); the SDK sends
+                                    notifications/cancelled to the server
+    server gone (crash, exit)       raises McpConnectionError, for this and every later call
+
+A stale tool list. A server may change its tools while we hold the list. Two signals say so: a
+`notifications/tools/list_changed` notice (the list is marked stale, `client.stale` is set), or the server's
+own "unknown tool" error. Either way the client lists the tools again before it answers the call, then:
+the tool is gone -> StaleToolError naming the tools the server offers now (the model reads it); the
+tool's schema changed and the arguments no longer fit -> StaleToolError with the gate's message; otherwise
+the call is sent (once more, after an "unknown tool" error: one retry). The loop keeps the tool list it
+started with for the whole run (it re-sends the same list every turn), so the new list reaches the model
+with the next `client.tools`.
+
+Why a thread: the SDK's session lives on one event loop, but `agentkit.run()` calls tools from worker
+threads and `arun()` from the caller's loop (a notebook has its own). The client therefore keeps the
+session on a private event loop in a daemon thread, and every call — from any thread or loop — is handed
+to it (anyio's BlockingPortal). One session is thus safe to share between threads.
+
+Left out on purpose: resources, prompts, sampling and elicitation; reconnecting to a server that died;
+authentication; the 2026-07-28 stateless revision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import queue
+import re
+import shlex
+import tempfile
+import threading
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Sequence
+
+import mcp_types
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.lowlevel import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp.shared.memory import create_client_server_memory_streams
+
+from ..errors import AgentkitError, ToolDefinitionError, ToolTimeout
+from ..providers import mcp as codec
+from ..providers.mcp import McpError
+from ..tools import Tool, ToolContext
+from ..types import ToolCall, ToolResult
+from ..validate import validate_arguments, validator_for
+from .server import CALL_ID_META_KEY, ToolServer
+from .wire import WireLog, recorded
+
+#: The ToolContext goes to the call under this keyword; a server whose tool has a parameter of this name
+#: cannot be used (it would be overwritten).
+_CONTEXT = "_agentkit_context"
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+_MAX_PAGES = 100  # tools/list pages; a paginator that never ends cannot hang us
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Errors
+# ----------------------------------------------------------------------------------------------------------
+
+class McpConnectionError(AgentkitError, ConnectionError):
+    """The MCP server could not be started or reached, did not answer initialize, or went away."""
+
+
+class McpToolError(AgentkitError):
+    """The server answered a tools/call with `isError: true`.
+
+    `kind`, `path` and `keyword` come from an agentkit server's envelope (kind "schema", "rule",
+    "tool_error", ...); from other servers kind is "tool_error" and the message is the server's text.
+    """
+
+    def __init__(self, message: str, kind: str = "tool_error", path: str | None = None,
+                 keyword: str | None = None):
+        where = f" at {path}" if path else ""
+        head = "" if kind == "tool_error" else f"{kind}{where}: "
+        super().__init__(f"{head}{message}")
+        self.kind, self.path, self.keyword, self.message = kind, path, keyword, message
+
+    @classmethod
+    def from_result(cls, result: ToolResult) -> McpToolError:
+        error = result.error or {}
+        return cls(str(error.get("message") or "the tool reported an error"), str(error.get("kind") or "tool_error"),
+                   error.get("path"), error.get("keyword"))
+
+
+class StaleToolError(McpToolError):
+    """The tool list the model was given is out of date: the tool is gone, or its arguments no longer fit."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.kind = "stale_tool"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# connect()
+# ----------------------------------------------------------------------------------------------------------
+
+def connect(target: Any, *, timeout: float = 60.0, connect_timeout: float = 30.0, prefix: str = "",
+            env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None) -> McpClient:
+    """Connect to an MCP server and list its tools; use as `with connect(...) as client:` (or call close()).
+
+    target           a command (list of str, or one string split like a shell), an http(s) URL, an
+                     agentkit ToolServer, or the SDK's Server / MCPServer (in memory)
+    timeout          seconds one tools/call may take
+    connect_timeout  seconds for the handshake (a command's start-up included) and each tools/list
+    prefix           put before every tool name (two servers may both have a `search`)
+    env, cwd         for a command: extra environment variables and the working directory
+    wire             a WireLog that records every JSON-RPC message of the session
+    """
+    client = McpClient(target, timeout=timeout, connect_timeout=connect_timeout, prefix=prefix, env=env,
+                       cwd=cwd, wire=wire)
+    client.open()
+    return client
+
+
+async def aconnect(target: Any, **options: Any) -> McpClient:
+    """`connect()` for async code: the handshake happens off the caller's event loop.
+
+        async with await aconnect(server) as client:
+            run = await agentkit.arun(model, prompt, tools=client.tools)
+    """
+    return await asyncio.to_thread(connect, target, **options)
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One listed tool: its MCP name, its definition as listed, and the agentkit Tool made from it."""
+
+    mcp_name: str
+    definition: dict
+    tool: Tool
+
+
+class McpClient:
+    """A connection to one MCP server, with its tools as agentkit Tools (`.tools`).
+
+    Safe to use from several threads and event loops at once; `close()` ends the session and, for a
+    command, stops the server process (closing its stdin, then SIGTERM, then SIGKILL, as the SDK does).
+    """
+
+    def __init__(self, target: Any, *, timeout: float = 60.0, connect_timeout: float = 30.0, prefix: str = "",
+                 env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None):
+        for label, value in (("timeout", timeout), ("connect_timeout", connect_timeout)):
+            if not (isinstance(value, (int, float)) and value > 0):
+                raise ValueError(f"{label}={value!r}: give a positive number of seconds")
+        if prefix and not re.fullmatch(r"[A-Za-z0-9_-]+", prefix):
+            raise ValueError(f"prefix={prefix!r}: use letters, digits, '_' or '-' (tool names allow no others)")
+        self.target = target
+        self.timeout, self.connect_timeout, self.prefix = float(timeout), float(connect_timeout), prefix
+        self.wire = wire
+        self.describe, self._make_transport, self._stderr = _transport_for(target, env, cwd)
+        self.stale = threading.Event()  # set by a list_changed notice, cleared when the list is read again
+        self.refreshes: list[str] = []  # why the tool list was read: "initial", "list_changed", "unknown_tool"
+        self.problems: list[str] = []   # listed tools that could not become agentkit Tools, and why
+        self.server_name: str = self.describe
+        self.protocol_version: str | None = None
+        self._entries: dict[str, _Entry] = {}
+        self._sdk: Client | None = None
+        self._lock: Any = None          # an anyio.Lock, made on the session's loop
+        self._portal: Any = None
+        self._thread: threading.Thread | None = None
+        self._session: Any = None
+        self._closed = False
+
+    # -- life cycle ------------------------------------------------------------------------------------------
+
+    def open(self) -> McpClient:
+        """Start the session: transport, initialize handshake, first tools/list. Idempotent."""
+        if self._session is not None:
+            return self
+        if self._closed:
+            raise McpConnectionError(f"this client of {self.describe} was closed; connect again")
+        self._portal, self._thread = _start_portal(f"agentkit-mcp:{self.describe[:40]}")
+        session = self._portal.wrap_async_context_manager(self._lifetime())
+        try:
+            session.__enter__()
+        except BaseException as exc:
+            self._stop_portal()
+            self._closed = True
+            error = self._connect_error(_unwrap(exc))  # reads the server's stderr: close it afterwards
+            if self._stderr is not None:
+                self._stderr.close()
+            raise error from exc
+        self._session = session
+        atexit.register(self.close)  # a notebook that never closes still stops its servers at exit
+        return self
+
+    def close(self) -> None:
+        """End the session and stop the server (a command's process is gone when this returns). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
+        session, self._session = self._session, None
+        try:
+            if session is not None:
+                session.__exit__(None, None, None)
+        except BaseException:  # noqa: BLE001 — a dead server's transport may complain on the way out
+            pass
+        finally:
+            self._stop_portal()
+            if self._stderr is not None:
+                self._stderr.close()
+
+    def _stop_portal(self) -> None:
+        portal, thread = self._portal, self._thread
+        if portal is None:
+            return
+        try:
+            portal.call(portal.stop, True)
+        except RuntimeError:  # already stopped
+            pass
+        if thread is not None:
+            thread.join(30)
+
+    def __enter__(self) -> McpClient:
+        return self.open()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    async def __aenter__(self) -> McpClient:
+        if self._session is None:
+            await asyncio.to_thread(self.open)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await asyncio.to_thread(self.close)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("open" if self._session is not None else "not open")
+        return f"<McpClient {self.server_name!r} {state}: {', '.join(e.tool.name for e in self._entries.values())}>"
+
+    @asynccontextmanager
+    async def _lifetime(self) -> AsyncIterator[None]:
+        """The whole session, on the portal's loop: entered by open(), left by close()."""
+        import anyio
+
+        from .. import __version__
+
+        self._lock = anyio.Lock()
+        transport = self._make_transport()
+        if self.wire is not None:
+            transport = recorded(transport, self.wire)
+        # mode="legacy": the initialize handshake (2025-11-25 and older), which every MCP server speaks.
+        # read_timeout_seconds is the session's default: it bounds initialize and tools/list; each
+        # tools/call passes its own. cache=None: tools/list must always ask the server.
+        client = Client(transport, mode="legacy", read_timeout_seconds=self.connect_timeout,
+                        message_handler=self._on_message, cache=None,
+                        client_info=mcp_types.Implementation(name="agentkit", version=__version__))
+        async with client:
+            self._sdk = client
+            info = client.server_info
+            self.server_name = info.name if info is not None and info.name else self.describe
+            self.protocol_version = client.protocol_version
+            try:
+                await self._refresh("initial")
+                yield
+            finally:
+                self._sdk = None
+
+    def _connect_error(self, exc: BaseException) -> McpConnectionError:
+        where = self.describe
+        if isinstance(exc, McpConnectionError):  # the first tools/list failed
+            return exc
+        if isinstance(exc, MCPError) and exc.code == mcp_types.REQUEST_TIMEOUT:
+            text = f"the MCP server {where} did not answer initialize within {self.connect_timeout:g} s"
+        elif isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
+            text = f"the MCP server {where} closed the connection during the handshake"
+        elif isinstance(exc, MCPError):
+            text = f"the MCP server {where} refused the handshake: {exc.code} {exc.message}"
+        elif isinstance(exc, FileNotFoundError):
+            text = f"cannot start the MCP server: no such command {_command_word(self.target)!r}"
+        elif isinstance(exc, OSError):
+            text = f"cannot start or reach the MCP server {where}: {exc.strerror or exc}"
+        elif type(exc).__module__.startswith(("httpx", "httpcore")):
+            text = f"cannot reach the MCP server at {where}: {type(exc).__name__}: {exc}"
+        else:
+            text = f"cannot connect to the MCP server {where}: {type(exc).__name__}: {exc}"
+        return McpConnectionError(text + self._stderr_tail())
+
+    def _stderr_tail(self) -> str:
+        """The server's last stderr line, for error messages (stdio servers only)."""
+        log = self._stderr
+        if log is None or log.closed:
+            return ""
+        try:
+            log.flush()
+            log.seek(0)
+            lines = [line.strip() for line in log.read().splitlines() if line.strip()]
+        except (OSError, ValueError):
+            return ""
+        return f"; its stderr ends: {lines[-1][:300]}" if lines else ""
+
+    def stderr(self) -> str:
+        """Everything a stdio server wrote to stderr so far ('' for other transports)."""
+        log = self._stderr
+        if log is None or log.closed:
+            return ""
+        log.flush()
+        log.seek(0)
+        return log.read()
+
+    # -- the tool list ---------------------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The server's tools as agentkit Tools, listed again first if a list_changed notice arrived."""
+        self._require_open()
+        if self.stale.is_set():
+            self._portal.call(self._refresh, "list_changed")
+        return [entry.tool for entry in self._entries.values()]
+
+    def refresh(self) -> list[Tool]:
+        """List the tools again now (whether or not the server said they changed)."""
+        self._require_open()
+        self._portal.call(self._refresh, "requested")
+        return [entry.tool for entry in self._entries.values()]
+
+    def _require_open(self) -> None:
+        if self._session is None:
+            state = "was closed" if self._closed else "is not open"
+            raise McpConnectionError(f"the MCP client of {self.describe} {state}")
+
+    async def _on_message(self, message: Any) -> None:
+        # The SDK hands every server notification (and transport exceptions) to this handler.
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self.stale.set()
+
+    async def _refresh(self, reason: str) -> bool:
+        """List the tools again; False when a list_changed refresh found that another call just did it."""
+        async with self._lock:  # one listing at a time; callers that waited find a fresh list
+            if reason == "list_changed" and not self.stale.is_set():
+                return False
+            self.stale.clear()  # before listing: a notice that arrives meanwhile marks the new list stale
+            listed: list[Any] = []
+            cursor = None
+            for _ in range(_MAX_PAGES):
+                try:
+                    page = await self._sdk.list_tools(cursor=cursor)
+                except MCPError as exc:
+                    raise self._protocol_error(exc, "tools/list", self.connect_timeout) from None
+                listed.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+            self._install(listed)
+            self.refreshes.append(reason)
+            return True
+
+    def _install(self, listed: Sequence[Any]) -> None:
+        entries: dict[str, _Entry] = {}
+        names: set[str] = set()
+        self.problems = []
+        for sdk_tool in listed:
+            definition = sdk_tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+            definition.pop("resultType", None)
+            old = self._entries.get(sdk_tool.name)
+            if old is not None and old.definition == definition:
+                entry = old  # the same Tool object: validators stay compiled, identity stays stable
+            else:
+                try:
+                    entry = _Entry(sdk_tool.name, definition, self._make_tool(definition))
+                except (TypeError, ToolDefinitionError) as exc:
+                    self.problems.append(f"{sdk_tool.name}: {exc}")
+                    continue
+            if entry.tool.name in names:
+                self.problems.append(f"{sdk_tool.name}: its agentkit name {entry.tool.name!r} is taken by "
+                                     f"another tool of this server")
+                continue
+            names.add(entry.tool.name)
+            entries[sdk_tool.name] = entry
+        self._entries = entries  # one assignment: readers in other threads see the old or the new dict
+
+    def _make_tool(self, definition: dict) -> Tool:
+        spec = codec.tool_from_mcp(definition)
+        if _CONTEXT in (spec.parameters.get("properties") or {}):
+            raise ToolDefinitionError(f"a parameter is named {_CONTEXT!r}, which agentkit reserves")
+        annotations = definition.get("annotations") or {}
+        idempotent = bool(annotations.get("idempotentHint") or annotations.get("readOnlyHint"))
+        local = _local_name(self.prefix + spec.name)
+        mcp_name, listed_schema, client = spec.name, spec.parameters, self
+
+        async def call_over_mcp(**arguments: Any) -> Any:
+            context = arguments.pop(_CONTEXT, None)
+            return await client._acall(mcp_name, local, listed_schema, arguments, context)
+
+        call_over_mcp.__name__ = call_over_mcp.__qualname__ = local
+        tool = Tool.from_schema(local, spec.description, spec.parameters, call_over_mcp, context_param=_CONTEXT,
+                                idempotent=idempotent)
+        validator_for(tool.parameters, tool.name)  # a schema JSON Schema cannot compile is refused here
+        return tool
+
+    # -- tools/call ------------------------------------------------------------------------------------------
+
+    async def _acall(self, mcp_name: str, local: str, listed_schema: dict, arguments: dict,
+                     context: ToolContext | None) -> Any:
+        """Runs in the caller's loop (any loop, any thread); the session's work is handed to its own loop."""
+        self._require_open()
+        call_id = context.call_id if context is not None and context.call_id else local
+        future = self._portal.start_task_soon(self._call, mcp_name, local, listed_schema, arguments, call_id,
+                                              context)
+        # Cancelling this await (a loop timeout, arun cancelled) cancels the future, hence the request,
+        # and the SDK tells the server with notifications/cancelled.
+        try:
+            answer = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if self._closed:  # close() ended the session under this call; it was not our caller's cancel
+                raise McpConnectionError(f"the MCP client of {self.describe} was closed during the call") from None
+            raise
+        result = codec.result_from_mcp(ToolCall(call_id, local), answer)
+        if not result.ok:
+            raise McpToolError.from_result(result)
+        return result.result
+
+    async def _call(self, mcp_name: str, local: str, listed_schema: dict, arguments: dict, call_id: str,
+                    context: ToolContext | None) -> dict:
+        """Runs on the session's loop: refresh if stale, check the tool still fits, send, retry once."""
+        record = context.record if context is not None else (lambda kind, **data: None)
+        # A listing under way (its lock held) has cleared `stale` already, but not yet installed the new
+        # list: wait for it too, or this call would be checked against the old one.
+        if (self.stale.is_set() or self._lock.locked()) and await self._refresh("list_changed"):
+            record("mcp_refresh", reason="list_changed")  # in the trace of the call that did the listing
+        self._check_current(mcp_name, local, listed_schema, arguments)
+        answer = await self._send(mcp_name, local, arguments, call_id)
+        if _says_unknown_tool(answer, mcp_name):
+            await self._refresh("unknown_tool")
+            record("mcp_refresh", reason="unknown_tool")
+            self._check_current(mcp_name, local, listed_schema, arguments)  # gone -> StaleToolError
+            answer = await self._send(mcp_name, local, arguments, call_id)  # still listed: one retry
+        if isinstance(answer, McpError):
+            raise answer
+        record("mcp_result", result=answer)  # the raw payload belongs in the trace, not the envelope
+        return answer
+
+    def _check_current(self, mcp_name: str, local: str, listed_schema: dict, arguments: dict) -> None:
+        entry = self._entries.get(mcp_name)
+        if entry is None:
+            offered = ", ".join(e.tool.name for e in self._entries.values()) or "no tools"
+            raise StaleToolError(f"tool {local!r} no longer exists on the MCP server {self.server_name!r} (its "
+                                 f"tool list changed); it now offers: {offered}")
+        if entry.tool.parameters != listed_schema:
+            checked = validate_arguments(entry.tool, arguments)
+            if not checked.ok:
+                raise StaleToolError(f"tool {local!r} changed on the MCP server {self.server_name!r} since its "
+                                     f"tool list was read; for the new version: {checked.message()}")
+
+    async def _send(self, mcp_name: str, local: str, arguments: dict, call_id: str) -> dict | McpError:
+        """One tools/call: the result as JSON, or the JSON-RPC error as a value (the caller decides)."""
+        import anyio
+
+        sdk = self._sdk
+        if sdk is None:
+            raise McpConnectionError(f"the MCP server {self.server_name!r} is not connected")
+        try:
+            result = await sdk.call_tool(mcp_name, arguments, read_timeout_seconds=self.timeout,
+                                         meta={CALL_ID_META_KEY: call_id})
+        except MCPError as exc:
+            if exc.code == mcp_types.REQUEST_TIMEOUT:
+                raise ToolTimeout(local, self.timeout) from None
+            error = self._protocol_error(exc, "tools/call", self.timeout)
+            if isinstance(error, McpConnectionError):
+                raise error from None
+            return error
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
+            raise McpConnectionError(f"the MCP server {self.server_name!r} is gone ({type(exc).__name__})"
+                                     f"{self._stderr_tail()}") from None
+        result_json = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        result_json.pop("resultType", None)  # a 2026-07-28 field the 2025 wire does not carry
+        return result_json
+
+
+    def _protocol_error(self, exc: MCPError, method: str, timeout: float) -> McpError | McpConnectionError:
+        """The SDK's MCPError as agentkit's: a closed connection or a silent server, or a JSON-RPC error."""
+        if exc.code == mcp_types.CONNECTION_CLOSED:
+            return McpConnectionError(f"the MCP server {self.server_name!r} closed the connection (did it exit "
+                                      f"or crash?){self._stderr_tail()}")
+        if exc.code == mcp_types.REQUEST_TIMEOUT:
+            return McpConnectionError(f"the MCP server {self.server_name!r} did not answer {method} within "
+                                      f"{timeout:g} s")
+        return McpError(exc.code, exc.message, exc.data)
+
+
+def _says_unknown_tool(answer: dict | McpError, name: str) -> bool:
+    """Did the server answer "I have no tool called `name`"? Servers say it in their own words.
+
+    The spec asks for a JSON-RPC error (-32602); the Python SDK's MCPServer answers isError "Unknown tool:
+    x"; the TypeScript SDK says "Tool x not found". Only those shapes count: a tool's own error that just
+    happens to say "not found" must not be retried.
+    """
+    if isinstance(answer, McpError):
+        if answer.code not in (codec.INVALID_PARAMS, codec.METHOD_NOT_FOUND):
+            return False
+        text = answer.message
+    else:
+        if answer.get("isError") is not True:
+            return False
+        text = " ".join(b.get("text", "") for b in answer.get("content", ()) if isinstance(b, dict))
+        if text.lstrip().startswith("{"):  # an agentkit envelope: the tool ran (or was refused), it exists
+            return False
+    quoted = rf"['\"`]?{re.escape(name)}['\"`]?"
+    pattern = (rf"(?i)^\s*(?:MCP error -?\d+:\s*)?(?:unknown tool:?\s*{quoted}|tool\s+{quoted}\s+(?:not found|does not "
+               rf"exist|is not available)|no (?:such )?tool (?:named )?{quoted})\W*$")
+    return len(text) < 300 and re.match(pattern, text.strip()) is not None
+
+
+def _local_name(name: str) -> str:
+    """An MCP tool name (up to 128 chars, may contain '.') as an agentkit name (1-64 of [A-Za-z0-9_-])."""
+    return _NAME_CHARS.sub("_", name)[:64] or "_"
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """anyio task groups wrap errors in ExceptionGroups; the first real one explains what went wrong."""
+    while isinstance(getattr(exc, "exceptions", None), tuple) and exc.exceptions:  # (Base)ExceptionGroup
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _command_word(target: Any) -> str:
+    if isinstance(target, StdioServerParameters):
+        return target.command
+    if isinstance(target, str):
+        return (shlex.split(target) or [""])[0]
+    return str(target[0]) if target else ""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Transports
+# ----------------------------------------------------------------------------------------------------------
+
+def _transport_for(target: Any, env: dict[str, str] | None, cwd: str | None) -> tuple[str, Any, Any]:
+    """(a short description, a factory of the SDK transport, the stderr file of a child process or None)."""
+    if isinstance(target, ToolServer):
+        return f"{target.name!r} (in memory)", lambda: _in_memory(target.server), None
+    if isinstance(target, MCPServer):
+        # The SDK's own Client unwraps MCPServer the same way (it has no public accessor yet).
+        return f"{target.name!r} (in memory)", lambda: _in_memory(target._lowlevel_server), None
+    if isinstance(target, Server):
+        return f"{target.name!r} (in memory)", lambda: _in_memory(target), None
+    if isinstance(target, str) and re.match(r"(?i)https?://", target):
+        return target, lambda: streamable_http_client(target), None
+    if isinstance(target, str):
+        target = shlex.split(target)
+    if isinstance(target, (list, tuple)) and target and all(isinstance(part, str) for part in target):
+        target = StdioServerParameters(command=target[0], args=list(target[1:]), env=env, cwd=cwd)
+    if isinstance(target, StdioServerParameters):
+        # The child's stderr goes to a file we can quote when it fails (a notebook's sys.stderr has no
+        # file descriptor for a child process to write to). Append mode: the child and our reads share
+        # the file's offset, and O_APPEND makes every write land at the end whatever we seek to.
+        log = tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")
+        params = target
+        return shlex.join([params.command, *params.args])[:120], lambda: stdio_client(params, errlog=log), log
+    raise TypeError(f"connect() takes a command (list of str or a string), an http(s):// URL, a ToolServer or "
+                    f"an MCP SDK Server/MCPServer, not {type(target).__name__}: {target!r:.80}")
+
+
+@asynccontextmanager
+async def _in_memory(server: Server) -> AsyncIterator[tuple[Any, Any]]:
+    """The server runs as a task next to the client, joined by the SDK's memory streams (no bytes, no process)."""
+    import anyio
+
+    async with create_client_server_memory_streams() as (client_streams, server_streams):
+        stopped = anyio.Event()
+
+        async def run_server() -> None:
+            try:
+                await server.run(*server_streams, server.create_initialization_options())
+            finally:
+                stopped.set()
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(run_server)
+            try:
+                yield client_streams
+            finally:
+                # End of input ends the server's loop (as stdin closing ends a stdio server); a server
+                # still busy after a grace period is cancelled.
+                await client_streams[1].aclose()
+                with anyio.move_on_after(2):
+                    await stopped.wait()
+                tasks.cancel_scope.cancel()
+
+
+def _start_portal(name: str) -> tuple[Any, threading.Thread]:
+    """A private event loop in a daemon thread, and anyio's BlockingPortal into it.
+
+    A daemon thread (anyio's own start_blocking_portal uses a non-daemon one): an interpreter that exits
+    without closing the client must not wait for it; atexit closes it first anyway.
+    """
+    import anyio
+    from anyio.from_thread import BlockingPortal
+
+    handoff: queue.Queue = queue.Queue()
+
+    async def serve() -> None:
+        async with BlockingPortal() as portal:
+            handoff.put(portal)
+            await portal.sleep_until_stopped()
+
+    def main() -> None:
+        try:
+            anyio.run(serve)
+        except BaseException as exc:  # noqa: BLE001 — handed to the thread that waits for the portal
+            handoff.put(exc)
+
+    thread = threading.Thread(target=main, name=name, daemon=True)
+    thread.start()
+    portal = handoff.get()
+    if isinstance(portal, BaseException):
+        raise portal
+    return portal, thread

@@ -1,0 +1,87 @@
+"""What a tool call costs when the tool lives behind MCP, and how long a stdio server takes to start.
+
+    python benchmarks/mcp_roundtrip.py
+
+Per call: `agentkit.run` with a scripted model that asks for one instant tool per step (200 steps, the
+sync driver, the default thread executor), the same tool local and behind agentkit's MCP client — in
+memory, over stdio (a child process), over Streamable HTTP on 127.0.0.1. Median of 3 runs each.
+Start-up: `connect()` to `python -m agentkit.mcp serve` until the tools are listed, median of 3.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import agentkit
+import agentkit.validate
+from agentkit import ScriptedModel, call, tool
+from agentkit.mcp import ToolServer, connect
+
+STEPS = 200
+MODULE = '''
+from agentkit import tool
+
+
+@tool
+def echo(text: str) -> str:
+    """Say it back."""
+    return text
+
+
+TOOLS = [echo]
+'''
+
+
+@tool
+def echo(text: str) -> str:
+    """Say it back."""
+    return text
+
+
+def per_call(tools) -> float:
+    """Seconds per step of a run whose every step is one call to `echo` (median of 3 runs)."""
+    times = []
+    for _ in range(3):
+        script = ScriptedModel([*([call("echo", {"text": "hi"})] for _ in range(STEPS)), "done"])
+        start = time.perf_counter()
+        run = agentkit.run(script, "go", tools=tools, limits=agentkit.Limits(max_steps=STEPS + 1))
+        times.append((time.perf_counter() - start) / STEPS)
+        assert run.tool_runs == STEPS and all(r.ok for r in run.results)
+    return statistics.median(times)
+
+
+def main() -> None:
+    folder = Path(tempfile.mkdtemp(prefix="agentkit-bench-"))
+    (folder / "bench_tools.py").write_text(MODULE, encoding="utf-8")
+    command = [sys.executable, "-m", "agentkit.mcp", "serve", "bench_tools:TOOLS"]
+
+    agentkit.validate.validator_for(echo.parameters)  # jsonschema loads on first use: not part of a call
+    local = per_call([echo])
+    with connect(ToolServer([echo])) as client:
+        in_memory = per_call(client.tools)
+    with connect(command, cwd=str(folder)) as client:
+        stdio = per_call(client.tools)
+    server = ToolServer([echo])
+    with server.serve_http() as url, connect(url) as client:
+        http = per_call(client.tools)
+
+    starts = []
+    for _ in range(3):
+        start = time.perf_counter()
+        with connect(command, cwd=str(folder)) as client:
+            assert client.tools  # connect() has listed them: this only reads
+            starts.append(time.perf_counter() - start)
+
+    print(f"per tool call (run() step, median of 3 x {STEPS}):")
+    for label, seconds in [("local tool", local), ("MCP, in memory", in_memory), ("MCP, stdio", stdio),
+                           ("MCP, Streamable HTTP", http)]:
+        print(f"  {label:<22} {seconds * 1e6:9.0f} µs")
+    print(f"stdio server start (connect() until the tools are listed, median of 3): {statistics.median(starts):.2f} s")
+
+
+if __name__ == "__main__":
+    main()
