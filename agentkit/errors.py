@@ -15,6 +15,7 @@
         ├── BadRequestError        400/404/413/422: the request is wrong; retrying will not help
         ├── AuthenticationError    401/403
         ├── RateLimitError         429 (retryable; `retry_after` in seconds when the server said)
+        │   └── QuotaExceededError 429 that is billing, not load (OpenAI's insufficient_quota): not retryable
         ├── ServerError            5xx, 529 overloaded (retryable)
         ├── ProviderTimeout        no answer in time, or the connection dropped (retryable)
         └── BadResponseError       2xx with a body that is not the format's JSON (truncated, invalid, cut stream)
@@ -105,6 +106,12 @@ class AuthenticationError(ProviderError):
 
 class RateLimitError(ProviderError):
     retryable = True
+
+
+class QuotaExceededError(RateLimitError):
+    """A 429 that waiting will not fix: the account is out of quota or credit."""
+
+    retryable = False
 
 
 class ServerError(ProviderError):

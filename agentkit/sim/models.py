@@ -166,7 +166,7 @@ MISTAKE_RATE = 0.25
 def noisy(request: ChatRequest, suffix: str) -> Decision:
     """The reasoner with seeded mistakes: each call has a MISTAKE_RATE chance of one of MISTAKES.
     The dice are a hash of (seed, request), so a seed is a reproducible "model" for the benchmark."""
-    seed = _int(suffix, default=0)
+    seed = _seed(suffix)
     decision = R.decide(request)
     out: list[PlannedCall] = []
     for i, call in enumerate(decision.calls):
@@ -200,8 +200,20 @@ def _make_mistake(kind: str | None, call: PlannedCall, request: ChatRequest) -> 
 
 
 def _int(text: str, default: int) -> int:
+    """The number a model name ends in ("sim-parallel-8" -> 8); past 18 digits, the largest we take."""
     m = re.match(r"-?(\d+)", text)
-    return int(m.group(1)) if m else default
+    if not m:
+        return default
+    digits = m.group(1)  # int() refuses more than 4,300 digits: never hand it a model name's whim
+    return 10**18 if len(digits) > 18 else int(digits)
+
+
+def _seed(text: str) -> int | str:
+    """A noisy model's seed: its number, or for a very long one the digits themselves (still one seed)."""
+    m = re.match(r"-?(\d+)", text)
+    if not m:
+        return 0
+    return int(m.group(1)) if len(m.group(1)) <= 18 else m.group(1)
 
 
 # ═════════════════════════════════════════ names → behaviours ═══════════════════════════════════════
@@ -276,7 +288,7 @@ def describe(model: str) -> str:
     if preset is PRESETS[0] and not short.startswith("sim-reasoner"):
         return f"behaves as sim-reasoner: {preset.description}"
     default = {"sim-parallel-": 2, "sim-noisy-": 0}.get(preset.prefix, 0)
-    return preset.description.format(n=_int(suffix, default))
+    return preset.description.format(n=_seed(suffix) if preset.prefix == "sim-noisy-" else _int(suffix, default))
 
 
 # ═════════════════════════════════════════ the entry point ══════════════════════════════════════════

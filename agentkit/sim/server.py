@@ -13,8 +13,9 @@ Why a thread: a notebook kernel already runs an asyncio loop, and a server on th
 the moment a cell makes a *synchronous* HTTP call to it. uvicorn therefore gets its own thread and its
 own loop; callers just see a URL.
 
-Base URLs differ by client. `base_url(fmt)` is what agentkit's own codecs add their paths to (the
-providers' documented base URLs); `sdk_base_url(fmt)` is what the official SDKs want:
+Base URLs differ by client, and each codec knows its own. `base_url(fmt)` is what agentkit's codecs add
+their paths to: the path of the provider's documented base URL (`codec.DEFAULT_BASE_URL`) on this server.
+`sdk_base_url(fmt)` is what the official SDK wants (`codec.SERVER.sdk_base_path`):
 
     format             base_url(fmt)        sdk_base_url(fmt)   the SDK call
     openai-chat        {url}/v1             {url}/v1            OpenAI(base_url=…)
@@ -22,6 +23,7 @@ providers' documented base URLs); `sdk_base_url(fmt)` is what the official SDKs 
     anthropic          {url}/v1             {url}               Anthropic(base_url=…)
     gemini             {url}/v1beta         {url}               genai.Client(http_options={"base_url": …})
     openrouter         {url}/api/v1         {url}/api/v1        OpenAI(base_url=…)
+    ollama             {url}                {url}               ollama.Client(host=…)
 
 Left out on purpose: TLS, binding anything but 127.0.0.1, multiple workers, auto-reload.
 """
@@ -33,17 +35,24 @@ import socket
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
-#: Path prefixes on top of the server's root URL (see the table in the module docstring).
-BASE_PATHS = {"openai-chat": "/v1", "openai-responses": "/v1", "anthropic": "/v1", "gemini": "/v1beta",
-              "openrouter": "/api/v1"}
-SDK_BASE_PATHS = {"openai-chat": "/v1", "openai-responses": "/v1", "anthropic": "", "gemini": "",
-                  "openrouter": "/api/v1"}
+from ..providers import get_codec
 
 _protocol_class: type | None = None
 
 
-def _sim_protocol() -> type:
+def base_path(fmt: str) -> str:
+    """Where a format lives on the simulator: the path part of its documented base URL ("/v1", "")."""
+    return urlsplit(get_codec(fmt).DEFAULT_BASE_URL).path.rstrip("/")
+
+
+def sdk_base_path(fmt: str) -> str:
+    """Where the format's official SDK wants its base URL on the simulator."""
+    return get_codec(fmt).SERVER.sdk_base_path
+
+
+def http_protocol() -> type:
     """uvicorn's h11 protocol, plus a way for the app to drop a connection (the `drop` fault).
 
     ASGI has no "close the socket without answering" message, so each connection puts its transport's
@@ -90,11 +99,11 @@ class SimServer:
 
     def base_url(self, fmt: str) -> str:
         """The provider's documented base URL, pointed here (what agentkit's HTTPModel wants)."""
-        return self.url + BASE_PATHS[fmt]
+        return self.url + base_path(fmt)
 
     def sdk_base_url(self, fmt: str) -> str:
         """The base URL the official SDK of `fmt` wants (Anthropic and google-genai add their version)."""
-        return self.url + SDK_BASE_PATHS[fmt]
+        return self.url + sdk_base_path(fmt)
 
     @property
     def running(self) -> bool:
@@ -165,7 +174,7 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning",
 
     app = create_app(**app_options)
     sock = listening_socket(host, port)
-    config = uvicorn.Config(app, http=_sim_protocol(), loop="asyncio", lifespan="off", log_config=None,
+    config = uvicorn.Config(app, http=http_protocol(), loop="asyncio", lifespan="off", log_config=None,
                             log_level=log_level, access_log=False, server_header=False, proxy_headers=False,
                             timeout_keep_alive=30)
     server = uvicorn.Server(config)
