@@ -86,6 +86,17 @@ def _close_connections(server: Any) -> None:
             transport.close()
 
 
+def _ask_to_exit(server: Any) -> None:
+    server.should_exit = True
+    # force_exit skips uvicorn's wait for open keep-alive connections, which would block for seconds.
+    server.force_exit = True
+
+
+def _close_then_exit(server: Any) -> None:
+    _close_connections(server)
+    _ask_to_exit(server)
+
+
 class SimServer:
     """A running simulator: `.url`, `.base_url(fmt)`, `.sdk_base_url(fmt)`, `.reset()`, `.stop()`.
 
@@ -116,17 +127,17 @@ class SimServer:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop serving and join the thread. In-flight requests (e.g. a `slow` fault) are cut off."""
         server = self._server
-        server.should_exit = True
-        # force_exit skips uvicorn's wait for open keep-alive connections, which would block for seconds.
-        server.force_exit = True
-        # Close every open connection on the server's own loop (transports are not thread-safe), so
-        # clients in the middle of a slow request see a disconnect at once and handlers end cleanly.
+        # Close every open connection first, then ask uvicorn to exit, both on the server's own loop
+        # (transports are not thread-safe). In that order a client in the middle of a slow request sees
+        # its connection go, and its handler ends cleanly, before uvicorn's forced exit cancels what is
+        # left: the other order raced, and a cancelled handler made uvicorn answer a stray 500.
         listeners = getattr(server, "servers", None) or ()  # set once uvicorn has started
-        if listeners:
-            try:
-                listeners[0].get_loop().call_soon_threadsafe(_close_connections, server)
-            except RuntimeError:  # the loop has already closed: nothing left to close
-                pass
+        try:
+            if not listeners:
+                raise RuntimeError("not started")
+            listeners[0].get_loop().call_soon_threadsafe(_close_then_exit, server)
+        except RuntimeError:  # not started, or the loop has already closed: nothing left to close
+            _ask_to_exit(server)
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
