@@ -88,6 +88,7 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
     """One tool back to a ToolSpec. The server decodes it into Go types: a field of the wrong JSON type
     is refused in Go's words; the JSON Schema vocabulary itself (e.g. `"type": "nope"`) is not checked."""
     tool = _go_object(d, "Tool", param)
+    _go_str(tool.get("type"), "Tool", f"{param}.type")
     function = _go_object(tool.get("function"), "Tool", f"{param}.function", allow_null=True) or {}
     name = _go_str(function.get("name"), "ToolFunction", f"{param}.function.name")
     description = _go_str(function.get("description"), "ToolFunction", f"{param}.function.description")

@@ -1,23 +1,20 @@
 """The simulator's HTTP side: one ASGI app that answers in every provider's wire format.
 
 Routes mirror the real APIs, so a client changes only its base URL. They are not listed here: each
-codec declares its own (`SERVER.routes`), and `create_app` serves every registered format's:
+codec declares its own (`SERVER.routes`) and `create_app` serves every registered format's, so a new
+format needs no line in this file. `GET /` (and `python -m agentkit.sim`) shows the current list; for
+example:
 
-    POST /v1/chat/completions                         openai-chat
-    POST /v1/responses                                openai-responses
-    POST /v1/messages                                 anthropic   (needs an anthropic-version header)
-    POST /v1beta/models/{model}:generateContent       gemini      (also under /v1/, google-genai's default)
-    POST /v1beta/models/{model}:streamGenerateContent gemini      ?alt=sse -> SSE; without -> one JSON array
-    POST /api/v1/chat/completions                     openrouter  (honours the `models` fallback list)
-    POST /api/chat                                    ollama      (streams NDJSON unless "stream": false)
-    GET  /v1/models  /api/v1/models  /v1beta/models  /api/tags    the model list, in the asking client's format
-    GET  /                                            a short index of the above
+    POST /v1/chat/completions                    openai-chat
+    POST /v1beta/models/{model}:generateContent  gemini (the model is in the path; also under /v1/)
+    POST /api/chat                               ollama (streams NDJSON unless "stream": false)
+    GET  /v1/models                              shared by three formats: the client's own headers decide
 
 Every POST walks the same recipe (`SimApp.handle`), one step per provider rule, reading each rule from
 the format's codec (`codec.SERVER` and the server-side verbs, see `providers/contract.py`):
 
-    1. credentials   any key works, but none at all gets the provider's 401 (Gemini: 403; Ollama needs none)
-    2. headers       the provider's required headers (Anthropic: anthropic-version); a JSON body (else 415)
+    1. credentials   any key works, but none at all gets the provider's 401 or 403 (none where no key is needed)
+    2. headers       the provider's required headers (e.g. anthropic-version); a JSON body (else 415)
     3. body          read up to `max_body_bytes` (413 beyond); strict UTF-8 JSON (400 when broken)
     4. decode        codec.parse_request -> ChatRequest; RequestInvalid -> its 4xx
     5. refusals      codec.model_refusal: a documented per-model refusal -> 400

@@ -14,16 +14,10 @@ the moment a cell makes a *synchronous* HTTP call to it. uvicorn therefore gets 
 own loop; callers just see a URL.
 
 Base URLs differ by client, and each codec knows its own. `base_url(fmt)` is what agentkit's codecs add
-their paths to: the path of the provider's documented base URL (`codec.DEFAULT_BASE_URL`) on this server.
-`sdk_base_url(fmt)` is what the official SDK wants (`codec.SERVER.sdk_base_path`):
-
-    format             base_url(fmt)        sdk_base_url(fmt)   the SDK call
-    openai-chat        {url}/v1             {url}/v1            OpenAI(base_url=…)
-    openai-responses   {url}/v1             {url}/v1            OpenAI(base_url=…)
-    anthropic          {url}/v1             {url}               Anthropic(base_url=…)
-    gemini             {url}/v1beta         {url}               genai.Client(http_options={"base_url": …})
-    openrouter         {url}/api/v1         {url}/api/v1        OpenAI(base_url=…)
-    ollama             {url}                {url}               ollama.Client(host=…)
+their paths to: the path of the provider's documented base URL (`codec.DEFAULT_BASE_URL`) on this server,
+e.g. {url}/v1 for openai-chat, {url}/v1beta for gemini. `sdk_base_url(fmt)` is what the format's official
+SDK wants (`codec.SERVER.sdk_base_path`), e.g. {url} for Anthropic(base_url=…), which adds /v1 itself.
+`python -m agentkit.sim` prints both for every registered format.
 
 Left out on purpose: TLS, binding anything but 127.0.0.1, multiple workers, auto-reload.
 """
