@@ -326,7 +326,8 @@ def mutated_streams(draw, codec) -> list[tuple[str | None, str]]:
 
 
 def assert_only_bad_response(codec, body=None, events=None) -> None:
-    """Client-side decoding gives a ModelTurn or raises BadResponseError, never anything else."""
+    """Client-side decoding gives a ModelTurn or raises a ProviderError: BadResponseError for a body that
+    is not the format's, or the typed error a body's `error` names; never anything else."""
     try:
         if events is None:
             turn = codec.parse_response(body)
@@ -337,6 +338,9 @@ def assert_only_bad_response(codec, body=None, events=None) -> None:
             turn = assembler.turn()
     except BadResponseError as exc:
         assert exc.retryable and isinstance(exc.message, str)
+        return
+    except ProviderError as exc:  # an error inside a 200 (a set `error`, a failed status)
+        assert isinstance(exc.message, str) and exc.status is not None
         return
     assert turn.text is None or isinstance(turn.text, str)
     assert all(isinstance(c.id, str) and isinstance(c.name, str) for c in turn.tool_calls)

@@ -525,7 +525,16 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
 
         async def chat(request: Request) -> Reply | _NoReply:
             fmt = fmts[0] if len(fmts) == 1 else sim.format_for(request, fmts)
-            return await sim.handle(request, fmt, model=request.path_params.get("model"), stream=stream_of[fmt])
+            try:
+                return await sim.handle(request, fmt, model=request.path_params.get("model"),
+                                        stream=stream_of[fmt])
+            except asyncio.CancelledError:
+                # The server is stopping and cancels what still runs (a `slow` request, say). Close the
+                # connection first: otherwise uvicorn answers the cancelled request with a stray 500.
+                close = (request.scope.get("extensions") or {}).get(CLOSE_EXTENSION)
+                if close is not None:
+                    close()
+                raise
 
         async def list_models(request: Request) -> Reply:
             fmt = fmts[0] if len(fmts) == 1 else sim.format_for(request, fmts)
