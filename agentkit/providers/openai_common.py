@@ -82,12 +82,13 @@ def parse_error(status: int, body: Any, headers: Any = None, provider: str = "op
                retry_after=retry_after_seconds(headers), body=data if data is not None else body)
 
 
-def in_band_error(body: dict, provider: str) -> ProviderError:
+def in_band_error(body: dict, provider: str, raw: Any = None) -> ProviderError:
     """A 2xx body or stream chunk whose top-level `error` is set, as the error it stands for.
 
     The HTTP status was 200, so the class comes from the error's own `type`/`code` (KIND_STATUS; a
     number there, as OpenRouter sends, is taken as the status itself): a server_error is a retryable
-    ServerError, a rate limit a RateLimitError, an invalid request a BadRequestError.
+    ServerError, a rate limit a RateLimitError, an invalid request a BadRequestError. `raw` is what the
+    error keeps as its body (default: `body`).
     """
     error = body.get("error")
     if isinstance(error, dict):
@@ -101,7 +102,7 @@ def in_band_error(body: dict, provider: str) -> ProviderError:
         status = KIND_STATUS.get(str(kind), 500) if kind is not None else 500
     cls = QuotaExceededError if kind == "insufficient_quota" else error_for_status(status)
     return cls(message, status=status, error_type=None if kind is None else str(kind), provider=provider,
-               body=body)
+               body=body if raw is None else raw)
 
 
 def count(value: Any) -> int:

@@ -236,10 +236,8 @@ def _failed(response: dict, body: Any) -> ProviderError:
     error = response.get("error")
     if not isinstance(error, dict):
         error = {"message": str(error or "the response failed"), "code": "server_error"}
-    failure = in_band_error({"error": {"message": str(error.get("message") or "the response failed"),
-                                       "code": error.get("code") or error.get("type")}}, NAME)
-    failure.body = body
-    return failure
+    return in_band_error({"error": {"message": str(error.get("message") or "the response failed"),
+                                    "code": error.get("code") or error.get("type")}}, NAME, raw=body)
 
 
 class StreamAssembler:
