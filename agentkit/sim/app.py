@@ -221,7 +221,7 @@ class SimApp:
         return {name: rid} if name else {}
 
     def success(self, fmt: str, turn: ModelTurn, request: ChatRequest, *, rid: str, stream: bool,
-                query: Any = None, failure: F.Failure | None = None, pace_ms: int = 0) -> Reply:
+                sse: bool = True, failure: F.Failure | None = None, pace_ms: int = 0) -> Reply:
         codec = self.codecs[fmt]
         server: ServerFacts = codec.SERVER
         transport = failure.transport if failure else None
@@ -243,8 +243,7 @@ class SimApp:
                                                       request, sent)]
         if transport == "badjson":  # one event in the middle carries half a JSON document
             events, transport = _corrupt_middle(events), None
-        if server.sse_query is not None and (query or {}).get(server.sse_query[0]) != server.sse_query[1]:
-            # Gemini without ?alt=sse: one JSON array, written one element at a time
+        if not sse:  # e.g. Gemini without ?alt=sse: one JSON array, written one element at a time
             items = [e.data for e in events if e.comment is None and e.data is not None]
             chunks = [("[" if i == 0 else "\r\n,") + item for i, item in enumerate(items)]
             chunks = [c.encode() for c in chunks] + [b"]" if items else b"[]"]
@@ -369,9 +368,10 @@ class SimApp:
             if turn.model in (None, name):
                 turn = replace(turn, model=candidate)
             answered = replace(chat, model=candidate)
-            # 8. encode
-            return self.success(fmt, turn, answered, rid=rid, stream=want_stream, query=request.query_params,
-                                failure=failure, pace_ms=cplan.pace_ms)
+            # 8. encode (the query is read only by a format that frames its stream by it)
+            sse = server.sse_query is None or request.query_params.get(server.sse_query[0]) == server.sse_query[1]
+            return self.success(fmt, turn, answered, rid=rid, stream=want_stream, sse=sse, failure=failure,
+                                pace_ms=cplan.pace_ms)
         assert last_error is not None
         return last_error
 
