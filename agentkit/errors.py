@@ -15,6 +15,7 @@
         ├── BadRequestError        400/404/413/422: the request is wrong; retrying will not help
         ├── AuthenticationError    401/403, or a key that is missing or malformed (checked when built)
         ├── RateLimitError         429 (retryable; `retry_after` in seconds when the server said)
+        │   └── QuotaExceededError 429 that is billing, not load (OpenAI's insufficient_quota): not retryable
         ├── ServerError            5xx, 529 overloaded (retryable)
         ├── ProviderTimeout        an attempt or the whole call ran out of time (retryable; `error_type`
         │                          says which: "timeout", "stalled" stream, "total_timeout")
@@ -117,6 +118,12 @@ class AuthenticationError(ProviderError):
 
 class RateLimitError(ProviderError):
     retryable = True
+
+
+class QuotaExceededError(RateLimitError):
+    """A 429 that waiting will not fix: the account is out of quota or credit."""
+
+    retryable = False
 
 
 class ServerError(ProviderError):

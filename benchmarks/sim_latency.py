@@ -51,7 +51,7 @@ def bare_app_server():
 
     import uvicorn
 
-    from agentkit.sim.server import SimServer, _sim_protocol, listening_socket
+    from agentkit.sim.server import SimServer, http_protocol, listening_socket
 
     body = b'{"ok":true}'
 
@@ -63,7 +63,7 @@ def bare_app_server():
         await send({"type": "http.response.body", "body": body})
 
     sock = listening_socket()
-    config = uvicorn.Config(app, http=_sim_protocol(), loop="asyncio", lifespan="off", log_config=None,
+    config = uvicorn.Config(app, http=http_protocol(), loop="asyncio", lifespan="off", log_config=None,
                             log_level="warning", access_log=False, server_header=False, proxy_headers=False)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

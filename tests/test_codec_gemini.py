@@ -186,7 +186,7 @@ def test_request_matches_the_reference_shapes():
     ],
 )
 def test_tool_choice_maps_to_function_calling_modes(choice, config):
-    assert codec.tool_config_to_wire(choice) == {"functionCallingConfig": config}
+    assert codec.tool_choice_to_wire(choice) == {"functionCallingConfig": config}
 
 
 # --- hypothesis strategies ---------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from agentkit.errors import (
     BadRequestError,
     BadResponseError,
     ProviderError,
+    QuotaExceededError,
     RateLimitError,
     ServerError,
 )
@@ -325,7 +326,8 @@ def mutated_streams(draw, codec) -> list[tuple[str | None, str]]:
 
 
 def assert_only_bad_response(codec, body=None, events=None) -> None:
-    """Client-side decoding gives a ModelTurn or raises BadResponseError, never anything else."""
+    """Client-side decoding gives a ModelTurn or raises a ProviderError: BadResponseError for a body that
+    is not the format's, or the typed error a body's `error` names; never anything else."""
     try:
         if events is None:
             turn = codec.parse_response(body)
@@ -336,6 +338,9 @@ def assert_only_bad_response(codec, body=None, events=None) -> None:
             turn = assembler.turn()
     except BadResponseError as exc:
         assert exc.retryable and isinstance(exc.message, str)
+        return
+    except ProviderError as exc:  # an error inside a 200 (a set `error`, a failed status)
+        assert isinstance(exc.message, str) and exc.status is not None
         return
     assert turn.text is None or isinstance(turn.text, str)
     assert all(isinstance(c.id, str) and isinstance(c.name, str) for c in turn.tool_calls)
@@ -431,12 +436,20 @@ def test_stream_splits_arguments_and_text_and_sends_usage_only_when_asked():
     assert all("usage" not in c for c in plain) and plain[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
 
-def test_stream_error_chunk_and_cut_stream_raise_bad_response():
+def test_an_error_chunk_raises_the_error_it_names_and_a_cut_stream_a_bad_response():
     assembler = chat.StreamAssembler()
     assembler.feed(None, STREAM_1_8[0])
-    with pytest.raises(BadResponseError, match="Provider disconnected") as err:
-        assembler.feed(None, chat.build_stream_error("Provider disconnected").data)
+    with pytest.raises(ServerError, match="Provider disconnected") as err:
+        assembler.feed(None, chat.build_stream_error(503, "Provider disconnected", request_for(chat)).data)
     assert err.value.error_type == "server_error" and err.value.retryable
+    rate = chat.StreamAssembler()
+    with pytest.raises(RateLimitError) as err:
+        rate.feed(None, chat.build_stream_error(429, "slow down", request_for(chat)).data)
+    assert err.value.retryable and err.value.status == 429
+    quota = {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota"}}
+    with pytest.raises(QuotaExceededError) as err:
+        chat.StreamAssembler().feed(None, json.dumps(quota))
+    assert not err.value.retryable
     cut = chat.StreamAssembler()
     for data in STREAM_1_8[:-1]:  # everything but [DONE]
         cut.feed(None, data)
@@ -461,9 +474,11 @@ def test_lenient_reading_of_compatible_servers():
     turn = chat.parse_response(body)
     assert turn.stop == "tool_calls" and turn.native_stop == "stop" and turn.text is None
     assert turn.tool_calls[0].arguments == {"a": 1} and turn.usage == Usage()
-    for bad in [None, [], {"choices": []}, {"choices": [{"message": None}]}, {"error": {"message": "boom"}}]:
+    for bad in [None, [], {"choices": []}, {"choices": [{"message": None}]}]:
         with pytest.raises(BadResponseError):
             chat.parse_response(bad)
+    with pytest.raises(ServerError, match="boom"):  # an error inside a 200 body: untyped means the server's
+        chat.parse_response({"error": {"message": "boom"}})
 
 
 # --- the official SDK against the server side ---------------------------------------------------------------
@@ -523,7 +538,7 @@ def test_sdk_stream_accumulates_our_chunks():
 def test_sdk_raises_on_an_in_stream_error_chunk():
     def handler(http_request):
         text = "".join(e.encode() for e in [*chat.build_stream(PARALLEL, request_for(chat))[:2],
-                                             chat.build_stream_error("upstream died")])
+                                             chat.build_stream_error(500, "upstream died", request_for(chat))])
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=text.encode())
 
     client = openai.OpenAI(api_key="sk-test", base_url="http://sim.test/v1", max_retries=0,
@@ -705,7 +720,7 @@ def test_error_bodies_map_to_the_right_provider_error():
     assert dated.retry_after == 0.0  # a date in the past: go now
     quota = chat.parse_error(429, {"error": {"message": "You exceeded your current quota",
                                              "type": "insufficient_quota", "code": "insufficient_quota"}}, {})
-    assert isinstance(quota, RateLimitError) and not quota.retryable
+    assert isinstance(quota, QuotaExceededError) and isinstance(quota, RateLimitError) and not quota.retryable
     unauthorized = chat.parse_error(401, chat.build_error(401, "Incorrect API key"), None)
     assert isinstance(unauthorized, AuthenticationError)
     assert isinstance(chat.parse_error(404, chat.build_error(404, "no model"), None), BadRequestError)

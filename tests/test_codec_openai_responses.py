@@ -36,7 +36,7 @@ from test_codec_openai_chat import (
 
 from agentkit.errors import BadResponseError, RateLimitError, ServerError
 from agentkit.providers import openai_responses as responses
-from agentkit.providers.common import RequestInvalid, WireRequest
+from agentkit.providers.common import ChatRequest, RequestInvalid, SSEvent, WireRequest
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 STREAM_EVENT = pydantic.TypeAdapter(ResponseStreamEvent)
@@ -233,22 +233,24 @@ def test_incomplete_and_failed_answers():
     assert body["status"] == "incomplete" and body["incomplete_details"] == {"reason": "max_output_tokens"}
     assert responses.parse_response(body).stop == "length"
     assert responses.build_stream(cut, request)[-1].event == "response.incomplete"
-    with pytest.raises(BadResponseError, match="overloaded") as failed:
+    with pytest.raises(ServerError, match="overloaded") as failed:
         responses.parse_response({**body, "status": "failed", "error": {"code": "server_error",
                                                                           "message": "overloaded"}})
-    assert failed.value.error_type == "server_error"
+    assert failed.value.error_type == "server_error" and failed.value.retryable
 
 
-def test_error_events_and_cut_streams_raise_bad_response():
+def test_error_events_raise_the_error_they_name_and_cut_streams_a_bad_response():
     good = _recorded_stream()
     assembler = responses.StreamAssembler()
     assembler.feed(*good[0])
-    with pytest.raises(BadResponseError, match="Rate limit") as err:
-        event = responses.build_stream_error("Rate limit reached", "rate_limit_exceeded", 1)
+    sent = [SSEvent(data, event=name) for name, data in good[:1]]
+    with pytest.raises(RateLimitError, match="Rate limit") as err:
+        event = responses.build_stream_error(429, "Rate limit reached", ChatRequest("gpt-4.1", ()), sent)
+        assert json.loads(event.data)["sequence_number"] == 1  # numbering goes on from the events sent
         assembler.feed(event.event, event.data)
-    assert err.value.error_type == "rate_limit_exceeded"
+    assert err.value.error_type == "rate_limit_exceeded" and err.value.retryable
     failed = responses.StreamAssembler()
-    with pytest.raises(BadResponseError, match="boom"):
+    with pytest.raises(ServerError, match="boom"):
         broken = {**RESPONSE_2_5, "status": "failed", "error": {"code": "server_error", "message": "boom"}}
         failed.feed("response.failed",
                     json.dumps({"type": "response.failed", "sequence_number": 0, "response": broken}))
@@ -293,15 +295,15 @@ def test_sdk_stream_helper_accumulates_our_events():
 def test_sdk_reads_our_error_event_as_its_error_event_model():
     def handler(http_request):
         request = responses.parse_request(json.loads(http_request.content))
-        events = [*responses.build_stream(PARALLEL, request)[:3],
-                  responses.build_stream_error("upstream died", "server_error", 3)]
+        sent = responses.build_stream(PARALLEL, request)[:3]
+        events = [*sent, responses.build_stream_error(500, "upstream died", request, sent)]
         return httpx2.Response(200, headers={"content-type": "text/event-stream"},
                                content="".join(e.encode() for e in events).encode())
 
     client = openai.OpenAI(api_key="sk-test", base_url="http://sim.test/v1", max_retries=0,
                            http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
     # The SDK hands the `error` event to the caller (it only raises on a top-level `error` key);
-    # our assembler turns it into BadResponseError.
+    # our assembler turns it into the typed error its code names (server_error: a ServerError).
     last = list(client.responses.create(model="m", input="x", stream=True))[-1]
     assert (last.type, last.message, last.code, last.sequence_number) == ("error", "upstream died",
                                                                           "server_error", 3)

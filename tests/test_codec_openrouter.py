@@ -34,7 +34,7 @@ from test_codec_openai_chat import (
     wire_json,
 )
 
-from agentkit.errors import BadRequestError, BadResponseError, RateLimitError, ServerError
+from agentkit.errors import BadRequestError, RateLimitError, ServerError
 from agentkit.providers import openai_chat, openrouter
 from agentkit.providers.common import RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, Usage
@@ -167,14 +167,19 @@ def test_assembler_fed_the_comment_events_directly_ignores_them():
     assert assembler.turn().native_stop == "tool_use"
 
 
-def test_in_stream_error_raises_bad_response_and_the_sdk_raises_too():
+def test_in_stream_error_raises_a_server_error_and_the_sdk_raises_too():
     assembler = openrouter.StreamAssembler()
-    with pytest.raises(BadResponseError, match="Provider disconnected unexpectedly") as err:
+    with pytest.raises(ServerError, match="Provider disconnected unexpectedly") as err:
         for event in sse(STREAM_ERROR_6_5):
             assembler.feed(event.event, event.data)
-    assert err.value.provider == "openrouter" and err.value.error_type == "server_error"
-    built = openrouter.build_stream_error(ModelTurn("x", model="openai/gpt-4.1"), _request(), "gone")
-    assert json.loads(built.data)["choices"][0]["finish_reason"] == "error"
+    assert err.value.provider == "openrouter" and err.value.error_type == "server_error" and err.value.retryable
+    request = _request()
+    sent = openrouter.build_stream(ModelTurn("x", model="openai/gpt-4.1"), request)[:2]
+    built = json.loads(openrouter.build_stream_error(503, "gone", request, sent).data)
+    assert built["choices"][0]["finish_reason"] == "error" and built["error"]["code"] == "server_error"
+    assert built["id"] == json.loads(sent[1].data)["id"]  # the same stream's id
+    with pytest.raises(RateLimitError):  # a numeric code is the status itself
+        openrouter.StreamAssembler().feed(None, openrouter.build_stream_error(429, "slow", request).data)
 
     def handler(http_request):
         return httpx2.Response(200, headers={"content-type": "text/event-stream"},

@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from ndjson_client import LineModel, httpmodel_reads_ndjson
 
 import agentkit
 from agentkit import HTTPModel, Limits, StopReason, tool
-from agentkit.providers import FORMATS
+from agentkit.providers import FORMATS, get_codec
 
 
 @tool
@@ -43,11 +44,18 @@ def outcome(run):
     return run.stop_reason, run.steps, run.output, results
 
 
+def model_for(sim, fmt: str, stream: bool):
+    """HTTPModel, except for a streamed NDJSON format before HTTPModel can read one (see ndjson_client)."""
+    if stream and get_codec(fmt).STREAM_FRAMING == "ndjson" and not httpmodel_reads_ndjson():
+        return LineModel("sim-reasoner", fmt, sim.base_url(fmt))
+    return HTTPModel("sim-reasoner", fmt, base_url=sim.base_url(fmt), api_key="sim-key")
+
+
 def test_every_format_streamed_or_not_reaches_the_same_answer(sim):
     seen = {}
     for fmt in FORMATS:
         for stream in (False, True):
-            model = HTTPModel("sim-reasoner", fmt, base_url=sim.base_url(fmt), api_key="sim-key")
+            model = model_for(sim, fmt, stream)
             run = agentkit.run(model, QUESTION, tools=TOOLS, stream=stream)
             model.close()
             seen[(fmt, stream)] = outcome(run)
@@ -124,3 +132,33 @@ def test_claude_55_refuses_a_forced_tool_choice_but_auto_works(sim):
     assert info.value.__cause__.status == 400
     assert agentkit.run(model, QUESTION, tools=TOOLS).stop_reason is StopReason.FINAL_ANSWER
     model.close()
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+def test_an_error_inside_a_stream_reaches_the_caller_typed_and_a_retry_answers(sim, fmt):
+    """The `instream` fault: half the answer, then the provider's own error event inside the 200 stream."""
+    options = agentkit.ModelOptions(stream=True)
+    messages = [agentkit.Message.user(QUESTION)]
+    specs = [t.spec for t in TOOLS]
+    if get_codec(fmt).STREAM_FRAMING == "ndjson" and not httpmodel_reads_ndjson():
+        model = LineModel("sim-reasoner-instream", fmt, sim.base_url(fmt))
+        with pytest.raises(agentkit.errors.ServerError):  # Ollama's error line carries no kind: a server failure
+            model.complete(messages, specs, options)
+        model.close()
+        return
+    model = HTTPModel("sim-reasoner-instream", fmt, base_url=sim.base_url(fmt), api_key="sim-key", max_retries=0)
+    # Gemini writes its error as raw JSON lines between the `data:` events (google-genai reads them); an SSE
+    # parser keeps only `data:` lines, so there the stream just ends early: still a retryable error.
+    expected = (agentkit.errors.ServerError, agentkit.errors.BadResponseError) if fmt == "gemini" \
+        else agentkit.errors.ServerError
+    with pytest.raises(expected) as info:
+        model.complete(messages, specs, options)
+    assert info.value.retryable
+    model.close()
+    sim.reset()
+    flaky = HTTPModel("sim-reasoner-instream-flaky", fmt, base_url=sim.base_url(fmt), api_key="sim-key",
+                      sleep=lambda seconds: None)
+    turn = flaky.complete(messages, specs, options)
+    assert [c.name for c in turn.tool_calls] == ["get_weather", "get_exchange_rate"]
+    assert [a.ok for a in flaky.last_attempts] == [False, True]
+    flaky.close()

@@ -490,7 +490,7 @@ def test_an_error_event_inside_a_stream_is_typed_and_retried():
     body = 'data: {"error": {"message": "Provider disconnected", "type": "server_error"}}\n\ndata: [DONE]\n\n'
     broken = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
     fake = Fake("openai-chat", [broken, broken, broken])
-    with pytest.raises(BadResponseError, match="Provider disconnected") as info:
+    with pytest.raises(ServerError, match="Provider disconnected") as info:  # a server_error: retryable
         make(fake).complete(MESSAGES, options=ModelOptions(stream=True))
     assert len(info.value.attempts) == 3
 

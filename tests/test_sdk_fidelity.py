@@ -374,3 +374,36 @@ def test_missing_key_is_the_sdks_authentication_error(server):
             oai.chat.completions.create(model="sim-reasoner", messages=[{"role": "user", "content": "hi"}])
     finally:
         http.close()
+
+
+# --- errors inside a 200 stream (the `instream` fault) ---------------------------------------------
+
+def test_each_sdk_raises_on_its_providers_in_stream_error(server):
+    """Half of the answer, then each provider's own error event: every official client raises on it."""
+    user = [{"role": "user", "content": ASK}]
+    oai = openai.OpenAI(base_url=server.sdk_base_url("openai-chat"), api_key="k", max_retries=0)
+    with pytest.raises(openai.APIError, match="overloaded"):  # `data: {"error": ...}`
+        list(oai.chat.completions.create(model="sim-reasoner-instream", messages=user, tools=CHAT_TOOLS,
+                                         stream=True))
+    router = openai.OpenAI(base_url=server.sdk_base_url("openrouter"), api_key="k", max_retries=0)
+    with pytest.raises(openai.APIError, match="overloaded"):  # the chunk with finish_reason "error"
+        list(router.chat.completions.create(model="sim-reasoner-instream", messages=user, tools=CHAT_TOOLS,
+                                            stream=True))
+    # Responses: the SDK yields the `error` event to the caller, who reads its code.
+    events = list(oai.responses.create(model="sim-reasoner-instream429", input=ASK, tools=RESPONSES_TOOLS,
+                                       stream=True))
+    assert (events[-1].type, events[-1].code) == ("error", "rate_limit_exceeded")
+    claude = anthropic.Anthropic(base_url=server.sdk_base_url("anthropic"), api_key="k", max_retries=0)
+    with pytest.raises(anthropic.APIStatusError) as info:  # `event: error`, overloaded_error, in a 200
+        with claude.messages.stream(model=f"{CLAUDE}-instream", max_tokens=256, messages=user,
+                                    tools=ANTHROPIC_TOOLS) as stream:
+            stream.get_final_message()
+    assert "overloaded_error" in str(info.value)
+    gem = genai.Client(api_key="k", http_options=gt.HttpOptions(base_url=server.sdk_base_url("gemini")))
+    with pytest.raises(genai_errors.ServerError) as gerr:  # raw JSON lines between the `data:` events
+        list(gem.models.generate_content_stream(model="gemini-2.5-flash-instream", contents=ASK,
+                                                config=GEMINI_CONFIG))
+    assert gerr.value.code == 503 and gerr.value.status == "UNAVAILABLE"
+    oai.close()
+    router.close()
+    claude.close()

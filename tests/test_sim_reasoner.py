@@ -323,7 +323,7 @@ def test_results_without_ids_are_paired_by_name():
                 Message("tool", "1 USD = 155.2 JPY", (), None, "get_exchange_rate"),
                 Message("tool", "晴れ", (), None, "get_weather")]
     attempts = R.pair_results(messages)
-    assert [(a.call.id, a.outcome.value) for a in attempts] == [("b", "1 USD = 155.2 JPY"), ("a", "晴れ")]
+    assert [(a.call.id, a.observation.value) for a in attempts] == [("b", "1 USD = 155.2 JPY"), ("a", "晴れ")]
 
 
 # ── after errors: correct once, then explain ───────────────────────────────────────────────────────

@@ -25,7 +25,7 @@ from agentkit.sim.app import UnknownModel
 from agentkit.types import ModelTurn, ToolCall, Usage
 
 ROOT = Path(__file__).resolve().parents[1]
-FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini", "openrouter")
+FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini", "openrouter", "ollama")
 STUB_MODELS = ("sim-reasoner", "gpt-4.1", "claude-sonnet-4-5", "gemini-2.5-flash")
 
 
@@ -63,13 +63,17 @@ def body_for(fmt: str, model: str = "sim-reasoner", *, tools: bool = False, stre
         body = {"model": model, "max_tokens": 256, "messages": [{"role": "user", "content": text}]}
         if tools:
             body["tools"] = [{"name": "get_weather", "input_schema": WEATHER}]
+    elif fmt == "ollama":  # streams unless told otherwise, so `stream` is always stated
+        body = {"model": model, "messages": [{"role": "user", "content": text}], "stream": stream}
+        if tools:
+            body["tools"] = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
     else:
         body = {"contents": [{"role": "user", "parts": [{"text": text}]}]}
         if tools:
             body["tools"] = [{"functionDeclarations": [{"name": "get_weather", "parametersJsonSchema": WEATHER}]}]
     if tool_choice is not None:
         body["tool_choice"] = tool_choice
-    if stream and fmt != "gemini":
+    if stream and fmt not in ("gemini", "ollama"):
         body["stream"] = True
     return body
 
@@ -80,7 +84,7 @@ def path_for(fmt: str, model: str = "sim-reasoner", *, stream: bool = False, sse
             return f"/v1beta/models/{model}:streamGenerateContent" + ("?alt=sse" if sse else "")
         return f"/v1beta/models/{model}:generateContent"
     return {"openai-chat": "/v1/chat/completions", "openai-responses": "/v1/responses",
-            "anthropic": "/v1/messages", "openrouter": "/api/v1/chat/completions"}[fmt]
+            "anthropic": "/v1/messages", "openrouter": "/api/v1/chat/completions", "ollama": "/api/chat"}[fmt]
 
 
 def headers_for(fmt: str, **extra: str) -> dict:
@@ -101,6 +105,8 @@ def assert_error_shape(fmt: str, response: httpx.Response, status: int) -> dict:
         assert body["error"]["code"] == status and isinstance(body["error"]["message"], str)
     elif fmt == "anthropic":
         assert body["type"] == "error" and {"type", "message"} <= set(body["error"])
+    elif fmt == "ollama":
+        assert set(body) == {"error"} and isinstance(body["error"], str)
     else:
         assert body["error"]["code"] == status and {"message", "status"} <= set(body["error"])
     return body
@@ -110,7 +116,7 @@ def error_kind(fmt: str, body: dict) -> str | None:
     """The provider's machine-readable error word (type / status)."""
     if fmt == "gemini":
         return body["error"]["status"]
-    if fmt == "openrouter":
+    if fmt in ("openrouter", "ollama"):
         return None
     return body["error"]["type"]
 
@@ -150,6 +156,8 @@ def test_every_route_answers_a_tool_call_in_its_format(client, fmt):
         assert body["output"][0]["type"] == "function_call"
     elif fmt == "anthropic":
         assert body["stop_reason"] == "tool_use"
+    elif fmt == "ollama":
+        assert body["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
     else:
         assert body["candidates"][0]["content"]["parts"][0]["functionCall"]["name"] == "get_weather"
 
@@ -160,11 +168,16 @@ STREAM_ENDS = {"openai-chat": "data: [DONE]", "openrouter": "data: [DONE]",
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_every_route_streams_server_sent_events(client, fmt):
+def test_every_route_streams_in_its_framing(client, fmt):
     r = post(client, fmt, stream=True)
     assert r.status_code == 200, r.text
-    assert r.headers["content-type"].startswith("text/event-stream")
     assert "content-length" not in r.headers  # chunked: events arrive as they are written
+    if fmt == "ollama":  # newline-delimited JSON, the last line says done
+        assert r.headers["content-type"] == "application/x-ndjson"
+        lines = r.text.splitlines()
+        assert r.text.endswith("}\n") and json.loads(lines[-1])["done"] is True
+        return
+    assert r.headers["content-type"].startswith("text/event-stream")
     if fmt == "gemini":
         assert r.text.startswith("data: {") and '"finishReason":"STOP"' in r.text
     else:
@@ -230,9 +243,12 @@ def test_every_auth_style_the_sdks_send_is_accepted(client, fmt, headers, query)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_no_credentials_gets_the_providers_401_or_gemini_403(client, fmt):
+def test_no_credentials_gets_the_providers_401_or_gemini_403_and_ollama_needs_none(client, fmt):
     headers = {"anthropic-version": "2023-06-01"} if fmt == "anthropic" else {}
     r = post(client, fmt, headers=headers)
+    if fmt == "ollama":  # a local Ollama takes no key at all
+        assert r.status_code == 200
+        return
     status = 403 if fmt == "gemini" else 401
     body = assert_error_shape(fmt, r, status)
     expected = {"anthropic": "authentication_error", "gemini": "PERMISSION_DENIED"}.get(fmt)
@@ -302,7 +318,7 @@ def test_quirks_see_through_fault_suffixes(client):
 # --- faults --------------------------------------------------------------------------------------
 
 RATE_LIMIT_KIND = {"openai-chat": "requests", "openai-responses": "requests", "anthropic": "rate_limit_error",
-                   "gemini": "RESOURCE_EXHAUSTED", "openrouter": None}
+                   "gemini": "RESOURCE_EXHAUSTED", "openrouter": None, "ollama": None}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -340,7 +356,7 @@ def test_529_is_anthropic_overloaded_and_503_elsewhere(client, fmt):
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_request_ids_are_deterministic_headers(client, fmt):
     a, b = post(client, fmt), post(client, fmt)
-    name = {"anthropic": "request-id", "gemini": None}.get(fmt, "x-request-id")
+    name = {"anthropic": "request-id", "gemini": None, "ollama": None}.get(fmt, "x-request-id")
     if name:
         assert a.headers[name] == b.headers[name] and a.headers[name].startswith("req_")
     assert a.content == b.content
@@ -389,7 +405,7 @@ def test_cut_stream_delivers_some_events_then_breaks(client, fmt):
         assert r.status_code == 200
         for piece in r.iter_raw():
             received += piece
-    assert b"data: {" in received
+    assert (b'{"model"' if fmt == "ollama" else b"data: {") in received
     if fmt in STREAM_ENDS:
         assert STREAM_ENDS[fmt].encode() not in received
 

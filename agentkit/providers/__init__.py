@@ -1,4 +1,4 @@
-"""Provider codecs: one pure module per wire format, the same verbs in each (see `common`).
+"""Provider codecs: one pure module per wire format, the same verbs in each (see `contract`).
 
     from agentkit.providers import get_codec
     codec = get_codec("anthropic")
@@ -17,6 +17,7 @@ FORMATS = {
     "anthropic": "anthropic",
     "gemini": "gemini",
     "openrouter": "openrouter",
+    "ollama": "ollama",
 }
 
 

@@ -27,20 +27,53 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, event_object,
-                     json_or_none, retry_after_seconds, stable_id)
+from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text, dumps,
+                     event_object, json_or_none, retry_after_seconds, schema_problem, stable_id)
+from .contract import Route, ServerFacts
 
 NAME = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 PATH = "/messages"
 API_KEY_ENVS = ("ANTHROPIC_API_KEY",)
 DEFAULT_MODEL = "claude-haiku-4-5"
+STREAM_FRAMING = "sse"
+SERVER_SIDE_FALLBACK = False
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 1024
+
+#: What the real server does around the bodies (see contract.py). The SDK sends `Authorization: Bearer`,
+#: the documented raw-HTTP header is `x-api-key`: the API takes both (reference §3.1).
+SERVER = ServerFacts(
+    routes=(Route("POST", "/v1/messages"), Route("GET", "/v1/models", "models")),
+    sdk_base_path="",
+    no_key=(401, "x-api-key header is required (on the simulator any key works; Authorization: Bearer is "
+                 "accepted too)"),
+    key_headers=("x-api-key", "authorization"),
+    unknown_model="model: {model}",
+    not_json="The request body is not valid JSON: {detail}",
+    fault_messages={
+        429: "This request would exceed your organization's rate limit of 60 requests per minute for {model}. "
+             "Please try again in {retry_ms}ms.",
+        500: "Internal server error",
+        503: "Service unavailable",
+        529: "Overloaded",
+    },
+    required_headers={"anthropic-version": "anthropic-version: header is required"},
+    client_headers=("anthropic-version", "x-api-key"),
+    request_id_header="request-id",
+    rate_limit_headers={"anthropic-ratelimit-requests-limit": "60",
+                        "anthropic-ratelimit-requests-remaining": "0"},
+)
+
+#: Models that refuse forced tool use (tool_choice any/tool): Anthropic's tool docs, seed 000 claim C14.
+#: The seed writes the names with dots; the API ids (as in the anthropic SDK's model list) use hyphens.
+NO_FORCED_TOOL_USE = ("claude-opus-5.5", "claude-sonnet-5.5", "claude-fable-5.1", "claude-mythos-5.1",
+                      "claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1")
 
 #: Anthropic `stop_reason` -> the kit's neutral stop signal.
 STOP_TO_NEUTRAL = {
@@ -105,6 +138,9 @@ def tool_from_wire(d: Any, param: str = "tools.0") -> ToolSpec:
     if not isinstance(description, str):
         raise RequestInvalid(f"{param}.custom.description: Input should be a valid string",
                              f"{param}.description")
+    if schema_problem(schema) is not None:
+        raise RequestInvalid(f"{param}.custom.input_schema: JSON schema is invalid. It must match JSON Schema "
+                             "draft 2020-12", f"{param}.input_schema")
     return ToolSpec(name, description, schema, d.get("strict") is True)
 
 
@@ -117,7 +153,7 @@ def auth_headers(api_key: str) -> dict:
     return {"x-api-key": api_key}
 
 
-def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None) -> dict:
+def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> dict:
     """The kit's tool_choice + parallel switch as Anthropic's `tool_choice` object.
 
     "auto" -> auto, "required" -> any, {"name": x} -> tool x, "none" -> none. The parallel switch is a flag
@@ -632,7 +668,7 @@ def _tool_choice_field(choice: Any) -> tuple[ToolChoice, bool | None]:
                          "expected tags: 'auto', 'any', 'tool', 'none'", "tool_choice.type")
 
 
-def message_id(turn: ModelTurn, request: ChatRequest) -> str:
+def response_id(turn: ModelTurn, request: ChatRequest) -> str:
     """A `msg_01…` id: the turn's own when it already has that shape, else derived from it."""
     if turn.id and turn.id.startswith("msg_"):
         return turn.id
@@ -645,7 +681,7 @@ def message_id(turn: ModelTurn, request: ChatRequest) -> str:
 
 def call_ids(turn: ModelTurn, request: ChatRequest) -> list[str]:
     """`toolu_01…` ids for the turn's calls, unique per turn (neutral ids like "call_1" repeat)."""
-    msg = message_id(turn, request)
+    msg = response_id(turn, request)
     return [c.id if c.id.startswith("toolu_") else "toolu_01" + stable_id(msg, i, c.id, length=22)
             for i, c in enumerate(turn.tool_calls)]
 
@@ -671,7 +707,7 @@ def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
     for call, call_id in zip(turn.tool_calls, call_ids(turn, request), strict=True):
         content.append({"type": "tool_use", "id": call_id, "name": call.name,
                         "input": call.arguments_object()})
-    return {"id": message_id(turn, request), "type": "message", "role": "assistant",
+    return {"id": response_id(turn, request), "type": "message", "role": "assistant",
             "model": turn.model or request.model, "content": content,
             "stop_reason": _stop_reason(turn), "stop_sequence": None,
             "usage": _usage_to_wire(turn.usage)}
@@ -732,3 +768,30 @@ def build_error(status: int, message: str, error_type: str | None = None, **kw: 
         error_type = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     request_id = kw.get("request_id") or "req_011" + stable_id(status, error_type, message, length=21)
     return {"type": "error", "error": {"type": error_type, "message": message}, "request_id": request_id}
+
+
+def build_stream_error(status: int, message: str, request: ChatRequest,
+                       sent: Sequence[StreamEvent] = ()) -> SSEvent:
+    """A failure after the stream started: `event: error` with the error's type (529 ->
+    overloaded_error, 429 -> rate_limit_error, ...), inside a 200 stream; the SDK raises on it."""
+    body = build_error(status, message)
+    return SSEvent(dumps({"type": "error", "error": body["error"]}), event="error")
+
+
+def build_model_list(names: Sequence[str]) -> dict:
+    """GET /v1/models: `{"data": [{"type": "model", "id", "display_name", ...}], "has_more", ...}`."""
+    data = [{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z",
+             "lifecycle": "active", "deprecated_at": None, "retires_at": None,
+             "max_input_tokens": 200000, "max_tokens": 64000} for n in names]
+    return {"data": data, "has_more": False, "first_id": names[0] if names else None,
+            "last_id": names[-1] if names else None}
+
+
+def model_refusal(request: ChatRequest) -> RequestInvalid | None:
+    """Claude 5.5 models answer a forced tool choice (any / tool) with a 400 (seed 000, claim C14)."""
+    choice = request.options.tool_choice
+    forced = "tool" if isinstance(choice, dict) else "any" if choice == "required" else None
+    if forced is None or not request.model.startswith(NO_FORCED_TOOL_USE):
+        return None
+    return RequestInvalid(f"tool_choice.type {forced!r} is not supported with {request.model}. Use tool_choice "
+                          '{"type": "auto"} with strict tool use, or structured outputs, instead.', "tool_choice")

@@ -1,27 +1,21 @@
 """What every codec shares: the request/response shapes that are not any one provider's.
 
-Each codec module (`openai_chat`, `openai_responses`, `anthropic`, `gemini`, `openrouter`) is pure
-(no I/O) and offers the same verbs, for both sides of its wire format:
+Each codec module (`openai_chat`, `openai_responses`, `anthropic`, `gemini`, `openrouter`, `ollama`) is
+pure (no I/O) and offers the same verbs for both sides of its wire format; `contract.py` names them all
+and `tests/test_codec_contract.py` checks every registered format against it. This module holds only
+what those verbs pass around:
 
-Client side (what `HTTPModel` uses):
-    build_request(model, messages, tools, options) -> WireRequest      path, headers (no auth), JSON body
-    auth_headers(api_key) -> dict                                      the format's auth header(s)
-    parse_response(body) -> ModelTurn                                   a non-streamed JSON response
-    StreamAssembler()                                                   feed(event, data) per SSE event,
-                                                                        .turn() -> the same ModelTurn
-    parse_error(status, body, headers) -> ProviderError                 the format's error body, typed
+    WireRequest    an HTTP request ready to send (path, body, headers without auth)
+    SSEvent        one server-sent event (`event:` name, `data:` text, or a comment)
+    JSONLine       one line of a newline-delimited JSON stream (Ollama)
+    ChatRequest    a decoded request, provider-neutral: what the simulator's models decide on
+    RequestInvalid a client mistake found while decoding; the server answers it with the format's 4xx
 
-Server side (what the simulator uses):
-    parse_request(body, model=None) -> ChatRequest                      raises RequestInvalid on bad input
-    build_response(turn, request) -> dict                               the JSON a real server answers
-    build_stream(turn, request) -> list[SSEvent]                        exact event framing
-    build_error(status, message, error_type=None) -> dict               the format's own error body
-
-Tool definitions:
-    tool_to_wire(spec) -> dict  and  tool_from_wire(d) -> ToolSpec
+plus small helpers every codec needs: stable ids, compact JSON, reading error bodies and Retry-After,
+and `schema_problem` (is a tool's parameter schema valid JSON Schema?).
 
 A round trip (client build_request -> server parse_request -> server build_response -> client
-parse_response) must give back what went in; tests/test_providers_roundtrip.py checks it.
+parse_response) must give back what went in; the codec tests check it for every format.
 """
 
 from __future__ import annotations
@@ -32,7 +26,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Union
 
 from ..types import Message, ModelOptions, ToolSpec
 
@@ -64,6 +58,26 @@ class SSEvent:
         if self.data is not None and self.comment is None:
             lines.append(f"data: {self.data}")
         return "\n".join(lines) + "\n\n"
+
+
+@dataclass(frozen=True)
+class JSONLine:
+    """One line of a newline-delimited JSON stream (`application/x-ndjson`, Ollama's framing).
+
+    It has the same three fields as SSEvent, so code that walks a codec's `build_stream` output reads
+    either kind alike; only `encode()` differs: the JSON text and a newline, nothing else.
+    """
+
+    data: str
+    event: None = None
+    comment: None = None
+
+    def encode(self) -> str:
+        return self.data + "\n"
+
+
+#: What `build_stream` returns and `StreamAssembler.feed` reads, whatever the framing.
+StreamEvent = Union[SSEvent, JSONLine]
 
 
 @dataclass(frozen=True)
@@ -161,3 +175,53 @@ def retry_after_seconds(headers: Any, now: float | None = None) -> float | None:
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+# -- checking a tool's parameter schema ---------------------------------------------------------------
+
+#: Schemas nested deeper than this are refused before any recursive validator sees them.
+MAX_SCHEMA_DEPTH = 64
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why `schema` is not a valid JSON Schema (Draft 2020-12), or None when it is.
+
+        schema_problem({"type": "nope"})        ->  "'nope' is not valid under any of the given schemas"
+        schema_problem({"properties": -1})      ->  "-1 is not of type 'object'"
+    The wording is python-jsonschema's, which is also what OpenAI's 400 quotes. The quick yes comes
+    from jsonschema-rs (a few microseconds); only a refusal loads python-jsonschema to explain itself.
+    """
+    if _depth(schema) > MAX_SCHEMA_DEPTH:
+        return f"the schema is nested more than {MAX_SCHEMA_DEPTH} levels deep"
+    try:
+        import jsonschema_rs
+
+        if jsonschema_rs.meta.is_valid(schema):
+            return None
+    except ImportError:  # pragma: no cover - jsonschema-rs is a dependency; python-jsonschema decides alone
+        pass
+    except Exception:  # noqa: BLE001 - a value it cannot even read: let python-jsonschema word it
+        pass
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema))
+    return None if error is None else error.message
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in `value`, counted without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            children = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_SCHEMA_DEPTH:
+            break
+        stack.extend((child, level + 1) for child in children)
+    return deepest

@@ -41,17 +41,49 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, event_object,
-                     json_or_none, retry_after_seconds, stable_id)
+from .common import (ChatRequest, JSONLine, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text, dumps,
+                     event_object, json_or_none, retry_after_seconds, schema_problem, stable_id)
+from .contract import Route, ServerFacts
 
 NAME = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 API_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 DEFAULT_MODEL = "gemini-2.5-flash"
+STREAM_FRAMING = "sse"
+SERVER_SIDE_FALLBACK = False
+
+_GENERATE = "/models/{model}:generateContent"
+_STREAM = "/models/{model}:streamGenerateContent"
+#: What the real server does around the bodies (see contract.py). The REST docs use v1beta; google-genai
+#: 3.x defaults to v1, so both are served. No 401 and no 529 on this API (reference §4.9).
+SERVER = ServerFacts(
+    routes=tuple(route for version in ("/v1beta", "/v1") for route in (
+        Route("POST", version + _GENERATE, stream=False), Route("POST", version + _STREAM, stream=True),
+        Route("GET", version + "/models", "models"))),
+    sdk_base_path="",
+    no_key=(403, "Method doesn't allow unregistered callers (callers without established identity). Please use "
+                 "API Key or other form of API consumer identity to call this API. (On the simulator any "
+                 "x-goog-api-key or ?key= works.)"),
+    key_headers=("x-goog-api-key", "authorization"),
+    key_query_param="key",
+    unknown_model="models/{model} is not found for API version v1beta, or is not supported for generateContent. "
+                  "Call ListModels to see the list of available models and their supported methods.",
+    not_json="Invalid JSON payload received. {detail}",
+    fault_messages={
+        429: "Resource has been exhausted (e.g. check quota).",
+        500: "An internal error has occurred. Please retry or report in "
+             "https://developers.generativeai.google/guide/troubleshooting",
+        503: "The model is overloaded. Please try again later.",
+    },
+    client_headers=("x-goog-api-key",),
+    nearest_status={529: 503},
+    sse_query=("alt", "sse"),
+)
 
 #: Ids this codec invents for calls that came without one; never sent back to the API.
 SYNTHETIC_ID_PREFIX = "gemini_synth_"
@@ -142,8 +174,21 @@ def tool_from_wire(d: Any, param: str = "tools[0].function_declarations[0]") -> 
     if not isinstance(schema, dict):
         raise RequestInvalid(f"Invalid value at '{param}.parameters_json_schema' (google.protobuf.Value)",
                              f"{param}.parameters_json_schema")
+    problem = schema_problem(schema)
+    if problem is not None and json_schema is not None:
+        # Google's docs do not say how an invalid `parametersJsonSchema` is answered (it is a free-form
+        # protobuf Value on the wire). The conservative choice: refuse it with a 400, as the other
+        # providers do, rather than let a learner build on a schema no validator accepts.
+        raise RequestInvalid(f"* GenerateContentRequest.{param}.parameters_json_schema: not a valid JSON "
+                             f"Schema: {problem}", f"{param}.parameters_json_schema")
+    if problem is not None:
+        raise RequestInvalid(f"Invalid value at '{where}' (type.googleapis.com/google.ai.generativelanguage."
+                             f"v1beta.Schema), {problem}", where)
     return ToolSpec(name, description, schema)
 
+
+#: The values of Gemini's `Type` enum (an OpenAPI-style `parameters` schema names one of these).
+SCHEMA_TYPES = ("TYPE_UNSPECIFIED", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL")
 
 #: OpenAPI Schema keys (either spelling) -> JSON Schema keys; values are converted recursively.
 _SCHEMA_KEYS = {
@@ -169,7 +214,7 @@ def openapi_to_json_schema(schema: Any, param: str = "parameters") -> Any:
         if key in ("propertyOrdering", "property_ordering", "nullable"):
             continue
         if key == "type":
-            if not isinstance(value, str):
+            if not isinstance(value, str) or value.upper() not in SCHEMA_TYPES:
                 raise RequestInvalid(f"Invalid value at '{param}.type' (type.googleapis.com/"
                                      f"google.ai.generativelanguage.v1beta.Type), {dumps(value)[:80]}", param)
             if value.upper() != "TYPE_UNSPECIFIED":
@@ -198,9 +243,9 @@ def auth_headers(api_key: str) -> dict:
     return {"x-goog-api-key": api_key}
 
 
-def tool_config_to_wire(choice: ToolChoice) -> dict:
+def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> dict:
     """The kit's tool_choice as `toolConfig`: auto -> AUTO, required -> ANY, none -> NONE, and a
-    named tool -> ANY restricted by `allowedFunctionNames`."""
+    named tool -> ANY restricted by `allowedFunctionNames`. (Gemini has no parallel switch.)"""
     if isinstance(choice, dict):
         config: dict[str, Any] = {"mode": "ANY", "allowedFunctionNames": [choice["name"]]}
     else:
@@ -233,7 +278,7 @@ def build_request(model: str, messages: list[Message] | tuple[Message, ...], too
         body["systemInstruction"] = {"parts": [{"text": "\n\n".join(system)}]}
     if tools:
         body["tools"] = [{"functionDeclarations": [tool_to_wire(t) for t in tools]}]
-        body["toolConfig"] = tool_config_to_wire(options.tool_choice)
+        body["toolConfig"] = tool_choice_to_wire(options.tool_choice)
     generation: dict[str, Any] = {}
     if options.max_tokens is not None:
         generation["maxOutputTokens"] = options.max_tokens
@@ -452,6 +497,16 @@ def _duration_seconds(value: Any) -> float | None:
 # Server side: what the simulator reads and writes
 # ---------------------------------------------------------------------------------------------------
 
+#: The fields of a GenerateContentRequest this codec models; they do not land in `extras`.
+MODELLED = {"contents", "systemInstruction", "system_instruction", "tools", "toolConfig", "tool_config",
+            "generationConfig", "generation_config", "model"}
+#: Every top-level field the API knows (both spellings, as Google's parser takes both); the ones the
+#: kit does not model (safetySettings, cachedContent, ...) are kept in `extras`.
+REQUEST_FIELDS = MODELLED | {
+    "safetySettings", "safety_settings", "cachedContent", "cached_content", "labels", "serviceTier",
+    "service_tier", "continuationToken", "continuation_token", "store"}
+
+
 def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     """Decode a generateContent request; `model` comes from the URL path (`/models/{model}:…`).
 
@@ -467,6 +522,10 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     if not isinstance(model, str) or not model:
         raise RequestInvalid("* GenerateContentRequest.model: unexpected model name format", "model")
     model = _bare_model(model)
+    unknown = [k for k in body if k not in REQUEST_FIELDS]
+    if unknown:  # proto JSON knows its fields: anything else is refused by name
+        raise RequestInvalid(f'Invalid JSON payload received. Unknown name "{unknown[0]}": Cannot find field.',
+                             unknown[0])
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
         raise RequestInvalid("* GenerateContentRequest.contents: contents is not specified", "contents")
@@ -488,9 +547,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     tools, server_tools = _tools_field(body.get("tools"))
     choice, allowed = _tool_config_field(_get(body, "toolConfig"))
     max_tokens, temperature, other_generation = _generation_field(_get(body, "generationConfig"))
-    known = {"contents", "systemInstruction", "system_instruction", "tools", "toolConfig", "tool_config",
-             "generationConfig", "generation_config", "model"}
-    extras = {k: v for k, v in body.items() if k not in known}
+    extras = {k: v for k, v in body.items() if k not in MODELLED}
     if server_tools:
         extras["server_tools"] = server_tools
     if allowed is not None:
@@ -504,11 +561,14 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
 def _system_field(system: Any) -> list[Message]:
     if system is None:
         return []
-    if isinstance(system, str):  # not proto-JSON, but harmless to accept
-        return [Message.system(system)]
+    # A Content object, like every entry of `contents`; proto JSON refuses anything else (a bare
+    # string included), so a learner who writes `"systemInstruction": "Be brief."` sees the 400.
     if not isinstance(system, dict) or not isinstance(system.get("parts", []), list):
         raise RequestInvalid("Invalid value at 'system_instruction' (type.googleapis.com/"
-                             "google.ai.generativelanguage.v1beta.Content)", "system_instruction")
+                             f"google.ai.generativelanguage.v1beta.Content), {dumps(system)[:80]}",
+                             "system_instruction")
+    for j, part in enumerate(system.get("parts", [])):
+        _check_part(f"system_instruction.parts[{j}]", "user", part)
     texts = [p["text"] for p in system.get("parts", [])
              if isinstance(p, dict) and isinstance(p.get("text"), str)]
     return [Message.system("\n".join(texts))] if texts else []
@@ -658,7 +718,10 @@ def _tool_config_field(config: Any) -> tuple[ToolChoice, list | None]:
     """`toolConfig` back to a tool_choice; ANY with several allowed names keeps them for `extras`."""
     if config is None:
         return "auto", None
-    calling = _get(config, "functionCallingConfig") if isinstance(config, dict) else None
+    if not isinstance(config, dict):
+        raise RequestInvalid("Invalid value at 'tool_config' (type.googleapis.com/google.ai.generativelanguage."
+                             f"v1beta.ToolConfig), {dumps(config)[:80]}", "tool_config")
+    calling = _get(config, "functionCallingConfig")
     if calling is None:
         return "auto", None
     if not isinstance(calling, dict):
@@ -814,3 +877,24 @@ def build_error(status: int, message: str, error_type: str | None = None, **kw: 
     if details:
         error["details"] = details
     return {"error": error}
+
+
+def build_stream_error(status: int, message: str, request: ChatRequest,
+                       sent: Sequence[StreamEvent] = ()) -> JSONLine:
+    """A failure after the stream started, as Gemini sends it: the error body itself, pretty-printed,
+    on plain lines between the `data:` events (not an event of its own). google-genai buffers such
+    lines until the braces balance and raises the error's class (503 -> ServerError); an SSE parser
+    that keeps only `data:` lines never sees it, and its stream just ends without a finishReason."""
+    return JSONLine(json.dumps(build_error(status, message), indent=2, ensure_ascii=False))
+
+
+def build_model_list(names: Sequence[str]) -> dict:
+    """GET /v1beta/models: `{"models": [{"name": "models/…", "supportedGenerationMethods", ...}]}`."""
+    methods = ["generateContent", "streamGenerateContent", "countTokens"]
+    return {"models": [{"name": f"models/{n}", "displayName": n, "version": "sim", "inputTokenLimit": 1048576,
+                        "outputTokenLimit": 65536, "supportedGenerationMethods": methods} for n in names]}
+
+
+def model_refusal(request: ChatRequest) -> RequestInvalid | None:
+    """No documented per-model refusal is reproduced for Gemini."""
+    return None

@@ -28,22 +28,42 @@ Left out on purpose: image, audio and file parts (skipped when received), `refus
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..errors import BadResponseError, ProviderError, error_for_status
+from ..errors import BadResponseError, ProviderError
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
-from .common import (ChatRequest, RequestInvalid, SSEvent, WireRequest, body_text, dumps, event_object,
-                     json_or_none, retry_after_seconds, stable_id)
+from . import openai_common
+from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, event_object,
+                     schema_problem)
+from .contract import Route, ServerFacts
+from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, completion_id, count,
+                            empty_array, in_band_error, invalid_schema, invalid_type, invalid_value, missing,
+                            optional, out_of_range, pieces, required, required_object, required_str,
+                            temperature_field, tool_name)
 
 NAME = "openai-chat"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PATH = "/chat/completions"
 API_KEY_ENVS = ("OPENAI_API_KEY",)
 DEFAULT_MODEL = "gpt-4.1-mini"
-#: 2026-01-01T00:00:00Z. A fixed `created` keeps the simulator's answers identical run after run.
-CREATED = 1767225600
+STREAM_FRAMING = "sse"
+SERVER_SIDE_FALLBACK = False
+
+#: What the real server does around the bodies (routes, key, request id, fault wording): see contract.py.
+SERVER = ServerFacts(
+    routes=(Route("POST", "/v1/chat/completions"), Route("GET", "/v1/models", "models")),
+    sdk_base_path="/v1",
+    no_key=(401, openai_common.NO_KEY),
+    key_headers=("authorization",),
+    unknown_model=openai_common.UNKNOWN_MODEL,
+    not_json=NOT_JSON,
+    fault_messages=openai_common.FAULT_MESSAGES,
+    request_id_header="x-request-id",
+    nearest_status={529: 503},
+    rate_limit_headers=openai_common.RATE_LIMIT_HEADERS,
+)
 
 #: finish_reason -> neutral stop. "function_call" is the legacy functions API; anything else
 #: (OpenRouter's "error", a local server's invention) is "other".
@@ -54,10 +74,13 @@ STOP_TO_FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length"
                   "content_filter": "content_filter", "other": "stop"}
 
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
-NOT_JSON = ("We could not parse the JSON body of your request. (HINT: This likely means you aren't using "
-            "your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not "
-            "valid JSON.)")
-TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+")  # used with fullmatch: `$` would let "f\n" through
+
+#: Models that call tools only through the Responses API (OpenAI's migration guide; seed 000, claim C13).
+RESPONSES_ONLY_TOOLS = ("gpt-6",)
+
+
+#: The platform's bearer header, the same on both OpenAI APIs.
+auth_headers = openai_common.auth_headers
 
 
 # --- tool definitions ------------------------------------------------------------------------------
@@ -80,16 +103,19 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
     it: "Missing required parameter: 'tools[0].function'."
     """
     if not isinstance(d, dict):
-        raise _invalid_type(param, "an object", d)
-    kind = _required(d, "type", param)
+        raise invalid_type(param, "an object", d)
+    kind = required(d, "type", param)
     if kind != "function":
-        raise _invalid_value(f"{param}.type", kind, ("function", "custom"))
-    function = _required_object(d, "function", param)
+        raise invalid_value(f"{param}.type", kind, ("function", "custom"))
+    function = required_object(d, "function", param)
     where = f"{param}.function"
-    name = _tool_name(function, where)
-    description = _optional(function, "description", str, "a string", where) or ""
-    parameters = _optional(function, "parameters", dict, "an object", where)
-    strict = _optional(function, "strict", bool, "a boolean", where) or False
+    name = tool_name(function, where)
+    description = optional(function, "description", str, "a string", where) or ""
+    parameters = optional(function, "parameters", dict, "an object", where)
+    strict = optional(function, "strict", bool, "a boolean", where) or False
+    problem = None if parameters is None else schema_problem(parameters)
+    if problem is not None:
+        raise invalid_schema(name, f"{where}.parameters", problem)
     if parameters is None:  # "Omitting parameters defines a function with an empty parameter list."
         return ToolSpec(name, description, strict=strict)
     return ToolSpec(name, description, parameters, strict)
@@ -97,13 +123,11 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
 
 # --- client side: the request ----------------------------------------------------------------------
 
-def auth_headers(api_key: str) -> dict:
-    """The key as a bearer token (kept out of WireRequest.headers, so requests can be logged safely)."""
-    return {"Authorization": f"Bearer {api_key}"}
+def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> str | dict:
+    """The neutral choice on the wire: the three words stay strings; {"name": X} forces that one function.
 
-
-def tool_choice_to_wire(choice: ToolChoice) -> str | dict:
-    """The neutral choice on the wire: the three words stay strings; {"name": X} forces that one function."""
+    (The parallel switch is its own top-level field here, `parallel_tool_calls`, so it is not used.)
+    """
     if isinstance(choice, dict):
         return {"type": "function", "function": {"name": choice["name"]}}
     return choice
@@ -171,7 +195,7 @@ def parse_response(body: Any, provider: str = NAME) -> ModelTurn:
     if not isinstance(body, dict):
         raise BadResponseError("the response body is not a JSON object", provider=provider, body=body)
     if body.get("error"):
-        raise _in_band_error(body, provider)
+        raise in_band_error(body, provider)
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise BadResponseError("the response has no choices", provider=provider, body=body)
@@ -223,28 +247,7 @@ def _text_of(content: Any) -> str | None:
 def _usage_from_wire(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    return Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")))
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    try:
-        return int(value)
-    except (OverflowError, ValueError):  # Infinity and NaN parse as JSON numbers in Python
-        return 0
-
-
-def _in_band_error(body: dict, provider: str) -> BadResponseError:
-    """A body or chunk whose top-level `error` is set (the SDK raises APIError on it too)."""
-    error = body.get("error")
-    if isinstance(error, dict):
-        message = str(error.get("message") or "error in the response")
-        kind = error.get("type") or error.get("code")
-    else:
-        message, kind = str(error), None
-    return BadResponseError(message, error_type=None if kind is None else str(kind), provider=provider,
-                            body=body)
+    return Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")))
 
 
 class StreamAssembler:
@@ -281,7 +284,7 @@ class StreamAssembler:
             return
         chunk = event_object(text, self.provider)
         if chunk.get("error"):
-            raise _in_band_error(chunk, self.provider)
+            raise in_band_error(chunk, self.provider)
         self.chunks.append(chunk)
         self.id = self.id or (chunk.get("id") if isinstance(chunk.get("id"), str) else None)
         self.model = self.model or (chunk.get("model") if isinstance(chunk.get("model"), str) else None)
@@ -328,34 +331,9 @@ class StreamAssembler:
                      {"chunks": self.chunks})
 
 
-def parse_error(status: int, body: Any, headers: Any = None, provider: str = NAME) -> ProviderError:
-    """An error response -> the right ProviderError subclass, with the API's type, message and Retry-After.
-
-    Tolerates bodies that are not JSON (a proxy's HTML page): the text becomes the message.
-    A 429 with `insufficient_quota` is billing, not load: that one is marked not retryable.
-    """
-    data = json_or_none(body)
-    error = data.get("error") if isinstance(data, dict) else None
-    kind = None
-    if isinstance(error, dict):
-        message = str(error.get("message") or f"HTTP {status}")
-        kind = error.get("type") or error.get("code")
-    elif isinstance(error, str) and error:
-        message = error
-    else:
-        message = body_text(body) or f"HTTP {status}"
-    exc = error_for_status(status)(message, status=status, error_type=None if kind is None else str(kind),
-                                   provider=provider, retry_after=retry_after_seconds(headers),
-                                   body=data if data is not None else body)
-    if isinstance(error, dict) and "insufficient_quota" in (error.get("type"), error.get("code")):
-        exc.retryable = False
-    return exc
-
-
-
-
-
-
+def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
+    """An error response -> the right ProviderError subclass (the platform's shape, see openai_common)."""
+    return openai_common.parse_error(status, body, headers, provider=NAME)
 
 
 # --- server side: the request ----------------------------------------------------------------------
@@ -377,19 +355,19 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     if model_name is None:
         raise RequestInvalid("you must provide a model parameter", None)
     if not isinstance(model_name, str):
-        raise _invalid_type("model", "a string", model_name)
+        raise invalid_type("model", "a string", model_name)
     if "messages" not in body:
-        raise _missing("messages")
+        raise missing("messages")
     wire_messages = body["messages"]
     if not isinstance(wire_messages, list):
-        raise _invalid_type("messages", "an array of objects", wire_messages)
+        raise invalid_type("messages", "an array of objects", wire_messages)
     if not wire_messages:
-        raise _empty_array("messages")
+        raise empty_array("messages")
     messages = [_message_from_wire(i, m) for i, m in enumerate(wire_messages)]
     tools, has_tools = _tools_field(body.get("tools"))
     choice, unmodelled_choice = _tool_choice_field(body, [t.name for t in tools], has_tools)
     options = ModelOptions(choice, _parallel_field(body, has_tools), _stream_field(body),
-                           _max_tokens_field(body), _temperature_field(body))
+                           _max_tokens_field(body), temperature_field(body))
     _check_content(messages, wire_messages)
     messages = _pair_results(messages)
     extras = {k: v for k, v in body.items() if k not in MODELLED}
@@ -401,23 +379,23 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
 def _message_from_wire(i: int, m: Any) -> Message:
     at = f"messages[{i}]"
     if not isinstance(m, dict):
-        raise _invalid_type(at, "an object", m)
-    role = _required(m, "role", at)
+        raise invalid_type(at, "an object", m)
+    role = required(m, "role", at)
     if role not in ROLES:
-        raise _invalid_value(f"{at}.role", role, ROLES)
+        raise invalid_value(f"{at}.role", role, ROLES)
     content = m.get("content")
     if role == "developer" and "content" not in m:  # developer has its own schema, and its own words
-        raise _missing(f"{at}.content")
+        raise missing(f"{at}.content")
     if (content is not None or role == "developer") and not isinstance(content, (str, list)):
-        raise _invalid_type(f"{at}.content", "one of a string or array of objects", content)
+        raise invalid_type(f"{at}.content", "one of a string or array of objects", content)
     text = _content_text(f"{at}.content", content)
     if role == "assistant":
         calls = _calls_from_wire(at, m["tool_calls"]) if m.get("tool_calls") is not None else ()
         return Message("assistant", text, calls)
     if role == "tool":
-        return Message("tool", text, (), _required_str(m, "tool_call_id", at))
+        return Message("tool", text, (), required_str(m, "tool_call_id", at))
     if role == "function":  # the legacy functions API: a result matched by name only
-        return Message("tool", text, (), None, _required_str(m, "name", at))
+        return Message("tool", text, (), None, required_str(m, "name", at))
     return Message("system" if role in ("system", "developer") else "user", text)
 
 
@@ -429,37 +407,37 @@ def _content_text(at: str, content: Any) -> str | None:
     for j, part in enumerate(content):
         where = f"{at}[{j}]"
         if not isinstance(part, dict):
-            raise _invalid_type(where, "an object", part)
-        kind = _required(part, "type", where)
+            raise invalid_type(where, "an object", part)
+        kind = required(part, "type", where)
         if kind == "text":
-            texts.append(_required_str(part, "text", where))
+            texts.append(required_str(part, "text", where))
         elif kind not in SKIPPED_PARTS:
-            raise _invalid_value(f"{where}.type", kind, ("text",) + SKIPPED_PARTS)
+            raise invalid_value(f"{where}.type", kind, ("text",) + SKIPPED_PARTS)
     return "".join(texts)
 
 
 def _calls_from_wire(at: str, calls: Any) -> tuple[ToolCall, ...]:
     if not isinstance(calls, list):
-        raise _invalid_type(f"{at}.tool_calls", "an array of objects", calls)
+        raise invalid_type(f"{at}.tool_calls", "an array of objects", calls)
     if not calls:
-        raise _empty_array(f"{at}.tool_calls")
+        raise empty_array(f"{at}.tool_calls")
     out = []
     for k, c in enumerate(calls):
         where = f"{at}.tool_calls[{k}]"
         if not isinstance(c, dict):
-            raise _invalid_type(where, "an object", c)
-        call_id = _required_str(c, "id", where)
-        kind = _required(c, "type", where)
+            raise invalid_type(where, "an object", c)
+        call_id = required_str(c, "id", where)
+        kind = required(c, "type", where)
         if kind == "custom":  # a free-text tool's call: keep its input as the raw arguments
-            custom = _required_object(c, "custom", where)
-            out.append(ToolCall.from_raw(call_id, _required_str(custom, "name", f"{where}.custom"),
-                                         _required_str(custom, "input", f"{where}.custom")))
+            custom = required_object(c, "custom", where)
+            out.append(ToolCall.from_raw(call_id, required_str(custom, "name", f"{where}.custom"),
+                                         required_str(custom, "input", f"{where}.custom")))
             continue
         if kind != "function":
-            raise _invalid_value(f"{where}.type", kind, ("function", "custom"))
-        function = _required_object(c, "function", where)
-        out.append(ToolCall.from_raw(call_id, _required_str(function, "name", f"{where}.function"),
-                                     _required_str(function, "arguments", f"{where}.function")))
+            raise invalid_value(f"{where}.type", kind, ("function", "custom"))
+        function = required_object(c, "function", where)
+        out.append(ToolCall.from_raw(call_id, required_str(function, "name", f"{where}.function"),
+                                     required_str(function, "arguments", f"{where}.function")))
     return tuple(out)
 
 
@@ -468,7 +446,7 @@ def _tools_field(value: Any) -> tuple[list[ToolSpec], bool]:
     if value is None:
         return [], False
     if not isinstance(value, list):
-        raise _invalid_type("tools", "an array of objects", value)
+        raise invalid_type("tools", "an array of objects", value)
     specs = [tool_from_wire(d, f"tools[{i}]") for i, d in enumerate(value)
              if not (isinstance(d, dict) and d.get("type") == "custom")]
     return specs, bool(value)
@@ -483,24 +461,24 @@ def _tool_choice_field(body: dict, names: list[str], has_tools: bool) -> tuple[T
                                      "'tools' are specified.", "tool_choice")
     if isinstance(choice, str):
         if choice not in ("none", "auto", "required"):
-            raise _invalid_value("tool_choice", choice, ("none", "auto", "required"))
+            raise invalid_value("tool_choice", choice, ("none", "auto", "required"))
         if choice != "none" and not has_tools:
             raise only_with_tools
         return choice, None
     if not isinstance(choice, dict):
-        raise _invalid_type("tool_choice", "one of one of 'none', 'auto', or 'required' or object", choice)
+        raise invalid_type("tool_choice", "one of one of 'none', 'auto', or 'required' or object", choice)
     if not has_tools:
         raise only_with_tools
     if choice.get("type") == "allowed_tools":  # a subset of the tools, in "auto" or "required" mode
-        allowed = _required_object(choice, "allowed_tools", "tool_choice")
-        mode = _required(allowed, "mode", "tool_choice.allowed_tools")
+        allowed = required_object(choice, "allowed_tools", "tool_choice")
+        mode = required(allowed, "mode", "tool_choice.allowed_tools")
         if mode not in ("auto", "required"):
-            raise _invalid_value("tool_choice.allowed_tools.mode", mode, ("auto", "required"))
+            raise invalid_value("tool_choice.allowed_tools.mode", mode, ("auto", "required"))
         return mode, choice
     if choice.get("type") == "custom":  # forcing a free-text tool: the closest neutral word
         return "required", choice
-    function = _required_object(choice, "function", "tool_choice")
-    name = _required_str(function, "name", "tool_choice.function")
+    function = required_object(choice, "function", "tool_choice")
+    name = required_str(function, "name", "tool_choice.function")
     if name not in names:  # (sic: the API still words this in terms of the legacy functions API)
         raise RequestInvalid(f"Invalid value for 'function_call': no function named '{name}' was specified "
                              "in the 'functions' parameter.", "function_call")
@@ -512,7 +490,7 @@ def _parallel_field(body: dict, has_tools: bool) -> bool | None:
     if value is None:
         return None
     if not isinstance(value, bool):
-        raise _invalid_type("parallel_tool_calls", "a boolean", value)
+        raise invalid_type("parallel_tool_calls", "a boolean", value)
     if not has_tools:
         raise RequestInvalid("Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed "
                              "when 'tools' are specified.", "parallel_tool_calls")
@@ -525,29 +503,17 @@ def _max_tokens_field(body: dict) -> int | None:
         if value is None:
             continue
         if not isinstance(value, int) or isinstance(value, bool):
-            raise _invalid_type(key, "an integer", value)
+            raise invalid_type(key, "an integer", value)
         if value < 1:
-            raise _out_of_range(key, value, ">=", 1, "integer")
+            raise out_of_range(key, value, ">=", 1, "integer")
         return value
     return None
-
-
-def _temperature_field(body: dict) -> float | None:
-    value = body.get("temperature")
-    if value is None:
-        return None
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise _invalid_type("temperature", "a decimal", value)
-    if not 0 <= value <= 2:
-        op, bound = (">=", 0) if value < 0 else ("<=", 2)
-        raise _out_of_range("temperature", value, op, bound, "decimal")
-    return value
 
 
 def _stream_field(body: dict) -> bool:
     value = body.get("stream")
     if value is not None and not isinstance(value, bool):
-        raise _invalid_type("stream", "a boolean", value)
+        raise invalid_type("stream", "a boolean", value)
     return bool(value)
 
 
@@ -595,115 +561,11 @@ def _unanswered(i: int, ids: list[str]) -> RequestInvalid:
                           "response messages: " + ", ".join(ids), f"messages.[{i}].role")
 
 
-# The API's wording for schema faults, in one place.
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a decimal number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
-
-
-def _quoted(values: tuple[str, ...], last: str = "and") -> str:
-    items = [f"'{v}'" for v in values]
-    return f" {last} ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + f", {last} " + items[-1]
-
-
-def _missing(param: str) -> RequestInvalid:
-    return RequestInvalid(f"Missing required parameter: '{param}'.", param, code="missing_required_parameter")
-
-
-def _invalid_type(param: str, expected: str, value: Any) -> RequestInvalid:
-    return RequestInvalid(f"Invalid type for '{param}': expected {expected}, but got {_kind(value)} instead.",
-                          param, code="invalid_type")
-
-
-def _invalid_value(param: str, value: Any, allowed: tuple[str, ...]) -> RequestInvalid:
-    if not isinstance(value, str):
-        return _invalid_type(param, "one of " + _quoted(allowed, "or"), value)
-    return RequestInvalid(f"Invalid value: '{value}'. Supported values are: {_quoted(allowed)}.", param,
-                          code="invalid_value")
-
-
-def _empty_array(param: str) -> RequestInvalid:
-    return RequestInvalid(f"Invalid '{param}': empty array. Expected an array with minimum length 1, but got "
-                          "an empty array instead.", param, code="empty_array")
-
-
-def _out_of_range(param: str, value: Any, op: str, bound: float, kind: str) -> RequestInvalid:
-    """The API's words for a number out of bounds ("... Expected a value >= 1, but got 0 instead.")."""
-    side, code = ("below minimum", "below_min") if op == ">=" else ("above maximum", "above_max")
-    return RequestInvalid(f"Invalid '{param}': {kind} {side} value. Expected a value {op} {bound}, but got "
-                          f"{value} instead.", param, code=f"{kind}_{code}_value")
-
-
-def _tool_name(d: dict, at: str) -> str:
-    """The API's refusals of a tool name: missing, empty, longer than 64, or outside [a-zA-Z0-9_-]."""
-    name, param = _required_str(d, "name", at), f"{at}.name"
-    if not name:
-        raise RequestInvalid(f"Invalid '{param}': empty string. Expected a string with minimum length 1, but "
-                             "got an empty string instead.", param, code="empty_string")
-    if len(name) > 64:
-        raise RequestInvalid(f"Invalid '{param}': string too long. Expected a string with maximum length 64, "
-                             f"but got a string with length {len(name)} instead.", param,
-                             code="string_above_max_length")
-    if not TOOL_NAME.fullmatch(name):
-        raise RequestInvalid(f"Invalid '{param}': string does not match pattern. Expected a string that "
-                             "matches the pattern '^[a-zA-Z0-9_-]+$'.", param, code="invalid_value")
-    return name
-
-
-def _required(d: dict, key: str, at: str) -> Any:
-    if d.get(key) is None:
-        raise _missing(f"{at}.{key}")
-    return d[key]
-
-
-def _required_str(d: dict, key: str, at: str) -> str:
-    value = _required(d, key, at)
-    if not isinstance(value, str):
-        raise _invalid_type(f"{at}.{key}", "a string", value)
-    return value
-
-
-def _required_object(d: dict, key: str, at: str) -> dict:
-    value = _required(d, key, at)
-    if not isinstance(value, dict):
-        raise _invalid_type(f"{at}.{key}", "an object", value)
-    return value
-
-
-def _optional(d: dict, key: str, kind: type, expected: str, at: str) -> Any:
-    value = d.get(key)
-    if value is not None and (not isinstance(value, kind) or (kind is not bool and isinstance(value, bool))):
-        raise _invalid_type(f"{at}.{key}", expected, value)
-    return value
-
-
 # --- server side: the response ---------------------------------------------------------------------
 
 def response_id(turn: ModelTurn, request: ChatRequest) -> str:
     """A `chatcmpl-…` id: the turn's own when it already has that shape, else derived from it."""
-    if turn.id and turn.id.startswith("chatcmpl-"):
-        return turn.id
-    # No id at all: derive one from what identifies this turn (same request -> same id).
-    seed = turn.id or [request.model, len(request.messages), turn.text,
-                        [c.to_dict() for c in turn.tool_calls]]
-    return "chatcmpl-" + stable_id(seed, length=29)
-
-
-def call_ids(turn: ModelTurn, request: ChatRequest) -> list[str]:
-    """`call_…` ids for the turn's calls; neutral ids ("1", "c1") are made unique per response."""
-    rid = response_id(turn, request)
-    return [c.id if c.id.startswith("call_") else "call_" + stable_id(rid, i, c.id, length=24)
-            for i, c in enumerate(turn.tool_calls)]
+    return completion_id(turn, request)
 
 
 def finish_reason(turn: ModelTurn) -> str:
@@ -733,14 +595,6 @@ def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
     return {"id": response_id(turn, request), "object": "chat.completion", "created": CREATED,
             "model": turn.model or request.model, "choices": [choice],
             "usage": _usage_to_wire(turn.usage), "service_tier": "default", "system_fingerprint": "fp_sim"}
-
-
-def pieces(text: str, parts: int = 3) -> list[str]:
-    """`text` cut into up to `parts` pieces (two or more once it has two characters), as streams send it."""
-    if len(text) < 2:
-        return [text]
-    size = -(-len(text) // min(parts, len(text)))
-    return [text[i:i + size] for i in range(0, len(text), size)]
 
 
 def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
@@ -781,23 +635,23 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
     return events
 
 
-#: Error `code` a status gets when the caller names none.
-DEFAULT_CODES = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}
+def build_stream_error(status: int, message: str, request: ChatRequest,
+                       sent: Sequence[StreamEvent] = ()) -> SSEvent:
+    """A failure after the stream started (status already 200): a bare chunk with a top-level `error`
+    (reference §1.8); the SDK raises APIError on it. Its `type` says what kind of failure it was."""
+    error = build_error(status, message)["error"]
+    return SSEvent(dumps({"error": {**error, "code": None if status != 429 else error["code"]}}))
 
 
-def build_error(status: int, message: str, error_type: str | None = None, **kw: Any) -> dict:
-    """The API's error body `{"error": {"message", "type", "param", "code"}}` (reference §1.9).
-
-    `error_type` defaults from the status (429 -> "requests", 5xx -> "server_error", else
-    "invalid_request_error"); pass `param=` and `code=` as RequestInvalid carries them.
-    """
-    if error_type is None:
-        error_type = ("requests" if status == 429 else "server_error" if status >= 500
-                      else "invalid_request_error")
-    return {"error": {"message": message, "type": error_type, "param": kw.get("param"),
-                      "code": kw.get("code", DEFAULT_CODES.get(status))}}
+def build_model_list(names: list[str] | tuple[str, ...]) -> dict:
+    """GET /v1/models."""
+    return openai_common.model_list(names)
 
 
-def build_stream_error(message: str, error_type: str = "server_error") -> SSEvent:
-    """A failure after the stream started (status already 200): a bare chunk with a top-level `error`."""
-    return SSEvent(dumps({"error": {"message": message, "type": error_type, "param": None, "code": None}}))
+def model_refusal(request: ChatRequest) -> RequestInvalid | None:
+    """GPT-6 models answer a Chat Completions request with tools with a 400: tools need Responses."""
+    if request.tools and request.model.startswith(RESPONSES_ONLY_TOOLS):
+        return RequestInvalid("GPT-6 Astra, GPT-6.1 Sol, and GPT-6.1 Terra support Chat Completions, but tool "
+                              "calling requires Responses. Send this request to /v1/responses (model "
+                              f"{request.model!r}), or remove `tools`.", "tools")
+    return None

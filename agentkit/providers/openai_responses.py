@@ -30,36 +30,52 @@ past, kept in `raw`), images and files (skipped), and structured outputs (`text.
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..errors import BadResponseError, ProviderError
 from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
-from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, event_object, stable_id
+from . import openai_common
+from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, event_object,
+                     schema_problem, stable_id)
+from .contract import Route, ServerFacts
 
 # The OpenAI platform words its request errors the same way on both APIs, and authenticates the same
-# way: those pieces are Chat Completions' and imported from there rather than written twice.
-from .openai_chat import (_int, _invalid_type, _invalid_value, _missing, _optional, _out_of_range,
-                          _required, _required_str, _temperature_field, _tool_name, call_ids, pieces)
-from .openai_chat import auth_headers  # noqa: F401 — part of this codec's contract, same header as Chat
+# way: those pieces live in openai_common, shared with Chat Completions.
+from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, count, in_band_error, invalid_schema,
+                            invalid_type, invalid_value, missing, optional, out_of_range, pieces, required,
+                            required_str, temperature_field, tool_name, unsupported)
 
 NAME = "openai-responses"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PATH = "/responses"
 API_KEY_ENVS = ("OPENAI_API_KEY",)
 DEFAULT_MODEL = "gpt-4.1-mini"
-#: 2026-01-01T00:00:00Z. A fixed `created_at` keeps the simulator's answers identical run after run.
-CREATED = 1767225600
+STREAM_FRAMING = "sse"
+SERVER_SIDE_FALLBACK = False
+
+#: What the real server does around the bodies: the platform's, as on Chat Completions (contract.py).
+SERVER = ServerFacts(
+    routes=(Route("POST", "/v1/responses"), Route("GET", "/v1/models", "models")),
+    sdk_base_path="/v1",
+    no_key=(401, openai_common.NO_KEY),
+    key_headers=("authorization",),
+    unknown_model=openai_common.UNKNOWN_MODEL,
+    not_json=NOT_JSON,
+    fault_messages=openai_common.FAULT_MESSAGES,
+    request_id_header="x-request-id",
+    nearest_status={529: 503},
+    rate_limit_headers=openai_common.RATE_LIMIT_HEADERS,
+)
+
+#: The platform's bearer header, the same on both OpenAI APIs.
+auth_headers = openai_common.auth_headers
 
 #: incomplete_details.reason -> neutral stop (a missing or unknown reason is "other").
 INCOMPLETE_TO_STOP: dict[str, TurnStop] = {"max_output_tokens": "length", "content_filter": "content_filter"}
 STOP_TO_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter", "other": None}
 
-TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]+")  # used with fullmatch: `$` would let "f\n" through
-NOT_JSON = ("We could not parse the JSON body of your request. (HINT: This likely means you aren't using "
-            "your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not "
-            "valid JSON.)")
 
 
 # --- tool definitions ------------------------------------------------------------------------------
@@ -81,15 +97,18 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
     refuses it: "Missing required parameter: 'tools[0].name'." A tool without `strict` is strict.
     """
     if not isinstance(d, dict):
-        raise _invalid_type(param, "an object", d)
-    kind = _required(d, "type", param)
+        raise invalid_type(param, "an object", d)
+    kind = required(d, "type", param)
     if kind != "function":
-        raise _invalid_value(f"{param}.type", kind, ("function",))
-    name = _tool_name(d, param)
-    description = _optional(d, "description", str, "a string", param) or ""
-    parameters = _optional(d, "parameters", dict, "an object", param)
-    strict = _optional(d, "strict", bool, "a boolean", param)
+        raise invalid_value(f"{param}.type", kind, ("function",))
+    name = tool_name(d, param)
+    description = optional(d, "description", str, "a string", param) or ""
+    parameters = optional(d, "parameters", dict, "an object", param)
+    strict = optional(d, "strict", bool, "a boolean", param)
     strict = True if strict is None else strict
+    problem = None if parameters is None else schema_problem(parameters)
+    if problem is not None:
+        raise invalid_schema(name, f"{param}.parameters", problem)
     if parameters is None:
         return ToolSpec(name, description, strict=strict)
     return ToolSpec(name, description, parameters, strict)
@@ -98,8 +117,11 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
 # --- client side: the request ----------------------------------------------------------------------
 
 
-def tool_choice_to_wire(choice: ToolChoice) -> str | dict:
-    """The neutral choice on the wire: the three words stay strings; {"name": X} gets `"type": "function"`."""
+def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> str | dict:
+    """The neutral choice on the wire: the three words stay strings; {"name": X} gets `"type": "function"`.
+
+    (The parallel switch is its own top-level field here, `parallel_tool_calls`, so it is not used.)
+    """
     if isinstance(choice, dict):
         return {"type": "function", "name": choice["name"]}
     return choice
@@ -205,18 +227,17 @@ def _raw_text(arguments: Any) -> str | dict:
 def _usage_from_wire(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    return Usage(_int(usage.get("input_tokens")), _int(usage.get("output_tokens")))
+    return Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens")))
 
 
-def _failed(response: dict, body: Any) -> BadResponseError:
-    """A failed response (status "failed", or `error` set) as the error it carries."""
+def _failed(response: dict, body: Any) -> ProviderError:
+    """A failed response (status "failed", or `error` set) as the typed error it carries: its `code`
+    says which (server_error: a retryable ServerError; rate_limit_exceeded: a RateLimitError; ...)."""
     error = response.get("error")
-    if isinstance(error, dict):
-        message = str(error.get("message") or "the response failed")
-        kind = error.get("code") or error.get("type")
-    else:
-        message, kind = str(error or "the response failed"), None
-    return BadResponseError(message, error_type=None if kind is None else str(kind), provider=NAME, body=body)
+    if not isinstance(error, dict):
+        error = {"message": str(error or "the response failed"), "code": "server_error"}
+    return in_band_error({"error": {"message": str(error.get("message") or "the response failed"),
+                                    "code": error.get("code") or error.get("type")}}, NAME, raw=body)
 
 
 class StreamAssembler:
@@ -248,11 +269,9 @@ class StreamAssembler:
         payload = event_object(text, self.provider)
         self.events.append(payload)
         kind = payload.get("type") or event  # the SDK dispatches on data.type; `event:` is the same word
-        if kind == "error":
-            code = payload.get("code")
-            raise BadResponseError(str(payload.get("message") or "error event in the stream"),
-                                   error_type=None if code is None else str(code), provider=self.provider,
-                                   body=payload)
+        if kind == "error":  # the typed error its `code` stands for (server_error, rate_limit_exceeded, ...)
+            raise _failed({"error": {"message": payload.get("message") or "error event in the stream",
+                                     "code": payload.get("code")}}, payload)
         if kind == "response.failed":
             response = payload.get("response") if isinstance(payload.get("response"), dict) else {}
             raise _failed(response, payload)
@@ -312,9 +331,7 @@ class StreamAssembler:
 
 def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
     """An error response -> the right ProviderError subclass: the same bodies as Chat Completions (§2.9)."""
-    from . import openai_chat
-
-    return openai_chat.parse_error(status, body, headers, provider=NAME)
+    return openai_common.parse_error(status, body, headers, provider=NAME)
 
 
 # --- server side: the request ----------------------------------------------------------------------
@@ -349,12 +366,12 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
         raise RequestInvalid(NOT_JSON, None)
     model_name = body.get("model", model)
     if model_name is None:
-        raise _missing("model")
+        raise missing("model")
     if not isinstance(model_name, str):
-        raise _invalid_type("model", "a string", model_name)
+        raise invalid_type("model", "a string", model_name)
     for key in ("instructions", "previous_response_id"):
         if body.get(key) is not None and not isinstance(body[key], str):
-            raise _invalid_type(key, "a string", body[key])
+            raise invalid_type(key, "a string", body[key])
     stateful = any(body.get(k) is not None for k in ("previous_response_id", "conversation", "prompt"))
     items = _input_field(body.get("input"), stateful)
     messages = [Message.system(body["instructions"])] if body.get("instructions") is not None else []
@@ -362,7 +379,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     tools = _tools_field(body.get("tools"))
     choice, unmodelled_choice = _tool_choice_field(body.get("tool_choice"))
     parallel, stream = _bool_field(body, "parallel_tool_calls"), bool(_bool_field(body, "stream"))
-    options = ModelOptions(choice, parallel, stream, _max_tokens_field(body), _temperature_field(body))
+    options = ModelOptions(choice, parallel, stream, _max_tokens_field(body), temperature_field(body))
     messages = _pair_outputs(messages, stateful)
     extras = {k: v for k, v in body.items() if k not in MODELLED}
     if unmodelled_choice is not None:
@@ -374,11 +391,11 @@ def _input_field(value: Any, stateful: bool) -> list:
     if value is None:
         if stateful:
             return []
-        raise _missing("input")
+        raise missing("input")
     if isinstance(value, str):  # the short form: one user message
         return [{"role": "user", "content": value}]
     if not isinstance(value, list):
-        raise _invalid_type("input", "one of a string or array of input items", value)
+        raise invalid_type("input", "one of a string or array of input items", value)
     return value
 
 
@@ -388,40 +405,40 @@ def _messages_from_items(items: list) -> list[Message]:
     for i, item in enumerate(items):
         at = f"input[{i}]"
         if not isinstance(item, dict):
-            raise _invalid_type(at, "an object", item)
+            raise invalid_type(at, "an object", item)
         kind = item.get("type")
         if kind == "message" or (kind is None and "role" in item):
             out.append(_message_item(at, item))
         elif kind == "function_call":
-            call = ToolCall.from_raw(_required_str(item, "call_id", at), _required_str(item, "name", at),
-                                     _required_str(item, "arguments", at))
+            call = ToolCall.from_raw(required_str(item, "call_id", at), required_str(item, "name", at),
+                                     required_str(item, "arguments", at))
             if out and out[-1].role == "assistant":
                 out[-1] = replace(out[-1], tool_calls=out[-1].tool_calls + (call,))
             else:
                 out.append(Message("assistant", None, (call,)))
         elif kind == "function_call_output":
-            call_id = _required_str(item, "call_id", at)
-            output = _required(item, "output", at)
+            call_id = required_str(item, "call_id", at)
+            output = required(item, "output", at)
             if not isinstance(output, (str, list)):
-                raise _invalid_type(f"{at}.output", "one of a string or array of objects", output)
+                raise invalid_type(f"{at}.output", "one of a string or array of objects", output)
             out.append(Message("tool", _content_text(f"{at}.output", output), (), call_id))
         elif kind is None and "id" in item:  # an item_reference may leave out its type
             continue
         elif kind is None:
-            raise _missing(f"{at}.role")
+            raise missing(f"{at}.role")
         elif not isinstance(kind, str) or kind not in SKIPPED_ITEMS:
-            raise _invalid_value(f"{at}.type", kind, ("message", "function_call", "function_call_output",
+            raise invalid_value(f"{at}.type", kind, ("message", "function_call", "function_call_output",
                                                       "reasoning", "item_reference"))
     return out
 
 
 def _message_item(at: str, item: dict) -> Message:
-    role = _required(item, "role", at)
+    role = required(item, "role", at)
     if role not in ITEM_ROLES:
-        raise _invalid_value(f"{at}.role", role, ITEM_ROLES)
-    content = _required(item, "content", at)
+        raise invalid_value(f"{at}.role", role, ITEM_ROLES)
+    content = required(item, "content", at)
     if not isinstance(content, (str, list)):
-        raise _invalid_type(f"{at}.content", "one of a string or array of objects", content)
+        raise invalid_type(f"{at}.content", "one of a string or array of objects", content)
     text = _content_text(f"{at}.content", content)
     return Message("system" if role == "developer" else role, text)
 
@@ -433,12 +450,12 @@ def _content_text(at: str, content: str | list) -> str:
     for j, part in enumerate(content):
         where = f"{at}[{j}]"
         if not isinstance(part, dict):
-            raise _invalid_type(where, "an object", part)
-        kind = _required(part, "type", where)
+            raise invalid_type(where, "an object", part)
+        kind = required(part, "type", where)
         if kind in TEXT_PARTS:
-            texts.append(_required_str(part, "text", where))
+            texts.append(required_str(part, "text", where))
         elif kind not in SKIPPED_PARTS:
-            raise _invalid_value(f"{where}.type", kind, TEXT_PARTS + SKIPPED_PARTS[:3])
+            raise invalid_value(f"{where}.type", kind, TEXT_PARTS + SKIPPED_PARTS[:3])
     return "".join(texts)
 
 
@@ -447,7 +464,7 @@ def _tools_field(value: Any) -> list[ToolSpec]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _invalid_type("tools", "an array of objects", value)
+        raise invalid_type("tools", "an array of objects", value)
     return [tool_from_wire(d, f"tools[{i}]") for i, d in enumerate(value)
             if not (isinstance(d, dict) and isinstance(d.get("type"), str) and d["type"] != "function")]
 
@@ -463,41 +480,44 @@ def _tool_choice_field(choice: Any) -> tuple[ToolChoice, dict | None]:
         return "auto", None
     if isinstance(choice, str):
         if choice not in ("none", "auto", "required"):
-            raise _invalid_value("tool_choice", choice, ("none", "auto", "required"))
+            raise invalid_value("tool_choice", choice, ("none", "auto", "required"))
         return choice, None
     if not isinstance(choice, dict):
-        raise _invalid_type("tool_choice", "one of one of 'none', 'auto', or 'required' or object", choice)
-    kind = _required(choice, "type", "tool_choice")
+        raise invalid_type("tool_choice", "one of one of 'none', 'auto', or 'required' or object", choice)
+    kind = required(choice, "type", "tool_choice")
     if kind == "function":  # flat here: a Chat-style {"function": {"name"}} has no `name` and is refused
-        return {"name": _required_str(choice, "name", "tool_choice")}, None
+        return {"name": required_str(choice, "name", "tool_choice")}, None
     if kind == "allowed_tools":
-        mode = _required(choice, "mode", "tool_choice")
+        mode = required(choice, "mode", "tool_choice")
         if mode not in ("auto", "required"):
-            raise _invalid_value("tool_choice.mode", mode, ("auto", "required"))
-        tools = _required(choice, "tools", "tool_choice")
+            raise invalid_value("tool_choice.mode", mode, ("auto", "required"))
+        tools = required(choice, "tools", "tool_choice")
         if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
-            raise _invalid_type("tool_choice.tools", "an array of objects", tools)
+            raise invalid_type("tool_choice.tools", "an array of objects", tools)
         return mode, choice
     if isinstance(kind, str) and kind in HOSTED_CHOICES:
         return "required", choice  # a hosted tool forced by type: some tool must be called
-    raise _invalid_value("tool_choice.type", kind, ("function", "allowed_tools") + HOSTED_CHOICES[:3])
+    raise invalid_value("tool_choice.type", kind, ("function", "allowed_tools") + HOSTED_CHOICES[:3])
 
 
 def _bool_field(body: dict, key: str) -> bool | None:
     value = body.get(key)
     if value is not None and not isinstance(value, bool):
-        raise _invalid_type(key, "a boolean", value)
+        raise invalid_type(key, "a boolean", value)
     return value
 
 
 def _max_tokens_field(body: dict) -> int | None:
+    for chat_name in ("max_tokens", "max_completion_tokens"):  # Chat's names, refused by name
+        if chat_name in body:
+            raise unsupported(chat_name, "max_output_tokens", "Responses API")
     value = body.get("max_output_tokens")
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool):
-        raise _invalid_type("max_output_tokens", "an integer", value)
+        raise invalid_type("max_output_tokens", "an integer", value)
     if value < 16:
-        raise _out_of_range("max_output_tokens", value, ">=", 16, "integer")
+        raise out_of_range("max_output_tokens", value, ">=", 16, "integer")
     return value
 
 
@@ -631,22 +651,19 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
     return events
 
 
-def build_error(status: int, message: str, error_type: str | None = None, **kw: Any) -> dict:
-    """The API's error body `{"error": {"message", "type", "param", "code"}}` (same as Chat, §2.9).
-
-    `error_type` defaults from the status (429 -> "requests", 5xx -> "server_error", else
-    "invalid_request_error"); pass `param=` and `code=` as RequestInvalid carries them.
-    """
-    if error_type is None:
-        error_type = ("requests" if status == 429 else "server_error" if status >= 500
-                      else "invalid_request_error")
-    default_code = {401: "invalid_api_key", 404: "model_not_found", 429: "rate_limit_exceeded"}.get(status)
-    return {"error": {"message": message, "type": error_type, "param": kw.get("param"),
-                      "code": kw.get("code", default_code)}}
-
-
-def build_stream_error(message: str, code: str = "server_error", sequence_number: int = 0) -> SSEvent:
-    """A mid-stream failure as the API sends it: an `error` event (the SDK raises on it)."""
-    payload = {"type": "error", "code": code, "message": message, "param": None,
-               "sequence_number": sequence_number}
+def build_stream_error(status: int, message: str, request: ChatRequest,
+                       sent: Sequence[StreamEvent] = ()) -> SSEvent:
+    """A mid-stream failure as the API sends it (§2.8): an `error` event whose `code` names the kind
+    (server_error, rate_limit_exceeded, ...) and whose `sequence_number` follows the events `sent`."""
+    kind = build_error(status, message)["error"]
+    code = "rate_limit_exceeded" if status == 429 else kind["type"]
+    payload = {"type": "error", "code": code, "message": message, "param": None, "sequence_number": len(sent)}
     return SSEvent(dumps(payload), event="error")
+
+
+def build_model_list(names: list[str] | tuple[str, ...]) -> dict:
+    """GET /v1/models (the same list as Chat Completions)."""
+    return openai_common.model_list(names)
+
+
+model_refusal = openai_common.model_refusal

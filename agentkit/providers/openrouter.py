@@ -24,21 +24,42 @@ them yourself), and everything `openai_chat` leaves out.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..errors import ProviderError
 from ..types import Message, ModelOptions, ModelTurn
-from . import openai_chat
-from .common import ChatRequest, RequestInvalid, SSEvent, WireRequest, dumps, stable_id
+from . import openai_chat, openai_common
+from .common import ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, stable_id
+from .contract import Route, ServerFacts
 
 NAME = "openrouter"
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 PATH = "/chat/completions"
 API_KEY_ENVS = ("OPENROUTER_API_KEY",)
 DEFAULT_MODEL = "openai/gpt-4.1-mini"
-CREATED = openai_chat.CREATED
+STREAM_FRAMING = "sse"
+#: OpenRouter walks a `models` list itself: HTTPModel sends it the remaining fallbacks, in order.
+SERVER_SIDE_FALLBACK = True
+CREATED = openai_common.CREATED
 KEEPALIVE = "OPENROUTER PROCESSING"
+
+#: What the real server does around the bodies (see contract.py).
+SERVER = ServerFacts(
+    routes=(Route("POST", "/api/v1/chat/completions"), Route("GET", "/api/v1/models", "models")),
+    sdk_base_path="/api/v1",
+    no_key=(401, "No auth credentials found (on the simulator any Bearer key works)"),
+    key_headers=("authorization",),
+    unknown_model="{model} is not a valid model ID",
+    not_json="We could not parse the JSON body of your request. ({detail})",
+    fault_messages={**openai_common.FAULT_MESSAGES,
+                    429: "Rate limit exceeded for {model}. Please retry in {retry_ms}ms."},
+    request_id_header="x-request-id",
+    response_id_header="x-generation-id",
+    nearest_status={529: 503},
+    public_model_list=True,
+)
 
 #: model prefix -> the name OpenRouter gives the upstream provider in `provider`.
 PROVIDERS = {"openai": "OpenAI", "anthropic": "Anthropic", "google": "Google AI Studio", "meta-llama": "Meta",
@@ -92,7 +113,7 @@ class StreamAssembler(openai_chat.StreamAssembler):
 
 def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
     """`{"error": {"code": 429, "message", "metadata"}}` -> ProviderError (error_type = the code, as text)."""
-    return openai_chat.parse_error(status, body, headers, provider=NAME)
+    return openai_common.parse_error(status, body, headers, provider=NAME)
 
 
 # --- server side -----------------------------------------------------------------------------------
@@ -118,7 +139,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     return replace(request, fallback_models=tuple(models or ()), extras=extras)
 
 
-def generation_id(turn: ModelTurn, request: ChatRequest) -> str:
+def response_id(turn: ModelTurn, request: ChatRequest) -> str:
     """A `gen-<time>-<id>` id: the turn's own when it already has that shape, else derived from it."""
     if turn.id and turn.id.startswith("gen-"):
         return turn.id
@@ -134,7 +155,7 @@ def upstream_provider(model: str) -> str:
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
     """A Chat Completions body (reference §6.4) with a `gen-` id, `provider` and `native_finish_reason`."""
     body = openai_chat.build_response(turn, request)
-    body["id"] = generation_id(turn, request)
+    body["id"] = response_id(turn, request)
     body["provider"] = upstream_provider(body["model"])
     choice = body["choices"][0]
     choice["native_finish_reason"] = turn.native_stop or choice["finish_reason"]
@@ -175,11 +196,29 @@ def build_error(status: int, message: str, error_type: str | None = None, **kw: 
     return {"error": error}
 
 
-def build_stream_error(turn: ModelTurn, request: ChatRequest, message: str,
-                       code: str = "server_error") -> SSEvent:
-    """A failure after the stream started (§6.5): a chunk with `error` and `finish_reason: "error"`."""
-    body = build_response(turn, request)
-    chunk = {"id": body["id"], "object": "chat.completion.chunk", "created": CREATED, "model": body["model"],
-             "provider": body["provider"], "error": {"code": code, "message": message},
+def build_stream_error(status: int, message: str, request: ChatRequest,
+                       sent: Sequence[StreamEvent] = ()) -> SSEvent:
+    """A failure after the stream started (§6.5): a chunk with the stream's id, a top-level `error`
+    and `finish_reason: "error"`; the stream ends after it. OpenRouter documents `code: "server_error"`
+    for a provider that failed mid-stream; other failures carry their status as the code."""
+    head = next((json.loads(e.data) for e in sent if e.comment is None and e.data.startswith("{")), None)
+    if head is None:
+        model = request.model
+        head = {"id": f"gen-{CREATED}-" + stable_id(model, len(request.messages), length=20), "model": model,
+                "provider": upstream_provider(model)}
+    code: str | int = "server_error" if status >= 500 else status
+    chunk = {"id": head["id"], "object": "chat.completion.chunk", "created": CREATED, "model": head["model"],
+             "provider": head.get("provider"), "error": {"code": code, "message": message},
              "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]}
     return SSEvent(dumps(chunk))
+
+
+def build_model_list(names: Sequence[str]) -> dict:
+    """GET /api/v1/models (public: no key needed)."""
+    return {"data": [{"id": n, "name": n, "created": CREATED, "context_length": 131072,
+                      "supported_parameters": ["tools", "tool_choice", "parallel_tool_calls"]} for n in names]}
+
+
+def model_refusal(request: ChatRequest) -> RequestInvalid | None:
+    """No per-model refusal is reproduced for OpenRouter (the upstream's own rules are not modelled)."""
+    return None

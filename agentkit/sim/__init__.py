@@ -12,12 +12,15 @@
 
 What is here:
     server.py   serve(), shared(), SimServer: uvicorn in a background thread
-    app.py      create_app(): the routes, the request recipe, the documented quirks
+    app.py      create_app(): the request recipe, reading each format's routes and rules from its codec
     faults.py   errors on demand (model suffix "-429" or header "x-sim-fault: 429"), as a table
     models.py   respond(ChatRequest) -> ModelTurn: what the simulated models decide
+    reasoner/   sim-reasoner, the default model: plain rules that decide like a small model
 
-Any API key works, but a request with no key at all gets the provider's 401 (Gemini: 403), so the
-"forgot the key" mistake looks the same as against the real API.
+Nothing here is about one wire format: the codecs (`agentkit.providers`) say what each format's server
+does, and the simulator serves every registered format that way. Any API key works, but a request with
+no key at all gets the provider's own 401 or 403 (a local Ollama needs none), so the "forgot the key"
+mistake looks the same as against the real API.
 
 Importing this package is cheap: uvicorn and starlette load only when a server or app is created.
 """

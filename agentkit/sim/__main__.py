@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..providers import FORMATS
 from .faults import FAULTS
-from .server import BASE_PATHS, SDK_BASE_PATHS, _sim_protocol, listening_socket
+from .server import base_path, http_protocol, listening_socket, sdk_base_path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
                             for name, (default, text) in FAULTS.items())
     parser = argparse.ArgumentParser(
         prog="python -m agentkit.sim", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="agentkit's provider simulator (OpenAI, Anthropic, Gemini, OpenRouter wire formats).",
+        description="agentkit's provider simulator (the wire formats: " + ", ".join(FORMATS) + ").",
         epilog="Faults on demand, by model-name suffix (sim-reasoner-429-flaky2) or request header\n"
                f"(x-sim-fault: 429=2000, flaky=2):\n{fault_lines}")
     parser.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (0: any free port)")
@@ -45,10 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     print(f"agentkit.sim listening on {url}")
-    for fmt in BASE_PATHS:
-        print(f"  {fmt:17} base_url {url + BASE_PATHS[fmt]:32} SDK base_url {url + SDK_BASE_PATHS[fmt]}")
+    for fmt in FORMATS:
+        print(f"  {fmt:17} base_url {url + base_path(fmt):32} SDK base_url {url + sdk_base_path(fmt)}")
     print("Any API key works; Ctrl-C stops.", flush=True)
-    config = uvicorn.Config(app, http=_sim_protocol(), loop="asyncio", lifespan="off", log_level=args.log_level,
+    config = uvicorn.Config(app, http=http_protocol(), loop="asyncio", lifespan="off", log_level=args.log_level,
                             access_log=args.log_level == "debug", server_header=False, proxy_headers=False)
     uvicorn.Server(config).run(sockets=[sock])
     return 0

@@ -1,30 +1,30 @@
 """The simulator's HTTP side: one ASGI app that answers in every provider's wire format.
 
-Routes mirror the real APIs, so a client changes only its base URL:
+Routes mirror the real APIs, so a client changes only its base URL. They are not listed here: each
+codec declares its own (`SERVER.routes`) and `create_app` serves every registered format's, so a new
+format needs no line in this file. `GET /` (and `python -m agentkit.sim`) shows the current list; for
+example:
 
-    POST /v1/chat/completions                         openai-chat
-    POST /v1/responses                                openai-responses
-    POST /v1/messages                                 anthropic   (needs an anthropic-version header)
-    POST /v1beta/models/{model}:generateContent       gemini      (also under /v1/, google-genai's default)
-    POST /v1beta/models/{model}:streamGenerateContent gemini      ?alt=sse -> SSE; without -> one JSON array
-    POST /api/v1/chat/completions                     openrouter  (honours the `models` fallback list)
-    GET  /v1/models  /api/v1/models  /v1beta/models   the model list, in the asking client's format
-    GET  /                                            a short index of the above
+    POST /v1/chat/completions                    openai-chat
+    POST /v1beta/models/{model}:generateContent  gemini (the model is in the path; also under /v1/)
+    POST /api/chat                               ollama (streams NDJSON unless "stream": false)
+    GET  /v1/models                              shared by three formats: the client's own headers decide
 
-Every POST walks the same recipe (`SimApp.handle`), one step per provider rule:
+Every POST walks the same recipe (`SimApp.handle`), one step per provider rule, reading each rule from
+the format's codec (`codec.SERVER` and the server-side verbs, see `providers/contract.py`):
 
-    1. credentials   any key works, but none at all gets the provider's 401 (Gemini: 403)
-    2. headers       Anthropic wants `anthropic-version`; a body must be JSON (else 415)
-    3. body          read up to `max_body_bytes` (413 beyond), parse JSON (400 when broken)
+    1. credentials   any key works, but none at all gets the provider's 401 or 403 (none where no key is needed)
+    2. headers       the provider's required headers (e.g. anthropic-version); a JSON body (else 415)
+    3. body          read up to `max_body_bytes` (413 beyond); strict UTF-8 JSON (400 when broken)
     4. decode        codec.parse_request -> ChatRequest; RequestInvalid -> its 4xx
-    5. quirks        documented per-model refusals (`QUIRKS` below) -> 400
+    5. refusals      codec.model_refusal: a documented per-model refusal -> 400
     6. faults        asked for by model suffix or `x-sim-fault` header (see `faults.py`)
     7. decide        respond(request) -> ModelTurn; UnknownModel -> 404
-    8. encode        codec.build_response / build_stream, with the provider's headers
+    8. encode        codec.build_response / build_stream (+ build_stream_error), framed as the codec says
 
 Every error, including a genuine bug (500), is written in the provider's own error shape by its
 codec's `build_error`, so SDKs raise their usual exception classes. Responses are deterministic: the
-same request gives byte-identical bodies and the same `x-request-id` / `request-id`.
+same request gives byte-identical bodies and the same request-id header.
 
 Keys are never logged, echoed or stored; only their presence is checked.
 
@@ -40,7 +40,8 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from types import ModuleType
 from typing import Any
 
 from starlette.applications import Starlette
@@ -48,16 +49,12 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.routing import Route
 
-from ..providers import get_codec
-from ..providers.common import ChatRequest, RequestInvalid, SSEvent, dumps
+from ..providers import FORMATS, get_codec
+from ..providers.common import ChatRequest, RequestInvalid, StreamEvent, dumps
+from ..providers.contract import ServerFacts
 from ..types import ModelTurn
 from . import faults as F
-
-try:  # the decision logic lives in models.py; stubs injected for tests raise this same class
-    from .models import UnknownModel
-except ImportError:  # pragma: no cover - only while models.py does not exist yet
-    class UnknownModel(LookupError):
-        """respond() does not know this model name."""
+from .models import UnknownModel
 
 log = logging.getLogger("agentkit.sim")
 
@@ -67,85 +64,22 @@ DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 
 Respond = Callable[[ChatRequest], ModelTurn]
 
-
-# ---------------------------------------------------------------------------------------------------
-# The providers' rules, as data
-# ---------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Quirk:
-    """A documented refusal of one model family: `when` names a condition in `QUIRK_CONDITIONS`."""
-
-    fmt: str
-    model_prefixes: tuple[str, ...]
-    when: str
-    status: int
-    message: str
-    param: str | None = None
-
-
-QUIRKS: tuple[Quirk, ...] = (
-    # OpenAI's migration guide: GPT-6 models call tools only through the Responses API (seed 000, C13).
-    Quirk("openai-chat", ("gpt-6",), "tools", 400,
-          "GPT-6 Astra, GPT-6.1 Sol, and GPT-6.1 Terra support Chat Completions, but tool calling requires "
-          "Responses. Send this request to /v1/responses (model {model!r}), or remove `tools`.", "tools"),
-    # Anthropic's tool docs: these models refuse forced tool use (seed 000, C14). The seed writes the
-    # names with dots; the API ids (as in the anthropic SDK's model list) use hyphens: both are here.
-    Quirk("anthropic", ("claude-opus-5.5", "claude-sonnet-5.5", "claude-fable-5.1", "claude-mythos-5.1",
-                        "claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1"),
-          "forced_tool_choice", 400,
-          "tool_choice.type {choice!r} is not supported with {model}. Use tool_choice {{\"type\": \"auto\"}} "
-          "with strict tool use, or structured outputs, instead.", "tool_choice"),
-)
-
-QUIRK_CONDITIONS: dict[str, Callable[[ChatRequest], bool]] = {
-    "tools": lambda r: bool(r.tools),
-    "forced_tool_choice": lambda r: r.options.tool_choice == "required" or isinstance(r.options.tool_choice, dict),
-}
-
-#: What a request without any credentials gets: (status, message). Gemini answers 403, not 401.
-NO_CREDENTIALS: dict[str, tuple[int, str]] = {
-    "openai-chat": (401, ("You didn't provide an API key. You need to provide your API key in an Authorization "
-                          "header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY). On the simulator "
-                          "any key works.")),
-    "anthropic": (401, ("x-api-key header is required (on the simulator any key works; "
-                        "Authorization: Bearer is accepted too)")),
-    "gemini": (403, ("Method doesn't allow unregistered callers (callers without established identity). "
-                     "Please use API Key or other form of API consumer identity to call this API. "
-                     "(On the simulator any x-goog-api-key or ?key= works.)")),
-    "openrouter": (401, "No auth credentials found (on the simulator any Bearer key works)"),
-}
-NO_CREDENTIALS["openai-responses"] = NO_CREDENTIALS["openai-chat"]
-
-#: "The model does not exist" in each provider's words.
-UNKNOWN_MODEL: dict[str, str] = {
-    "openai-chat": "The model `{model}` does not exist or you do not have access to it.",
-    "openai-responses": "The model `{model}` does not exist or you do not have access to it.",
-    "openrouter": "{model} is not a valid model ID",
-    "anthropic": "model: {model}",
-    "gemini": "models/{model} is not found for API version v1beta, or is not supported for generateContent. "
-              "Call ListModels to see the list of available models and their supported methods.",
-}
-
-#: The response header that carries the request id, per format (Gemini sends none).
-REQUEST_ID_HEADER: dict[str, str] = {
-    "openai-chat": "x-request-id", "openai-responses": "x-request-id", "openrouter": "x-request-id",
-    "anthropic": "request-id",
-}
-
 JSON_TYPE = "application/json"
-SSE_TYPE = "text/event-stream; charset=utf-8"
+CONTENT_TYPES = {"sse": "text/event-stream; charset=utf-8", "ndjson": "application/x-ndjson"}
 
 
-def _has_credentials(request: Request) -> bool:
-    """Any of the ways the SDKs send a key; the value itself is never looked at beyond being non-empty."""
+def _has_key(request: Request, server: ServerFacts) -> bool:
+    """A key where this format carries one; the value itself is never looked at beyond being non-empty."""
     headers = request.headers
-    scheme, _, token = headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return True
-    if headers.get("x-api-key", "").strip() or headers.get("x-goog-api-key", "").strip():
-        return True
-    return bool(request.query_params.get("key", "").strip())
+    for name in server.key_headers:
+        value = headers.get(name, "")
+        if name == "authorization":
+            scheme, _, value = value.partition(" ")
+            if scheme.lower() != "bearer":
+                continue
+        if value.strip():
+            return True
+    return bool(server.key_query_param and request.query_params.get(server.key_query_param, "").strip())
 
 
 def _is_json_type(content_type: str) -> bool:
@@ -266,13 +200,7 @@ class SimApp:
         self.default_plan = F.parse_spec(faults) if isinstance(faults, str) else F.FaultPlan()
         self.attempts = F.AttemptCounter(10_000)
         self.models = models
-        self._codecs: dict[str, Any] = {}
-
-    def codec(self, fmt: str) -> Any:
-        codec = self._codecs.get(fmt)
-        if codec is None:
-            codec = self._codecs[fmt] = get_codec(fmt)
-        return codec
+        self.codecs: dict[str, ModuleType] = {fmt: get_codec(fmt) for fmt in FORMATS}
 
     # -- building answers ---------------------------------------------------------------------------
 
@@ -280,51 +208,49 @@ class SimApp:
               headers: dict | None = None, **details: Any) -> Reply:
         """An error answer in `fmt`'s own shape (the codec knows the shape; we choose the words).
 
-        `details` (param=, code=, retry_after=) go to the codec's build_error when given; left out,
-        the codec picks its format's defaults (e.g. OpenAI's code "rate_limit_exceeded" for a 429).
+        `details` (param=, code=, retry_after=) go to the codec's build_error; left out, the codec
+        picks its format's defaults (e.g. OpenAI's code "rate_limit_exceeded" for a 429).
         """
         extras = {k: v for k, v in details.items() if v is not None}
-        try:
-            codec = self.codec(fmt)
-            try:
-                body = codec.build_error(status, message, error_type, request_id=rid, **extras)
-            except TypeError:  # a codec that takes only the three documented arguments
-                body = codec.build_error(status, message, error_type)
-        except Exception:  # the codec itself is broken: still answer, in the most common shape
-            log.exception("agentkit.sim: build_error failed for %s", fmt)
-            body = {"error": {"message": message, "type": error_type or "server_error", "code": status}}
+        body = self.codecs[fmt].build_error(status, message, error_type, request_id=rid, **extras)
         return Reply(status, {"content-type": JSON_TYPE, **self.id_headers(fmt, rid), **(headers or {})},
                      [dumps(body).encode()])
 
-    @staticmethod
-    def id_headers(fmt: str, rid: str) -> dict[str, str]:
-        name = REQUEST_ID_HEADER.get(fmt)
+    def id_headers(self, fmt: str, rid: str) -> dict[str, str]:
+        name = self.codecs[fmt].SERVER.request_id_header
         return {name: rid} if name else {}
 
     def success(self, fmt: str, turn: ModelTurn, request: ChatRequest, *, rid: str, stream: bool,
                 sse: bool = True, failure: F.Failure | None = None, pace_ms: int = 0) -> Reply:
-        codec = self.codec(fmt)
+        codec = self.codecs[fmt]
+        server: ServerFacts = codec.SERVER
         transport = failure.transport if failure else None
         headers = self.id_headers(fmt, rid)
         if not stream:
             payload = codec.build_response(turn, request)
-            if fmt == "openrouter" and isinstance(payload, dict) and payload.get("id"):
-                headers["x-generation-id"] = str(payload["id"])
+            if server.response_id_header and isinstance(payload, dict) and payload.get("id"):
+                headers[server.response_id_header] = str(payload["id"])
             body = dumps(payload).encode()
             if transport == "badjson":
                 body, transport = body[: len(body) // 2], None
             return Reply(200, {"content-type": JSON_TYPE, **headers}, [body], transport=transport)
         events = list(codec.build_stream(turn, request))
+        if failure is not None and failure.instream is not None:
+            # Half of the answer, then the provider's own error event: the status line already said 200.
+            sent = events[: max(1, len(events) // 2)]
+            status = failure.status_for(server, failure.instream)
+            events = sent + [codec.build_stream_error(status, failure.message(server, request.model, status),
+                                                      request, sent)]
         if transport == "badjson":  # one event in the middle carries half a JSON document
             events, transport = _corrupt_middle(events), None
-        if sse:
-            chunks = [event.encode().encode() for event in events]
-            headers = {"content-type": SSE_TYPE, "cache-control": "no-cache", **headers}
-        else:  # Gemini without ?alt=sse: one JSON array, written one element at a time
+        if not sse:  # e.g. Gemini without ?alt=sse: one JSON array, written one element at a time
             items = [e.data for e in events if e.comment is None and e.data is not None]
             chunks = [("[" if i == 0 else "\r\n,") + item for i, item in enumerate(items)]
             chunks = [c.encode() for c in chunks] + [b"]" if items else b"[]"]
             headers = {"content-type": JSON_TYPE, **headers}
+        else:
+            chunks = [event.encode().encode() for event in events]
+            headers = {"content-type": CONTENT_TYPES[codec.STREAM_FRAMING], "cache-control": "no-cache", **headers}
         return Reply(200, headers, chunks, stream=True, pace_ms=pace_ms, transport=transport)
 
     # -- the recipe ---------------------------------------------------------------------------------
@@ -334,18 +260,20 @@ class SimApp:
         """One POST, start to finish (the numbered steps of the module docstring)."""
         path = request.url.path
         rid = _request_id(path, b"")
+        server: ServerFacts = self.codecs[fmt].SERVER
 
-        # 1. credentials: presence only
-        if not _has_credentials(request):
-            status, message = NO_CREDENTIALS[fmt]
+        # 1. credentials: presence only, where the format wants a key at all
+        if server.no_key is not None and not _has_key(request, server):
+            status, message = server.no_key
             return self.error(fmt, status, message, rid=rid)
 
         # 2. headers
-        if fmt == "anthropic" and not request.headers.get("anthropic-version"):
-            return self.error(fmt, 400, "anthropic-version: header is required", rid=rid)
+        for name, message in server.required_headers.items():
+            if not request.headers.get(name):
+                return self.error(fmt, 400, message, rid=rid)
         content_type = request.headers.get("content-type", "")
         if not _is_json_type(content_type):
-            return self.error(fmt, 415, f"Unsupported content type {content_type!r}: send a JSON body with "
+            return self.error(fmt, 415, f"Unsupported content type {content_type[:80]!r}: send a JSON body with "
                                         "Content-Type: application/json", rid=rid)
 
         # 3. body: size first (from the header when given, counted while reading otherwise), then JSON
@@ -358,15 +286,14 @@ class SimApp:
                               rid=rid)
         rid = _request_id(path, raw)
         try:
-            body = json.loads(raw)
-            if _LONE_SURROGATE.search(raw):  # legal JSON text, but not Unicode: nothing can echo it back
-                json.dumps(body, ensure_ascii=False).encode()
+            body = _strict_json(raw)
         except (ValueError, RecursionError) as exc:
-            return self.error(fmt, 400, "We could not parse the JSON body of your request. "
-                                        f"({_json_problem(exc)})", rid=rid)
+            return self.error(fmt, 400, server.not_json.format(detail=_json_problem(exc)), rid=rid)
         if not isinstance(body, dict):
-            return self.error(fmt, 400, f"The request body must be a JSON object, not {type(body).__name__}.",
-                              rid=rid)
+            # Still the codec's words: each API has its own for a body that is not an object.
+            body_error = _decode(self.codecs[fmt], body, model)
+            message = body_error.message if body_error else "The request body must be a JSON object."
+            return self.error(fmt, 400, message, rid=rid)
 
         try:
             plan = F.plan_from_headers(request.headers) if self.faults_enabled else F.FaultPlan()
@@ -382,32 +309,40 @@ class SimApp:
 
     async def _answer(self, request: Request, fmt: str, body: dict, raw: bytes, plan: F.FaultPlan, rid: str,
                       *, model: str | None, stream: bool | None) -> Reply | _NoReply:
-        codec = self.codec(fmt)
+        codec = self.codecs[fmt]
+        server: ServerFacts = codec.SERVER
 
         # 4. decode
         try:
-            chat = codec.parse_request(body, model=model) if model is not None else codec.parse_request(body)
+            chat = codec.parse_request(body, model=model)
         except RequestInvalid as exc:
-            return self.error(fmt, exc.status or 400, exc.message, rid=rid, param=exc.param,
-                              code=getattr(exc, "code", None))
+            return self.error(fmt, exc.status or 400, exc.message, rid=rid, param=exc.param, code=exc.code)
         except RecursionError:
             return self.error(fmt, 400, "The request is nested too deeply.", rid=rid)
 
-        # 5. quirks, on the model name without its fault suffix
-        clean = F.split_model(chat.model)[0] if self.faults_enabled else chat.model
-        quirk = _quirk_for(fmt, replace(chat, model=clean))
-        if quirk is not None:
-            return self.error(fmt, quirk.status, quirk.message, rid=rid, param=quirk.param)
+        # 5. documented refusals, on the model name without its fault suffix
+        try:
+            clean = F.split_model(chat.model)[0] if self.faults_enabled else chat.model
+        except ValueError as exc:
+            return self.error(fmt, 400, f"model {chat.model[:60]!r}: {exc}", rid=rid, param="model")
+        refusal = codec.model_refusal(replace(chat, model=clean))
+        if refusal is not None:
+            return self.error(fmt, refusal.status or 400, refusal.message, rid=rid, param=refusal.param,
+                              code=refusal.code)
 
-        # 6 + 7. faults, then the model decides; OpenRouter walks its fallback list
+        # 6 + 7. faults, then the model decides; a format that takes a fallback list walks it here
         want_stream = stream if stream is not None else bool(chat.options.stream)
         candidates = [chat.model]
-        if fmt == "openrouter":
+        if codec.SERVER_SIDE_FALLBACK:
             candidates += [m for m in chat.fallback_models if m not in candidates]
         fault_header = request.headers.get("x-sim-fault", "")
         last_error: Reply | None = None
         for i, candidate in enumerate(candidates):
-            name, own_plan = F.split_model(candidate) if self.faults_enabled else (candidate, F.FaultPlan())
+            try:
+                name, own_plan = F.split_model(candidate) if self.faults_enabled else (candidate, F.FaultPlan())
+            except ValueError as exc:
+                last_error = self.error(fmt, 400, f"model {candidate[:60]!r}: {exc}", rid=rid, param="model")
+                continue
             cplan = plan.merged(own_plan) if i == 0 else own_plan
             if cplan.latency_ms and await sleep_unless_disconnected(request.receive, cplan.latency_ms / 1000):
                 return _NoReply()
@@ -415,64 +350,78 @@ class SimApp:
             if cplan.flaky:
                 attempt = self.attempts.next(_fingerprint(request.url.path, raw, fault_header, candidate))
             failure = cplan.failure(attempt)
-            if failure is not None and failure.status is not None:
-                status = failure.status_for(fmt)
-                last_error = self.error(fmt, status, failure.message(fmt, candidate), rid=rid,
-                                        headers=failure.headers(fmt),
+            failed_status = failure.status if failure else None
+            if failure is not None and failure.instream is not None and not want_stream:
+                failed_status = failure.instream  # no stream to break: the failure is the whole answer
+            if failed_status is not None:
+                status = failure.status_for(server, failed_status)
+                last_error = self.error(fmt, status, failure.message(server, candidate, status), rid=rid,
+                                        headers=failure.headers(server),
                                         retry_after=failure.retry_after_ms / 1000 if status == 429 else None)
                 continue
             try:
                 turn = self.respond(replace(chat, model=name, fallback_models=()))
             except UnknownModel:
-                last_error = self.error(fmt, 404, UNKNOWN_MODEL[fmt].format(model=candidate), rid=rid)
+                last_error = self.error(fmt, 404, server.unknown_model.format(model=candidate), rid=rid)
                 continue
             # The answer names the model as the client asked for it (fault suffix included).
             if turn.model in (None, name):
                 turn = replace(turn, model=candidate)
             answered = replace(chat, model=candidate)
-            # 8. encode
-            return self.success(fmt, turn, answered, rid=rid, stream=want_stream,
-                                sse=fmt != "gemini" or request.query_params.get("alt") == "sse",
-                                failure=failure, pace_ms=cplan.pace_ms)
+            # 8. encode (the query is read only by a format that frames its stream by it)
+            sse = server.sse_query is None or request.query_params.get(server.sse_query[0]) == server.sse_query[1]
+            return self.success(fmt, turn, answered, rid=rid, stream=want_stream, sse=sse, failure=failure,
+                                pace_ms=cplan.pace_ms)
         assert last_error is not None
         return last_error
 
-    # -- model lists --------------------------------------------------------------------------------
+    # -- model lists and formats --------------------------------------------------------------------
 
     def model_list(self, fmt: str) -> dict:
-        """GET …/models in the asking client's format."""
-        created = 1767225600  # 2026-01-01: fixed, so the listing is deterministic
-        names = list(self.models)
-        if fmt == "anthropic":
-            data = [{"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z",
-                     "lifecycle": "active", "deprecated_at": None, "retires_at": None,
-                     "max_input_tokens": 200000, "max_tokens": 64000} for n in names]
-            return {"data": data, "has_more": False, "first_id": names[0] if names else None,
-                    "last_id": names[-1] if names else None}
-        if fmt == "gemini":
-            methods = ["generateContent", "streamGenerateContent", "countTokens"]
-            return {"models": [{"name": f"models/{n}", "displayName": n, "version": "sim",
-                                "inputTokenLimit": 1048576, "outputTokenLimit": 65536,
-                                "supportedGenerationMethods": methods} for n in names]}
-        if fmt == "openrouter":
-            return {"data": [{"id": n, "name": n, "created": created, "context_length": 131072,
-                              "supported_parameters": ["tools", "tool_choice", "parallel_tool_calls"]}
-                             for n in names]}
-        return {"object": "list",
-                "data": [{"id": n, "object": "model", "created": created, "owned_by": "agentkit-sim"}
-                         for n in names]}
+        """GET on a model list, in `fmt`'s shape."""
+        return self.codecs[fmt].build_model_list(list(self.models))
+
+    def format_for(self, request: Request, candidates: list[str] | None = None) -> str:
+        """Which format a request speaks, when its path alone does not say.
+
+        Among `candidates` (default: every format, ranked by how much of the request's path their routes
+        share), the first whose own client headers (or key query parameter) the request carries, else the
+        first. GET /v1/models is shared by OpenAI, Anthropic and google-genai, so the headers decide there.
+        """
+        if candidates is None:
+            path = request.url.path
+            shared = {fmt: max(_common_prefix(path, r.path) for r in codec.SERVER.routes)
+                      for fmt, codec in self.codecs.items()}
+            best = max(shared.values())
+            candidates = [fmt for fmt in self.codecs if shared[fmt] == best]
+        for fmt in candidates:
+            server = self.codecs[fmt].SERVER
+            if any(request.headers.get(h) for h in server.client_headers) or (
+                    server.key_query_param and request.query_params.get(server.key_query_param)):
+                return fmt
+        return candidates[0]
 
 
-def _quirk_for(fmt: str, chat: ChatRequest) -> Quirk | None:
-    for quirk in QUIRKS:
-        if quirk.fmt == fmt and chat.model.startswith(quirk.model_prefixes) and QUIRK_CONDITIONS[quirk.when](chat):
-            choice = chat.options.tool_choice
-            wire_choice = "tool" if isinstance(choice, dict) else "any" if choice == "required" else str(choice)
-            return replace(quirk, message=quirk.message.format(model=chat.model, choice=wire_choice))
+def _decode(codec: ModuleType, body: Any, model: str | None) -> RequestInvalid | None:
+    try:
+        codec.parse_request(body, model=model)
+    except RequestInvalid as exc:
+        return exc
+    except Exception:  # noqa: BLE001 - only its words are wanted here
+        return None
     return None
 
 
-def _corrupt_middle(events: list[SSEvent]) -> list[SSEvent]:
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _corrupt_middle(events: list[StreamEvent]) -> list[StreamEvent]:
     data_at = [i for i, e in enumerate(events) if e.comment is None and e.data and e.data != "[DONE]"]
     if not data_at:
         return events
@@ -489,7 +438,7 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
     body is read and thrown away, so the client finishes sending and can read the 413.
     """
     declared = request.headers.get("content-length", "")
-    too_large = declared.isdigit() and int(declared) > limit
+    too_large = declared.isdigit() and (len(declared) > 15 or int(declared) > limit)
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -499,6 +448,19 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
         if not too_large:
             chunks.append(chunk)
     return None if too_large else b"".join(chunks)
+
+
+def _strict_json(raw: bytes) -> Any:
+    """JSON the way the real APIs take it: UTF-8 text (RFC 8259), no byte order mark, no lone surrogates.
+
+    Python's json.loads(bytes) would also guess UTF-16 and UTF-32 and skip a BOM; the providers do not
+    (Anthropic: "byte order mark (BOM) is not supported"), so neither does the simulator.
+    """
+    text = raw.decode("utf-8")  # UnicodeDecodeError is a ValueError: UTF-16 with a BOM fails here
+    body = json.loads(text)  # a leading \ufeff fails here, as "Unexpected UTF-8 BOM"
+    if _LONE_SURROGATE.search(raw):  # legal JSON text, but not Unicode: nothing can echo it back
+        json.dumps(body, ensure_ascii=False).encode()
+    return body
 
 
 def _request_id(path: str, raw: bytes) -> str:
@@ -519,26 +481,13 @@ def _json_problem(exc: BaseException) -> str:
         return "the JSON is nested too deeply"
     if isinstance(exc, UnicodeEncodeError):
         return "a string holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"the body is not UTF-8 text (byte {exc.start})"
     if isinstance(exc, json.JSONDecodeError):
+        if "BOM" in exc.msg:
+            return "byte order mark (BOM) is not supported: line 1 column 1 (char 0)"
         return f"{exc.msg}: line {exc.lineno} column {exc.colno} (char {exc.pos})"
     return "the body is not UTF-8 JSON"
-
-
-def _format_for(request: Request) -> str:
-    """Which format an unrouted request (or a model listing) speaks, judged from its path and headers.
-
-    GET /v1/models is shared by OpenAI, Anthropic and google-genai (whose default version is v1), so
-    the client's own headers decide there.
-    """
-    path, headers = request.url.path, request.headers
-    if path.startswith("/api/"):
-        return "openrouter"
-    if (path.startswith("/v1beta") or ":" in path.rsplit("/", 1)[-1] or headers.get("x-goog-api-key")
-            or request.query_params.get("key")):
-        return "gemini"
-    if path.startswith("/v1/messages") or headers.get("anthropic-version"):
-        return "anthropic"
-    return "openai-chat"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -547,71 +496,76 @@ def _format_for(request: Request) -> str:
 
 def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                faults: bool | str = True, models: tuple[str, ...] | None = None) -> Starlette:
-    """The simulator as a Starlette app.
+    """The simulator as a Starlette app, serving every registered format's routes.
 
         app = create_app()                          # the real models (agentkit.sim.models.respond)
         app = create_app(my_respond)                # any ChatRequest -> ModelTurn function
         app = create_app(faults="slow=200")         # every request 200 ms slow, on top of asked-for faults
         app = create_app(faults=False)              # ignore x-sim-fault headers and model suffixes
 
-    `models` is what GET /v1/models lists (default: agentkit.sim.models.KNOWN_MODELS).
+    `models` is what the model-list routes list (default: agentkit.sim.models.KNOWN_MODELS).
     """
     if respond is None or models is None:
-        from . import models as sim_models  # imported here: the decision logic is not needed to import sim
+        from . import models as sim_models  # the decision logic, imported when an app is made
 
         respond = respond or sim_models.respond
         if models is None:
-            models = tuple(getattr(sim_models, "KNOWN_MODELS", ()))
+            models = tuple(sim_models.KNOWN_MODELS)
     sim = SimApp(respond, max_body_bytes=max_body_bytes, faults=faults, models=tuple(models))
 
-    def post(fmt: str, *, stream: bool | None = None) -> Callable:
-        async def endpoint(request: Request) -> Reply | _NoReply:
-            return await sim.handle(request, fmt, model=request.path_params.get("model"), stream=stream)
-        return endpoint
+    # Every (method, path) any codec declares, with the formats that declare it, in registry order.
+    table: dict[tuple[str, str], list[tuple[str, Any]]] = {}
+    for fmt, codec in sim.codecs.items():
+        for route in codec.SERVER.routes:
+            table.setdefault((route.method, route.path), []).append((fmt, route))
 
-    async def list_models(request: Request) -> Reply:
-        path = request.url.path
-        fmt = _format_for(request)
-        rid = _request_id(path, b"")
-        if fmt != "openrouter" and not _has_credentials(request):  # OpenRouter's list is public
-            status, message = NO_CREDENTIALS[fmt]
-            return sim.error(fmt, status, message, rid=rid)
-        body = dumps(sim.model_list(fmt)).encode()
-        return Reply(200, {"content-type": JSON_TYPE, **sim.id_headers(fmt, rid)}, [body])
+    def endpoint(claims: list[tuple[str, Any]]) -> Callable:
+        fmts = [fmt for fmt, _ in claims]
+        stream_of = {fmt: route.stream for fmt, route in claims}
+
+        async def chat(request: Request) -> Reply | _NoReply:
+            fmt = fmts[0] if len(fmts) == 1 else sim.format_for(request, fmts)
+            try:
+                return await sim.handle(request, fmt, model=request.path_params.get("model"),
+                                        stream=stream_of[fmt])
+            except asyncio.CancelledError:
+                # The server is stopping and cancels what still runs (a `slow` request, say). Close the
+                # connection first: otherwise uvicorn answers the cancelled request with a stray 500.
+                close = (request.scope.get("extensions") or {}).get(CLOSE_EXTENSION)
+                if close is not None:
+                    close()
+                raise
+
+        async def list_models(request: Request) -> Reply:
+            fmt = fmts[0] if len(fmts) == 1 else sim.format_for(request, fmts)
+            server = sim.codecs[fmt].SERVER
+            rid = _request_id(request.url.path, b"")
+            if server.no_key is not None and not server.public_model_list and not _has_key(request, server):
+                status, message = server.no_key
+                return sim.error(fmt, status, message, rid=rid)
+            body = dumps(sim.model_list(fmt)).encode()
+            return Reply(200, {"content-type": JSON_TYPE, **sim.id_headers(fmt, rid)}, [body])
+
+        return list_models if claims[0][1].action == "models" else chat
 
     async def index(request: Request) -> Reply:
         routes = [f"{', '.join(sorted(r.methods - {'HEAD'}))} {r.path}" for r in app.routes]
-        body = {"simulator": "agentkit.sim", "routes": routes, "faults": {k: v[1] for k, v in F.FAULTS.items()},
-                "models": list(sim.models)}
+        body = {"simulator": "agentkit.sim", "routes": routes, "formats": list(sim.codecs),
+                "faults": {k: v[1] for k, v in F.FAULTS.items()}, "models": list(sim.models)}
         return Reply(200, {"content-type": JSON_TYPE}, [dumps(body).encode()])
 
     async def not_routed(request: Request, exc: HTTPException) -> Reply:
-        fmt = _format_for(request)
+        fmt = sim.format_for(request)
         what = "Invalid URL" if exc.status_code == 404 else "Method not allowed"
-        return sim.error(fmt, exc.status_code, f"{what} ({request.method} {request.url.path})",
+        return sim.error(fmt, exc.status_code, f"{what} ({request.method} {request.url.path[:200]})",
                          rid=_request_id(request.url.path, b""), headers=dict(exc.headers or {}))
 
     async def crashed(request: Request, exc: Exception) -> Reply:
-        fmt = _format_for(request)
-        return sim.error(fmt, 500, f"The simulator failed: {type(exc).__name__}",
+        return sim.error(sim.format_for(request), 500, f"The simulator failed: {type(exc).__name__}",
                          rid=_request_id(request.url.path, b""))
 
-    routes = [
-        Route("/", index, methods=["GET"]),
-        Route("/v1/chat/completions", post("openai-chat"), methods=["POST"]),
-        Route("/v1/responses", post("openai-responses"), methods=["POST"]),
-        Route("/v1/messages", post("anthropic"), methods=["POST"]),
-        Route("/api/v1/chat/completions", post("openrouter"), methods=["POST"]),
-        Route("/v1/models", list_models, methods=["GET"]),
-        Route("/api/v1/models", list_models, methods=["GET"]),
-        Route("/v1beta/models", list_models, methods=["GET"]),
-    ]
-    for version in ("v1beta", "v1"):  # google-genai 3.x defaults to v1; the REST docs use v1beta
-        routes += [
-            Route(f"/{version}/models/{{model}}:generateContent", post("gemini", stream=False), methods=["POST"]),
-            Route(f"/{version}/models/{{model}}:streamGenerateContent", post("gemini", stream=True),
-                  methods=["POST"]),
-        ]
+    routes = [Route("/", index, methods=["GET"])]
+    routes += [Route(path, endpoint(claims), methods=[method]) for (method, path), claims in table.items()]
     app = Starlette(routes=routes, exception_handlers={404: not_routed, 405: not_routed, Exception: crashed})
     app.state.sim = sim
     return app

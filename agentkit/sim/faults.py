@@ -7,18 +7,21 @@ A request asks for a fault in one of two ways (both can be combined):
 
 Tokens (the whole vocabulary is the `FAULTS` table below):
 
-    slow[=N]     answer after N ms (default 300); the header x-sim-latency-ms: N does the same
-    pace[=N]     streams only: wait N ms (default 20) between events
-    429[=N]      429 rate limited, with retry-after (s) and retry-after-ms: N (default 100)
-    500, 503     the server failed / is unavailable
-    529          Anthropic's "overloaded"; the other formats answer their nearest, 503
-    drop         close the connection without answering (clients see "server disconnected")
-    truncate     promise the whole body (Content-Length) and close after half of it
-    cut          streams: close the connection after half of the events (no terminator);
-                 non-streamed answers are truncated instead
-    badjson      200 OK, complete HTTP message, but the JSON inside is cut in half
-    flaky[=N]    the failure above (default 503) hits only the first N attempts (default 1) of the
-                 same request; attempt N+1 succeeds, so retry tests are deterministic
+    slow[=N]      answer after N ms (default 300); the header x-sim-latency-ms: N does the same
+    pace[=N]      streams only: wait N ms (default 20) between events
+    429[=N]       429 rate limited, with retry-after (s) and retry-after-ms: N (default 100)
+    500, 503      the server failed / is unavailable
+    529           Anthropic's "overloaded"; the other formats answer their nearest, 503
+    drop          close the connection without answering (clients see "server disconnected")
+    truncate      promise the whole body (Content-Length) and close after half of it
+    cut           streams: close the connection after half of the events (no terminator);
+                  non-streamed answers are truncated instead
+    instream[=N]  streams: half of the events, then the provider's own in-stream error event for a
+                  failure of status N (default 529: Anthropic's overloaded_error, 503 elsewhere), and
+                  the stream ends; the HTTP status is already 200. Non-streamed answers get status N.
+    badjson       200 OK, complete HTTP message, but the JSON inside is cut in half
+    flaky[=N]     the failure above (default 503) hits only the first N attempts (default 1) of the
+                  same request; attempt N+1 succeeds, so retry tests are deterministic
 
 In a model name the number follows the token directly ("slow800", "flaky2"); in the header write
 either "flaky=2" or "flaky2". A model suffix is stripped before the model decides, so
@@ -26,9 +29,11 @@ either "flaky=2" or "flaky2". A model suffix is stripped before the model decide
 `models` fallback list, each candidate's suffix applies to that candidate, and the header applies
 to the first one (so `x-sim-fault: 503` plus a fallback list shows the fallback answering).
 
-Everything here is pure data and arithmetic; `app.py` turns a `Failure` into the provider's own
-error body and headers. Left out on purpose: random faults (every fault is asked for, so every
-run is reproducible) and slow-reading/slowloris behaviour.
+Every delay is capped at MAX_DELAY_MS (a minute): a longer one is a 400, never a request that sleeps
+for ever. How each provider words a failure, and which status it answers instead of one it never
+sends (529 outside Anthropic), is the codec's business (`SERVER.fault_messages`, `nearest_status`);
+this module is pure data and arithmetic. Left out on purpose: random faults (every fault is asked
+for, so every run is reproducible) and slow-reading/slowloris behaviour.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
+from typing import Any
 
 #: token -> (default argument, what it does). The docstring above and `--help` are built from this.
 FAULTS: dict[str, tuple[int | None, str]] = {
@@ -50,56 +56,20 @@ FAULTS: dict[str, tuple[int | None, str]] = {
     "drop": (None, "close the connection without a response"),
     "truncate": (None, "Content-Length promises more than is sent; connection closed"),
     "cut": (None, "streams: connection closed after half of the events"),
+    "instream": (529, "streams: half of the events, then the provider's in-stream error for status N"),
     "badjson": (None, "200 OK with a JSON body cut in half"),
     "flaky": (1, "only the first N attempts of the same request fail (default failure 503)"),
 }
 
 STATUS_FAULTS = ("429", "500", "503", "529")
 TRANSPORT_FAULTS = ("drop", "truncate", "cut", "badjson")
-
-#: 529 is Anthropic's own status; every other format answers its nearest equivalent.
-NEAREST_STATUS: dict[tuple[int, str], int] = {
-    (529, "openai-chat"): 503,
-    (529, "openai-responses"): 503,
-    (529, "openrouter"): 503,
-    (529, "gemini"): 503,
-}
-
-#: The words each provider uses for a failure; "*" is the default. {model} and {retry_ms} are filled in.
-FAULT_MESSAGES: dict[int, dict[str, str]] = {
-    429: {
-        "*": "Rate limit reached for {model} on requests per min (RPM): Limit 60, Used 60, Requested 1. "
-             "Please try again in {retry_ms}ms.",
-        "anthropic": "This request would exceed your organization's rate limit of 60 requests per minute "
-                     "for {model}. Please try again in {retry_ms}ms.",
-        "gemini": "Resource has been exhausted (e.g. check quota).",
-        "openrouter": "Rate limit exceeded for {model}. Please retry in {retry_ms}ms.",
-    },
-    500: {
-        "*": "The server had an error while processing your request. Sorry about that!",
-        "anthropic": "Internal server error",
-        "gemini": "An internal error has occurred. Please retry or report in "
-                  "https://developers.generativeai.google/guide/troubleshooting",
-    },
-    503: {
-        "*": "The server is overloaded or not ready yet.",
-        "gemini": "The model is overloaded. Please try again later.",
-        "anthropic": "Service unavailable",
-    },
-    529: {"*": "Overloaded"},
-}
-
-#: Extra headers a real 429 carries, per format (on top of retry-after and retry-after-ms).
-RATE_LIMIT_HEADERS: dict[str, dict[str, str]] = {
-    "openai-chat": {"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0",
-                    "x-ratelimit-reset-requests": "{retry_ms}ms"},
-    "openai-responses": {"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0",
-                         "x-ratelimit-reset-requests": "{retry_ms}ms"},
-    "anthropic": {"anthropic-ratelimit-requests-limit": "60", "anthropic-ratelimit-requests-remaining": "0"},
-}
+#: The longest delay a fault or x-sim-latency-ms may ask for (ms); more is a 400.
+MAX_DELAY_MS = 60_000
+#: Statuses `instream=N` may name: the failures a real stream reports after it started.
+INSTREAM_STATUSES = (429, 500, 503, 529)
 
 _TOKEN = re.compile(r"(?P<name>[a-z]+|\d{3})(?:=?(?P<arg>\d+))?")
-_SUFFIX = re.compile(r"-(?P<token>(?:slow|pace|flaky)\d*|429|500|503|529|drop|truncate|cut|badjson)$")
+_SUFFIX = re.compile(r"-(?P<token>(?:slow|pace|flaky|instream)\d*|429|500|503|529|drop|truncate|cut|badjson)$")
 
 
 @dataclass(frozen=True)
@@ -111,71 +81,91 @@ class FaultPlan:
     status: int | None = None
     retry_after_ms: int = 100
     transport: str | None = None
+    instream: int | None = None  # the status of an error sent inside a 200 stream
     flaky: int = 0  # 0: fail on every attempt; N: fail only the first N attempts
 
     @property
     def fails(self) -> bool:
-        return self.status is not None or self.transport is not None
+        return self.status is not None or self.transport is not None or self.instream is not None
 
     def merged(self, other: FaultPlan) -> FaultPlan:
         """This plan with every fault `other` sets laid on top."""
-        changes = {name: getattr(other, name) for name in ("latency_ms", "pace_ms", "flaky")
-                   if getattr(other, name)}
+        changes: dict[str, Any] = {name: getattr(other, name) for name in ("latency_ms", "pace_ms", "flaky")
+                                   if getattr(other, name)}
         if other.status is not None:
             changes.update(status=other.status, retry_after_ms=other.retry_after_ms)
-        if other.transport is not None:
-            changes["transport"] = other.transport
+        for name in ("transport", "instream"):
+            if getattr(other, name) is not None:
+                changes[name] = getattr(other, name)
         return replace(self, **changes)
 
     def failure(self, attempt: int) -> Failure | None:
         """The failure for this attempt (1-based), or None when this attempt should succeed."""
-        status, transport = self.status, self.transport
-        if self.flaky and status is None and transport is None:
+        status = self.status
+        if self.flaky and not self.fails:
             status = 503
-        if status is None and transport is None:
+        if status is None and self.transport is None and self.instream is None:
             return None
         if self.flaky and attempt > self.flaky:
             return None
-        return Failure(status, transport, self.retry_after_ms)
+        return Failure(status, self.transport, self.retry_after_ms, self.instream)
 
 
 @dataclass(frozen=True)
 class Failure:
-    """One decided failure: an HTTP error status, or a broken transport (drop/truncate/cut/badjson)."""
+    """One decided failure: an HTTP error status, a broken transport, or an error inside the stream."""
 
     status: int | None
     transport: str | None
     retry_after_ms: int = 100
+    instream: int | None = None
 
-    def status_for(self, fmt: str) -> int:
-        return NEAREST_STATUS.get((self.status, fmt), self.status)
+    def status_for(self, server: Any, status: int | None = None) -> int:
+        """The status this provider answers (`server` is a codec's ServerFacts): 529 becomes 503 where
+        the API never sends 529."""
+        status = self.status if status is None else status
+        return server.nearest_status.get(status, status)
 
-    def message(self, fmt: str, model: str) -> str:
-        words = FAULT_MESSAGES.get(self.status_for(fmt), FAULT_MESSAGES[500])
-        text = words.get(fmt, words["*"]).format(model=model, retry_ms=self.retry_after_ms)
-        return f"{text} (simulated fault)"
+    def message(self, server: Any, model: str, status: int | None = None) -> str:
+        """The provider's words for this failure, marked as simulated."""
+        status = self.status_for(server, status)
+        words = server.fault_messages.get(status) or server.fault_messages.get(500) or "Internal error"
+        return words.format(model=model, retry_ms=self.retry_after_ms) + " (simulated fault)"
 
-    def headers(self, fmt: str) -> dict[str, str]:
+    def headers(self, server: Any) -> dict[str, str]:
         if self.status != 429:
             return {}
         ms = self.retry_after_ms
         # retry-after is whole seconds by RFC 9110; SDKs read the precise retry-after-ms first.
         head = {"retry-after": str(max(1, math.ceil(ms / 1000))), "retry-after-ms": str(ms)}
-        extra = {k: v.format(retry_ms=ms) for k, v in RATE_LIMIT_HEADERS.get(fmt, {}).items()}
+        extra = {k: v.format(retry_ms=ms) for k, v in server.rate_limit_headers.items()}
         return {**head, **extra}
 
 
-def _apply(plan: FaultPlan, name: str, arg: int | None) -> FaultPlan:
+def _number(text: str, what: str) -> int:
+    """A whole number from a fault token; more than nine digits is refused before int() sees it."""
+    if len(text) > 9:
+        raise ValueError(f"{what}: {text[:12]}… is too large")
+    return int(text)
+
+
+def _apply(plan: FaultPlan, name: str, arg: str | None) -> FaultPlan:
     if name not in FAULTS:
         known = ", ".join(FAULTS)
         raise ValueError(f"unknown fault {name!r}; known faults: {known}")
-    value = FAULTS[name][0] if arg is None else arg
+    value = FAULTS[name][0] if arg is None else _number(arg, name)
+    if name in ("slow", "pace") and value > MAX_DELAY_MS:
+        raise ValueError(f"{name}={value} is over the cap of {MAX_DELAY_MS} ms")
     if name == "slow":
         return replace(plan, latency_ms=value)
     if name == "pace":
         return replace(plan, pace_ms=value)
     if name == "flaky":
         return replace(plan, flaky=max(1, value))
+    if name == "instream":
+        if value not in INSTREAM_STATUSES:
+            raise ValueError(f"instream={value}: choose one of {', '.join(map(str, INSTREAM_STATUSES))}")
+        return replace(plan, instream=value)
     if name in STATUS_FAULTS:
         return replace(plan, status=int(name), retry_after_ms=value if name == "429" else plan.retry_after_ms)
     return replace(plan, transport=name)
@@ -190,9 +180,8 @@ def parse_spec(spec: str) -> FaultPlan:
             continue
         m = _TOKEN.fullmatch(token)
         if not m:
-            raise ValueError(f"cannot read fault token {raw.strip()!r}; write e.g. '429', 'slow=250', 'flaky2'")
-        arg = m["arg"]
-        plan = _apply(plan, m["name"], int(arg) if arg is not None else None)
+            raise ValueError(f"cannot read fault token {raw.strip()[:40]!r}; write e.g. '429', 'slow=250', 'flaky2'")
+        plan = _apply(plan, m["name"], m["arg"])
     return plan
 
 
@@ -202,13 +191,18 @@ def plan_from_headers(headers) -> FaultPlan:
     latency = (headers.get("x-sim-latency-ms") or "").strip()
     if latency:
         if not latency.isdigit():
-            raise ValueError(f"x-sim-latency-ms must be a whole number of milliseconds, not {latency!r}")
+            raise ValueError(f"x-sim-latency-ms must be a whole number of milliseconds, not {latency[:40]!r}")
+        if len(latency) > 9 or int(latency) > MAX_DELAY_MS:
+            raise ValueError(f"x-sim-latency-ms: {latency[:12]} is over the cap of {MAX_DELAY_MS} ms")
         plan = replace(plan, latency_ms=int(latency))
     return plan
 
 
 def split_model(model: str) -> tuple[str, FaultPlan]:
-    """Strip fault suffixes from a model name: "sim-reasoner-429-flaky2" -> ("sim-reasoner", plan)."""
+    """Strip fault suffixes from a model name: "sim-reasoner-429-flaky2" -> ("sim-reasoner", plan).
+
+    Raises ValueError for a suffix that asks for too much (slow99999999999).
+    """
     tokens = []
     while (m := _SUFFIX.search(model)) and m.start() > 0:
         tokens.append(m["token"])
@@ -216,7 +210,7 @@ def split_model(model: str) -> tuple[str, FaultPlan]:
     plan = FaultPlan()
     for token in reversed(tokens):
         m = _TOKEN.fullmatch(token)
-        plan = _apply(plan, m["name"], int(m["arg"]) if m["arg"] else None)
+        plan = _apply(plan, m["name"], m["arg"])
     return model, plan
 
 

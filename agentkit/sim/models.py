@@ -5,7 +5,7 @@
     turn.tool_calls[0].arguments        # {'city': '東京'}
 
 `sim-reasoner` (the default, and every ordinary name such as "gpt-4.1" or "claude-sonnet-4-5") reads
-the request and the tools and decides like a small model — see `reasoner.py`. The other names are
+the request and the tools and decides like a small model — see the `reasoner` package. The other names are
 behaviour presets for experiments: a model that never stops calling tools, one that repeats itself,
 one that sends broken JSON first, ... Each is a few lines on top of the reasoner.
 
@@ -58,7 +58,7 @@ class Preset:
 # ═════════════════════════════════════════ the behaviours ═══════════════════════════════════════════
 
 def reasoner(request: ChatRequest, _: str) -> Decision:
-    """Decides like a small model (see reasoner.py)."""
+    """Decides like a small model (see the reasoner package)."""
     return R.decide(request)
 
 
@@ -73,7 +73,7 @@ def always_tool(request: ChatRequest, _: str) -> Decision:
 def repeat(request: ChatRequest, _: str) -> Decision:
     """Repeats its first call (same name, same arguments) every turn, whatever comes back (C16)."""
     s = R.understand(request)
-    earlier = [a.call for a in s.attempts if a.call.name in {t.name for t in s.tools}]
+    earlier = [a.call for a in s.tried if a.call.name in {t.name for t in s.tools}]
     if earlier:
         return Decision(calls=(PlannedCall(earlier[0].name, earlier[0].arguments_object()),),
                         notes=("repeat: same call again",))
@@ -89,7 +89,7 @@ def first_attempt_goes_wrong(mistake: Callable[[PlannedCall, ToolSpec], PlannedC
     def behaviour(request: ChatRequest, _: str) -> Decision:
         s = R.understand(request)
         decision = R.decide_situation(s)
-        tried = {a.call.name for a in s.attempts}
+        tried = {a.call.name for a in s.tried}
         specs = {t.name: t for t in s.tools}
         calls = tuple(c if c.name in tried else mistake(c, specs[c.name]) for c in decision.calls)
         return replace(decision, calls=calls)
@@ -127,7 +127,7 @@ def parallel(request: ChatRequest, suffix: str) -> Decision:
     s = R.understand(request)
     _, forced = R.tool_choice_of(s.options, s.tools)
     tool = next((t for t in s.tools if t.name == forced), s.tools[0])
-    done = len(s.attempts)
+    done = len(s.tried)
     if done >= n or (done and s.options.parallel_tool_calls is not False):
         return R.decide_situation(replace(s, options=replace(s.options, tool_choice="none")))
     calls = tuple(_indexed_call(s.text, tool, i, n) for i in range(n))
@@ -166,7 +166,7 @@ MISTAKE_RATE = 0.25
 def noisy(request: ChatRequest, suffix: str) -> Decision:
     """The reasoner with seeded mistakes: each call has a MISTAKE_RATE chance of one of MISTAKES.
     The dice are a hash of (seed, request), so a seed is a reproducible "model" for the benchmark."""
-    seed = _int(suffix, default=0)
+    seed = _seed(suffix)
     decision = R.decide(request)
     out: list[PlannedCall] = []
     for i, call in enumerate(decision.calls):
@@ -200,8 +200,20 @@ def _make_mistake(kind: str | None, call: PlannedCall, request: ChatRequest) -> 
 
 
 def _int(text: str, default: int) -> int:
+    """The number a model name ends in ("sim-parallel-8" -> 8); past 18 digits, the largest we take."""
     m = re.match(r"-?(\d+)", text)
-    return int(m.group(1)) if m else default
+    if not m:
+        return default
+    digits = m.group(1)  # int() refuses more than 4,300 digits: never hand it a model name's whim
+    return 10**18 if len(digits) > 18 else int(digits)
+
+
+def _seed(text: str) -> int | str:
+    """A noisy model's seed: its number, or for a very long one the digits themselves (still one seed)."""
+    m = re.match(r"-?(\d+)", text)
+    if not m:
+        return 0
+    return int(m.group(1)) if len(m.group(1)) <= 18 else m.group(1)
 
 
 # ═════════════════════════════════════════ names → behaviours ═══════════════════════════════════════
@@ -276,7 +288,7 @@ def describe(model: str) -> str:
     if preset is PRESETS[0] and not short.startswith("sim-reasoner"):
         return f"behaves as sim-reasoner: {preset.description}"
     default = {"sim-parallel-": 2, "sim-noisy-": 0}.get(preset.prefix, 0)
-    return preset.description.format(n=_int(suffix, default))
+    return preset.description.format(n=_seed(suffix) if preset.prefix == "sim-noisy-" else _int(suffix, default))
 
 
 # ═════════════════════════════════════════ the entry point ══════════════════════════════════════════

@@ -13,15 +13,11 @@ Why a thread: a notebook kernel already runs an asyncio loop, and a server on th
 the moment a cell makes a *synchronous* HTTP call to it. uvicorn therefore gets its own thread and its
 own loop; callers just see a URL.
 
-Base URLs differ by client. `base_url(fmt)` is what agentkit's own codecs add their paths to (the
-providers' documented base URLs); `sdk_base_url(fmt)` is what the official SDKs want:
-
-    format             base_url(fmt)        sdk_base_url(fmt)   the SDK call
-    openai-chat        {url}/v1             {url}/v1            OpenAI(base_url=…)
-    openai-responses   {url}/v1             {url}/v1            OpenAI(base_url=…)
-    anthropic          {url}/v1             {url}               Anthropic(base_url=…)
-    gemini             {url}/v1beta         {url}               genai.Client(http_options={"base_url": …})
-    openrouter         {url}/api/v1         {url}/api/v1        OpenAI(base_url=…)
+Base URLs differ by client, and each codec knows its own. `base_url(fmt)` is what agentkit's codecs add
+their paths to: the path of the provider's documented base URL (`codec.DEFAULT_BASE_URL`) on this server,
+e.g. {url}/v1 for openai-chat, {url}/v1beta for gemini. `sdk_base_url(fmt)` is what the format's official
+SDK wants (`codec.SERVER.sdk_base_path`), e.g. {url} for Anthropic(base_url=…), which adds /v1 itself.
+`python -m agentkit.sim` prints both for every registered format.
 
 Left out on purpose: TLS, binding anything but 127.0.0.1, multiple workers, auto-reload.
 """
@@ -33,17 +29,24 @@ import socket
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
-#: Path prefixes on top of the server's root URL (see the table in the module docstring).
-BASE_PATHS = {"openai-chat": "/v1", "openai-responses": "/v1", "anthropic": "/v1", "gemini": "/v1beta",
-              "openrouter": "/api/v1"}
-SDK_BASE_PATHS = {"openai-chat": "/v1", "openai-responses": "/v1", "anthropic": "", "gemini": "",
-                  "openrouter": "/api/v1"}
+from ..providers import get_codec
 
 _protocol_class: type | None = None
 
 
-def _sim_protocol() -> type:
+def base_path(fmt: str) -> str:
+    """Where a format lives on the simulator: the path part of its documented base URL ("/v1", "")."""
+    return urlsplit(get_codec(fmt).DEFAULT_BASE_URL).path.rstrip("/")
+
+
+def sdk_base_path(fmt: str) -> str:
+    """Where the format's official SDK wants its base URL on the simulator."""
+    return get_codec(fmt).SERVER.sdk_base_path
+
+
+def http_protocol() -> type:
     """uvicorn's h11 protocol, plus a way for the app to drop a connection (the `drop` fault).
 
     ASGI has no "close the socket without answering" message, so each connection puts its transport's
@@ -77,6 +80,17 @@ def _close_connections(server: Any) -> None:
             transport.close()
 
 
+def _ask_to_exit(server: Any) -> None:
+    server.should_exit = True
+    # force_exit skips uvicorn's wait for open keep-alive connections, which would block for seconds.
+    server.force_exit = True
+
+
+def _close_then_exit(server: Any) -> None:
+    _close_connections(server)
+    _ask_to_exit(server)
+
+
 class SimServer:
     """A running simulator: `.url`, `.base_url(fmt)`, `.sdk_base_url(fmt)`, `.reset()`, `.stop()`.
 
@@ -90,11 +104,11 @@ class SimServer:
 
     def base_url(self, fmt: str) -> str:
         """The provider's documented base URL, pointed here (what agentkit's HTTPModel wants)."""
-        return self.url + BASE_PATHS[fmt]
+        return self.url + base_path(fmt)
 
     def sdk_base_url(self, fmt: str) -> str:
         """The base URL the official SDK of `fmt` wants (Anthropic and google-genai add their version)."""
-        return self.url + SDK_BASE_PATHS[fmt]
+        return self.url + sdk_base_path(fmt)
 
     @property
     def running(self) -> bool:
@@ -107,17 +121,17 @@ class SimServer:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop serving and join the thread. In-flight requests (e.g. a `slow` fault) are cut off."""
         server = self._server
-        server.should_exit = True
-        # force_exit skips uvicorn's wait for open keep-alive connections, which would block for seconds.
-        server.force_exit = True
-        # Close every open connection on the server's own loop (transports are not thread-safe), so
-        # clients in the middle of a slow request see a disconnect at once and handlers end cleanly.
+        # Close every open connection first, then ask uvicorn to exit, both on the server's own loop
+        # (transports are not thread-safe). In that order a client in the middle of a slow request sees
+        # its connection go, and its handler ends cleanly, before uvicorn's forced exit cancels what is
+        # left: the other order raced, and a cancelled handler made uvicorn answer a stray 500.
         listeners = getattr(server, "servers", None) or ()  # set once uvicorn has started
-        if listeners:
-            try:
-                listeners[0].get_loop().call_soon_threadsafe(_close_connections, server)
-            except RuntimeError:  # the loop has already closed: nothing left to close
-                pass
+        try:
+            if not listeners:
+                raise RuntimeError("not started")
+            listeners[0].get_loop().call_soon_threadsafe(_close_then_exit, server)
+        except RuntimeError:  # not started, or the loop has already closed: nothing left to close
+            _ask_to_exit(server)
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
@@ -165,7 +179,7 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning",
 
     app = create_app(**app_options)
     sock = listening_socket(host, port)
-    config = uvicorn.Config(app, http=_sim_protocol(), loop="asyncio", lifespan="off", log_config=None,
+    config = uvicorn.Config(app, http=http_protocol(), loop="asyncio", lifespan="off", log_config=None,
                             log_level=log_level, access_log=False, server_header=False, proxy_headers=False,
                             timeout_keep_alive=30)
     server = uvicorn.Server(config)

@@ -1,0 +1,181 @@
+"""The codec contract, checked for every registered format: the names exist, and the two sides agree.
+
+A format is one codec file plus one line in `providers.FORMATS`; this module is what tells its author
+the file is complete. For each format: every name of `contract.Codec` is there; a conversation survives
+client encode -> server decode; an answer survives server encode -> client decode, streamed or not;
+an error body and an in-stream error come back as the right typed ProviderError; and the simulator
+serves every route the codec declares, with no line of `sim/` naming the format.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from agentkit import errors, sim
+from agentkit.providers import FORMATS, contract, get_codec
+from agentkit.providers.common import ChatRequest, JSONLine, SSEvent
+from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
+
+ALL = list(FORMATS)
+WEATHER = ToolSpec("get_weather", "Current weather for a city",
+                   {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+RATE = ToolSpec("get_exchange_rate", "Exchange rate between two currencies",
+                {"type": "object", "properties": {"base": {"type": "string"}, "quote": {"type": "string"}},
+                 "required": ["base", "quote"]})
+
+
+def conversation(codec) -> list[Message]:
+    """A user ask, two parallel calls the format itself issued, both results, a follow-up."""
+    question = ChatRequest("m", (Message.user("東京の天気と、1ドル何円か教えて"),), (WEATHER, RATE))
+    turn = ModelTurn(None, (ToolCall.from_raw("1", "get_weather", {"city": "東京"}),
+                            ToolCall.from_raw("2", "get_exchange_rate", {"base": "USD", "quote": "JPY"})),
+                     "tool_calls", usage=Usage(40, 12), model="m")
+    issued = codec.parse_response(json.loads(json.dumps(codec.build_response(turn, question))))
+    results = [Message.tool(ToolResult.success(c, f"result of {c.name}")) for c in issued.tool_calls]
+    return [*question.messages, issued.as_message(), *results, Message.user("ありがとう")]
+
+
+def asked(codec, stream: bool = False) -> ChatRequest:
+    """What the server decodes from the codec's own client request (so stream options are the client's)."""
+    wire = codec.build_request("sim-reasoner", [Message.user("hi")], [WEATHER], ModelOptions(stream=stream))
+    return codec.parse_request(json.loads(json.dumps(wire.body)), model="sim-reasoner")
+
+
+def test_every_registered_format_names_every_verb_of_the_contract():
+    assert {fmt: contract.conforms(get_codec(fmt)) for fmt in ALL} == {fmt: [] for fmt in ALL}
+    assert {"openai-chat", "openai-responses", "anthropic", "gemini", "openrouter", "ollama"} <= set(FORMATS)
+
+
+@pytest.mark.parametrize("fmt", ALL)
+def test_the_codec_knows_its_name_and_its_facts(fmt):
+    codec = get_codec(fmt)
+    server = codec.SERVER
+    assert codec.NAME == fmt and codec.STREAM_FRAMING in ("sse", "ndjson")
+    assert codec.DEFAULT_BASE_URL.startswith(("https://", "http://localhost"))
+    actions = {(r.method, r.action) for r in server.routes}
+    assert {("POST", "chat"), ("GET", "models")} <= actions
+    assert server.no_key is None or server.no_key[0] in (401, 403)
+    assert {429, 500, 503} <= set(server.fault_messages)
+    assert set(server.nearest_status.values()) <= set(server.fault_messages)
+    assert server.not_json.format(detail="x")  # a template that fills in
+
+
+@pytest.mark.parametrize("fmt", ALL)
+def test_a_conversation_survives_client_encode_then_server_decode(fmt):
+    codec = get_codec(fmt)
+    messages = conversation(codec)
+    wire = codec.build_request("sim-reasoner", messages, [WEATHER, RATE], ModelOptions(max_tokens=256))
+    request = codec.parse_request(json.loads(json.dumps(wire.body)), model="sim-reasoner")
+    assert request.model == "sim-reasoner"
+    assert [t.name for t in request.tools] == ["get_weather", "get_exchange_rate"]
+    assistant = next(m for m in request.messages if m.role == "assistant")
+    assert [(c.name, c.arguments) for c in assistant.tool_calls] == [
+        ("get_weather", {"city": "東京"}), ("get_exchange_rate", {"base": "USD", "quote": "JPY"})]
+    results = [m for m in request.messages if m.role == "tool"]
+    # Each result answers its own call, whether the format links them by id, by name or by position.
+    assert [m.tool_call_id for m in results] == [c.id for c in assistant.tool_calls]
+    assert all("result of" in m.content for m in results)
+    assert request.messages[-1] == Message.user("ありがとう")
+
+
+@pytest.mark.parametrize("fmt", ALL)
+def test_an_answer_survives_server_encode_then_client_decode_streamed_or_not(fmt):
+    codec = get_codec(fmt)
+    request = asked(codec, stream=True)
+    for turn in (ModelTurn("Tokyo is sunny.", (), "stop", usage=Usage(10, 4), model="sim-reasoner"),
+                 ModelTurn(None, (ToolCall.from_raw("c1", "get_weather", {"city": "Tokyo"}),), "tool_calls",
+                           usage=Usage(10, 4), model="sim-reasoner")):
+        plain = codec.parse_response(json.loads(json.dumps(codec.build_response(turn, request))))
+        assert (plain.text, plain.stop, plain.usage) == (turn.text, turn.stop, turn.usage)
+        assert [(c.name, c.arguments) for c in plain.tool_calls] == [(c.name, c.arguments) for c in turn.tool_calls]
+        events = codec.build_stream(turn, request)
+        kind = SSEvent if codec.STREAM_FRAMING == "sse" else JSONLine
+        assert events and all(isinstance(e, kind) for e in events)
+        assembler = codec.StreamAssembler()
+        for event in events:
+            if event.comment is None:  # an SSE parser never hands comments on
+                assembler.feed(event.event, event.data)
+        assert assembler.turn() == plain
+        assert codec.response_id(turn, request) == codec.response_id(turn, request)
+
+
+@pytest.mark.parametrize("fmt", ALL)
+@pytest.mark.parametrize("status, cls", [(429, errors.RateLimitError), (500, errors.ServerError),
+                                         (503, errors.ServerError), (529, errors.ServerError)])
+def test_an_error_inside_a_stream_raises_the_typed_retryable_error(fmt, status, cls):
+    codec = get_codec(fmt)
+    request = asked(codec, stream=True)
+    events = codec.build_stream(ModelTurn("Tokyo is sunny, 22 degrees.", model="sim-reasoner"), request)
+    sent = events[: max(1, len(events) // 2)]
+    answered = codec.SERVER.nearest_status.get(status, status)
+    failure = codec.build_stream_error(answered, "it broke", request, sent)
+    assembler = codec.StreamAssembler()
+    with pytest.raises(errors.ProviderError, match="it broke") as info:
+        for event in [*sent, failure]:
+            if event.comment is None:
+                assembler.feed(event.event, event.data)
+    assert info.value.retryable and info.value.provider == fmt
+    # Ollama's error line is `{"error": "text"}` and nothing else once content was sent (its server
+    # drops the status), so every in-stream failure there is a server failure.
+    assert type(info.value) is (errors.ServerError if fmt == "ollama" else cls)
+
+
+@pytest.mark.parametrize("fmt", ALL)
+@pytest.mark.parametrize("status", [400, 401, 404, 429, 500, 503])
+def test_an_error_body_comes_back_as_the_class_of_its_status(fmt, status):
+    codec = get_codec(fmt)
+    body = codec.build_error(status, "it failed", request_id="req_1", param="model", code="x", retry_after=2)
+    error = codec.parse_error(status, json.dumps(body), {})
+    assert isinstance(error, errors.error_for_status(status)) and "it failed" in error.message
+    assert error.status == status and error.provider == fmt
+
+
+@pytest.mark.parametrize("fmt", ALL)
+def test_tool_definitions_convert_both_ways_and_bad_schemas_are_refused(fmt):
+    codec = get_codec(fmt)
+    wire = json.loads(json.dumps(codec.tool_to_wire(WEATHER)))
+    assert codec.tool_from_wire(wire) == replace(WEATHER, strict=False)
+    broken = json.loads(json.dumps(codec.tool_to_wire(replace(WEATHER, parameters={
+        "type": "object", "properties": -1}))))
+    with pytest.raises(Exception) as info:  # noqa: B017 - the type is checked on the next line
+        codec.tool_from_wire(broken)
+    assert type(info.value).__name__ == "RequestInvalid"
+
+
+# --- the simulator serves what the codec declares, generically -------------------------------------------
+
+@pytest.fixture(scope="module")
+def server():
+    with sim.serve() as s:
+        yield s
+
+
+@pytest.mark.parametrize("fmt", ALL)
+def test_the_simulator_serves_every_route_the_codec_declares(server, fmt):
+    codec = get_codec(fmt)
+    key = {"authorization": "Bearer sk-contract"}
+    extra = {name: "2023-06-01" for name in codec.SERVER.required_headers}
+    with httpx.Client(base_url=server.url, timeout=10, headers={**key, **extra}) as client:
+        for route in codec.SERVER.routes:
+            if route.action == "models":
+                headers = {h: "x" for h in codec.SERVER.client_headers}  # a shared path answers by client
+                r = client.get(route.path, headers=headers)
+                assert r.status_code == 200 and r.json() == codec.build_model_list(list(server.app.state.sim.models))
+                continue
+            wire = codec.build_request("sim-reasoner", [Message.user("東京の天気は？")], [WEATHER],
+                                       ModelOptions(stream=bool(route.stream)))
+            path = route.path.replace("{model}", "sim-reasoner")
+            query = {codec.SERVER.sse_query[0]: codec.SERVER.sse_query[1]} if route.stream and codec.SERVER.sse_query \
+                else None
+            r = client.post(path, json=wire.body, headers=wire.headers, params=query)
+            assert r.status_code == 200, (path, r.text)
+    # Where HTTPModel sends a request (its base URL + the codec's path) is a route the codec declares.
+    declared = {r.path.replace("{model}", "sim-reasoner") for r in codec.SERVER.routes if r.action == "chat"}
+    for stream in (False, True):
+        wire = codec.build_request("sim-reasoner", [Message.user("hi")], options=ModelOptions(stream=stream))
+        assert urlsplit(server.base_url(fmt) + wire.path).path in declared
