@@ -282,7 +282,7 @@ class HTTPModel:
         self.model, self.format = model, format
         self.codec = codec if codec is not None else get_codec(format)
         self.fallback_models = tuple(fallback_models)
-        # What this module reads from a codec beyond the verbs: two facts, with defaults for older codecs.
+        # What this module reads from a codec beyond the verbs: facts, with defaults for older codecs.
         self.framing = getattr(self.codec, "STREAM_FRAMING", "sse")
         if self.framing not in ("sse", "ndjson"):
             raise ValueError(f"codec {format!r}: STREAM_FRAMING must be 'sse' or 'ndjson', not {self.framing!r}")
@@ -294,7 +294,9 @@ class HTTPModel:
             raise ValueError(f"no base_url given and codec {format!r} has no DEFAULT_BASE_URL")
         self.key_envs = tuple(getattr(self.codec, "API_KEY_ENVS", ()))
         self._api_key = self._read_key(api_key)
-        if self._api_key is None and self.base_url == default_url:
+        # A key is demanded only where the provider's own URL would refuse the call without one.
+        key_required = bool(getattr(self.codec, "KEY_REQUIRED", True))
+        if self._api_key is None and self.base_url == default_url and key_required:
             names = " or ".join(self.key_envs) or "api_key"
             raise AuthenticationError(f"no API key: set {names}, or pass api_key=... (a custom base_url, "
                                       "e.g. a local server, needs none)", provider=format, model=model)

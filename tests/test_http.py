@@ -66,6 +66,7 @@ EXPECTED = {
     "gemini": ("https://generativelanguage.googleapis.com/v1beta/models/m-1:generateContent",
                "x-goog-api-key", KEY),
     "openrouter": ("https://openrouter.ai/api/v1/chat/completions", "authorization", f"Bearer {KEY}"),
+    "ollama": ("http://localhost:11434/api/chat", "authorization", f"Bearer {KEY}"),
 }
 
 
@@ -188,7 +189,8 @@ def test_streaming_reassembles_the_same_turn_as_a_plain_call(fmt):
     plain = model.complete(MESSAGES, TOOLS, ModelOptions())
     streamed = model.complete(MESSAGES, TOOLS, ModelOptions(stream=True))
     assert same_turn(streamed, plain) and same_turn(streamed, TURN)
-    assert fake.requests[1].headers["accept"] == "text/event-stream"
+    if get_codec(fmt).STREAM_FRAMING == "sse":
+        assert fake.requests[1].headers["accept"] == "text/event-stream"
     if fmt == "gemini":
         assert fake.requests[1].url.path.endswith(":streamGenerateContent")
         assert fake.requests[1].url.params["alt"] == "sse"
@@ -330,6 +332,17 @@ def test_custom_base_url_needs_no_key_and_sends_none(monkeypatch):
     model = HTTPModel("llama3.1", base_url="http://localhost:11434/v1/", transport=httpx.MockTransport(fake))
     assert same_turn(model.complete(MESSAGES, TOOLS), TURN)
     assert str(fake.requests[0].url) == "http://localhost:11434/v1/chat/completions"
+    assert "authorization" not in fake.requests[0].headers
+
+
+def test_a_provider_that_needs_no_key_at_its_own_url_is_called_without_one(monkeypatch):
+    """A local Ollama takes no key (the codec says KEY_REQUIRED = False): none is demanded, none sent."""
+    for name in ("OLLAMA_API_KEY", "AGENTKIT_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    fake = Fake("ollama")
+    model = HTTPModel("qwen3", "ollama", transport=httpx.MockTransport(fake))
+    assert same_turn(model.complete(MESSAGES, TOOLS), TURN)
+    assert str(fake.requests[0].url) == "http://localhost:11434/api/chat"
     assert "authorization" not in fake.requests[0].headers
 
 

@@ -2,7 +2,7 @@
 the official `ollama` client running the seed's two-tool loop unchanged, HTTPModel, and the faults.
 
 NDJSON streams are read here line by line with httpx and the codec's StreamAssembler (what HTTPModel
-does once it frames streams by the codec's STREAM_FRAMING), and through the official client.
+does for a codec whose STREAM_FRAMING is "ndjson"), through HTTPModel, and through the official client.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import json
 import httpx
 import ollama
 import pytest
-from ndjson_client import read_lines
 
 import agentkit
 from agentkit import HTTPModel, StopReason, tool
@@ -22,6 +21,15 @@ from agentkit.sim.models import KNOWN_MODELS
 from agentkit.types import Message, ModelOptions
 
 QUESTION = "東京の天気と、1ドル何円か教えて"
+
+
+def read_lines(response: httpx.Response, fmt: str):
+    """A streamed response's NDJSON lines through the codec's assembler: feed(None, line) per line."""
+    assembler = agentkit.providers.get_codec(fmt).StreamAssembler()
+    for line in response.iter_lines():
+        if line.strip():
+            assembler.feed(None, line)
+    return assembler.turn()
 
 
 def get_weather(city: str) -> str:

@@ -40,6 +40,7 @@ NAME = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"
 PATH = "/messages"
 API_KEY_ENVS = ("ANTHROPIC_API_KEY",)
+KEY_REQUIRED = True
 DEFAULT_MODEL = "claude-haiku-4-5"
 STREAM_FRAMING = "sse"
 SERVER_SIDE_FALLBACK = False

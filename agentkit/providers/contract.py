@@ -102,6 +102,7 @@ class Codec(Protocol):
     NAME: str                     # the format's name, as in providers.FORMATS ("openai-chat", ...)
     DEFAULT_BASE_URL: str         # the provider's documented base URL; request paths are relative to it
     API_KEY_ENVS: tuple[str, ...]  # environment variables that hold the key, in the order tried
+    KEY_REQUIRED: bool            # does the provider's own URL refuse a call without a key? (local Ollama: no)
     DEFAULT_MODEL: str            # the model HTTPModel.from_env uses when AGENTKIT_MODEL is unset
     STREAM_FRAMING: Literal["sse", "ndjson"]  # how a stream is framed: SSE events or one JSON per line
     SERVER_SIDE_FALLBACK: bool    # True when the API takes a fallback list itself (OpenRouter `models`)
@@ -173,7 +174,8 @@ class Codec(Protocol):
 
 #: Every name of the contract: (name, what it must be).
 REQUIRED: tuple[tuple[str, type | str], ...] = (
-    ("NAME", str), ("DEFAULT_BASE_URL", str), ("API_KEY_ENVS", tuple), ("DEFAULT_MODEL", str),
+    ("NAME", str), ("DEFAULT_BASE_URL", str), ("API_KEY_ENVS", tuple), ("KEY_REQUIRED", bool),
+    ("DEFAULT_MODEL", str),
     ("STREAM_FRAMING", str), ("SERVER_SIDE_FALLBACK", bool), ("SERVER", ServerFacts),
     ("auth_headers", "callable"), ("tool_to_wire", "callable"), ("tool_choice_to_wire", "callable"),
     ("build_request", "callable"), ("parse_response", "callable"), ("StreamAssembler", "class"),

@@ -53,6 +53,7 @@ from .contract import Route, ServerFacts
 NAME = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 API_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+KEY_REQUIRED = True
 DEFAULT_MODEL = "gemini-2.5-flash"
 STREAM_FRAMING = "sse"
 SERVER_SIDE_FALLBACK = False

@@ -45,7 +45,8 @@ from .contract import Route, ServerFacts
 NAME = "ollama"
 DEFAULT_BASE_URL = "http://localhost:11434"
 PATH = "/api/chat"
-API_KEY_ENVS = ("OLLAMA_API_KEY",)  # only ollama.com needs one; a local server takes none
+API_KEY_ENVS = ("OLLAMA_API_KEY",)
+KEY_REQUIRED = False  # a local server takes none; ollama.com's cloud API wants OLLAMA_API_KEY
 DEFAULT_MODEL = "qwen3"
 STREAM_FRAMING = "ndjson"
 SERVER_SIDE_FALLBACK = False

@@ -47,6 +47,7 @@ NAME = "openai-chat"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PATH = "/chat/completions"
 API_KEY_ENVS = ("OPENAI_API_KEY",)
+KEY_REQUIRED = True
 DEFAULT_MODEL = "gpt-4.1-mini"
 STREAM_FRAMING = "sse"
 SERVER_SIDE_FALLBACK = False

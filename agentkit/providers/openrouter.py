@@ -38,6 +38,7 @@ NAME = "openrouter"
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"
 PATH = "/chat/completions"
 API_KEY_ENVS = ("OPENROUTER_API_KEY",)
+KEY_REQUIRED = True
 DEFAULT_MODEL = "openai/gpt-4.1-mini"
 STREAM_FRAMING = "sse"
 #: OpenRouter walks a `models` list itself: HTTPModel sends it the remaining fallbacks, in order.
