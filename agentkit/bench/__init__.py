@@ -1,0 +1,1 @@
+"""agentkit.bench (placeholder docstring, written below)."""
