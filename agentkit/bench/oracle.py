@@ -13,12 +13,16 @@ sim-noisy-SEED can run side by side on one server.
 For a BFCL case it sends, in the first turn, one call per expected call, under the provider's
 spelling of the name. Each parameter of the answer gets its first acceptable value, where "" means
 "leave it out" — except that a parameter the function doc requires gets its first other value, or
-the empty string when there is none (BFCL's string check accepts it), and one the doc does not define at all is left out when the answer
-allows that (BFCL's data has such answers). For irrelevance it answers in text.
+the empty string when there is none (BFCL's string check accepts it), and one the doc does not
+define at all is left out when the answer allows that (BFCL's data has such answers). For
+irrelevance it answers in text.
 For a scenario of our own suite it plays the scenario's reference solution, one step per turn.
 
-It finds the case by the conversation's first user message and the offered tool names, so it needs
-no side channel: what it sees is exactly what a real model sees.
+It finds the case by the conversation and the offered tools, so it needs no side channel: what it
+sees is exactly what a real model sees. BFCL has three pairs of identical requests with opposite
+answers (e.g. live_simple_29-7-2 wants a call, live_irrelevance_118-7-8 wants none); a function of
+the request can satisfy only one of each, so the oracle keeps the first it was given and lists the
+other in `conflicts`. Per category there are none.
 
 Left out on purpose: "understanding" anything. The oracle looks answers up; it is a test instrument.
 """
@@ -36,13 +40,17 @@ ORACLE_MODEL = "oracle"
 IRRELEVANT_ANSWER = "None of the functions I was given can do this, so I will not call any."
 
 
-def case_key(first_user_message: str, tool_names: Iterable[str]) -> str:
-    """What identifies a case to the oracle: the first user message and the offered tool names."""
-    return stable_id(first_user_message or "", sorted(tool_names))
-
-
-def _key(messages: Iterable[Any], tool_names: Iterable[str]) -> str:
-    return case_key(next((m.content for m in messages if m.role == "user"), "") or "", tool_names)
+def case_key(messages: Iterable[Any], tools: Iterable[Any]) -> str:
+    """What identifies a case to the oracle: the conversation before the first answer (system, user and
+    BFCL's own assistant messages) and the offered tools' names and descriptions."""
+    before = []
+    for m in messages:
+        if m.role == "tool" or (m.role == "assistant" and m.tool_calls):
+            break
+        before.append((m.role, m.content or ""))
+    while before and before[-1][0] == "assistant":  # the oracle's own earlier answers are not the case
+        before.pop()
+    return stable_id(before, sorted((t.name, t.description) for t in tools))
 
 
 def first_acceptable(values: list) -> tuple[bool, Any]:
@@ -100,21 +108,24 @@ class Oracle:
                  name: str = ORACLE_MODEL):
         self.name = name
         self._fallback = fallback
-        self._answers: dict[str, Any] = {}
+        self._answers: dict[str, tuple[str, Any]] = {}
+        self.conflicts: list[tuple[str, str]] = []  # (kept, ignored): identical requests, different answers
         self.add(cases)
 
     def add(self, cases: Iterable[Any]) -> None:
         """Learn more cases (BFCLCase, or anything with `oracle_key()` and `oracle_step(n)`)."""
         for case in cases:
+            case = getattr(case, "source", case)  # a suites.Case wraps the suite's own case
             if isinstance(case, BFCLCase):
-                key = _key(case.messages, [provider_name(f["name"]) for f in case.functions])
+                key = case_key(case.messages, case.tool_specs())
                 script: Any = bfcl_answer(case)
             else:
                 key, script = case.oracle_key(), case
-            if key in self._answers and self._answers[key] != script:
-                raise ValueError(f"two cases look the same to the oracle (same first message and tools): "
-                                 f"{getattr(case, 'id', case)!r}")
-            self._answers[key] = script
+            if key in self._answers:
+                if self._answers[key][1] != script:
+                    self.conflicts.append((self._answers[key][0], case.id))
+                continue
+            self._answers[key] = (case.id, script)
 
     def respond(self, request: ChatRequest) -> ModelTurn:
         if request.model.rsplit("/", 1)[-1] != self.name:
@@ -123,10 +134,10 @@ class Oracle:
 
                 self._fallback = sim_respond
             return self._fallback(request)
-        key = _key(request.messages, [t.name for t in request.tools])
+        key = case_key(request.messages, request.tools)
         if key not in self._answers:
             return self._turn(request, [], "I do not know this case.")
-        script = self._answers[key]
+        script = self._answers[key][1]
         if isinstance(script, list):  # a BFCL case: everything in the first turn, then a short answer
             turn = sum(1 for m in request.messages if m.role == "assistant" and m.tool_calls)
             if turn == 0 and script:
@@ -159,3 +170,15 @@ def _steps_since_user(messages: Iterable[Any]) -> int:
         elif m.role == "assistant":
             step += 1
     return step
+
+
+def serve_with_oracle(cases: Iterable[Any] = (), **app_options: Any) -> Any:
+    """`agentkit.sim.serve()` whose model "oracle" answers `cases`; every other name is a simulator model.
+
+        with serve_with_oracle(cases, faults="slow=100") as server:    # every answer 100 ms late
+            ...
+    """
+    from .. import sim
+
+    return sim.serve(respond=Oracle(cases).respond, **app_options)
+

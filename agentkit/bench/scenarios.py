@@ -88,7 +88,9 @@ class Scenario:
     # -- the oracle plays the reference solution -------------------------------------------------------------
 
     def oracle_key(self) -> str:
-        return case_key(self.prompt, self.tools)
+        from .world import _prototypes
+
+        return case_key(self.messages(), [_prototypes()[name] for name in self.tools])
 
     def oracle_step(self, step: int) -> tuple[list[tuple[str, dict]], str | None]:
         """Turn `step` (0 = first) of the reference solution: (calls, None) or ([], answer)."""

@@ -12,8 +12,8 @@ arguments before a method runs, and what a method refuses it refuses with a `Ser
 words the model reads in the error envelope.
 
 A case can script trouble around any tool (`faults`: the Nth call — or every call whose arguments
-include `when` — fails with given words; `notices`: such a result carries a note). `stop=true` adds STOP_PHRASE, the sentence the judge looks for when it
-checks that the model stopped calling tools.
+include `when` — fails with given words; `notices`: such a result carries a note). `stop=true`
+adds STOP_PHRASE, the sentence the judge looks for when it checks that the model stopped calling.
 
 Left out on purpose: realism beyond what the scenarios need. Each service does one obvious thing.
 """
