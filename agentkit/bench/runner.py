@@ -132,7 +132,8 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
                         label: str | None = None, provider: str | None = None, trials: int = 1,
                         concurrency: int = 8, seed: int = 0, rate: RateLimit | None = None,
                         model_for_seed: Callable[[int], Any] | None = None, stream: bool = False,
-                        progress: bool = True, on_record: Callable[[dict], None] | None = None) -> Summary:
+                        progress: bool = True, on_record: Callable[[dict], None] | None = None,
+                        replayed: bool = False) -> Summary:
     """Run every (case, trial) not yet in `out`; see the module docstring."""
     if (model is None) == (model_for_seed is None):
         raise ValueError("give either model= or model_for_seed=")
@@ -165,6 +166,8 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
             if aborted:
                 return
             record = await _run_one(case, trial, seed + trial, model_for(trial), label, provider, stream, executor)
+            if replayed:
+                record["replayed"] = True
             if record.get("fatal"):
                 aborted.append(BenchAborted(record.pop("fatal")))
                 return
