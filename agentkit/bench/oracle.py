@@ -115,7 +115,8 @@ class Oracle:
     def add(self, cases: Iterable[Any]) -> None:
         """Learn more cases (BFCLCase, or anything with `oracle_key()` and `oracle_step(n)`)."""
         for case in cases:
-            case = getattr(case, "source", case)  # a suites.Case wraps the suite's own case
+            if hasattr(case, "start"):  # a suites.Case: the suite's own case is its source
+                case = case.source
             if isinstance(case, BFCLCase):
                 key = case_key(case.messages, case.tool_specs())
                 script: Any = bfcl_answer(case)

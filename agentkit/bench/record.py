@@ -12,9 +12,9 @@ and replays the same bytes, so every event arrives in order and the assembled tu
 only the timing between events is lost, which no score depends on (replayed latencies are not real
 latencies, and the report says a run was replayed).
 
-Requests are matched on method, path, query and body — not host or port — so a recording made
-against a simulator on one port replays on another, and identical requests (the same case in
-several trials) are answered in the order they were recorded.
+Requests are matched on method, path, query and the body's exact bytes — not host or port — so a
+recording made against a simulator on one port replays on another, and identical requests (the same
+case in several trials) are answered in the order they were recorded.
 
 Secrets never reach the file: the auth headers every provider uses are dropped (`FILTERED_HEADERS`,
 and `key` in a query string), and any secret you pass — plus the values of the provider key
@@ -36,7 +36,7 @@ from typing import Any
 FILTERED_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "openai-organization",
                     "openai-project", "cookie", "set-cookie")
 KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY")
-MATCH_ON = ("method", "path", "query", "body")
+MATCH_ON = ("method", "path", "query", "same_body")
 REDACTED = "<redacted>"
 
 
@@ -82,9 +82,13 @@ def _vcr(secrets: list[str]) -> Any:
             body["string"] = _scrub(body["string"], secrets)
         return response
 
-    return vcr.VCR(match_on=MATCH_ON, filter_headers=list(FILTERED_HEADERS), filter_query_parameters=["key"],
-                   before_record_request=request_hook, before_record_response=response_hook,
-                   decode_compressed_response=True)
+    recorder = vcr.VCR(match_on=MATCH_ON, filter_headers=list(FILTERED_HEADERS), filter_query_parameters=["key"],
+                       before_record_request=request_hook, before_record_response=response_hook,
+                       decode_compressed_response=True)
+    # Byte equality: our request bodies are deterministic, and vcrpy's own body matcher parses and
+    # diffs every stored body for every request (quadratic, and seconds on a few hundred exchanges).
+    recorder.register_matcher("same_body", lambda r1, r2: r1.body == r2.body)
+    return recorder
 
 
 @contextmanager

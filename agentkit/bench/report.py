@@ -259,7 +259,12 @@ class Report:
         fig, ax = plt.subplots(figsize=(7, 0.5 * len(self.models) + 1.5))
         samples = [[r["latency_ms"] for r in self.records if r["model"] == m and r.get("latency_ms") is not None]
                    for m in self.models]
-        ax.boxplot(samples, vert=False, tick_labels=self.models, showfliers=False, whis=(5, 95))
+        import matplotlib
+
+        sideways = ({"orientation": "horizontal"} if tuple(map(int, matplotlib.__version__.split(".")[:2])) >= (3, 10)
+                    else {"vert": False})  # the keyword changed in matplotlib 3.10
+        ax.boxplot(samples, showfliers=False, whis=(5, 95), **sideways)
+        ax.set_yticks(range(1, len(self.models) + 1), self.models)
         ax.set_xlabel("ms per case (whiskers: p5 and p95)")
         ax.set_title(title)
         return _done(fig)
