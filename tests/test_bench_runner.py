@@ -108,11 +108,11 @@ def test_a_refused_key_stops_the_run_with_one_reason(tmp_path):
 def test_trials_get_consecutive_seeds_and_their_own_model(tmp_path):
     seeds = []
 
-    def model_for_seed(seed):
+    def make_model(seed):
         seeds.append(seed)
         return OracleModel()
 
-    asyncio.run(run_benchmark(CASES[:3], model_for_seed=model_for_seed, out=tmp_path / "m.jsonl", label="m",
+    asyncio.run(run_benchmark(CASES[:3], make_model=make_model, out=tmp_path / "m.jsonl", label="m",
                               trials=3, seed=40, progress=False))
     records = read_records(tmp_path / "m.jsonl")
     assert sorted(seeds) == [40, 41, 42]

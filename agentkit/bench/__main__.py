@@ -193,20 +193,19 @@ def _run(args: argparse.Namespace) -> int:
             return HTTPModel(name, fmt, base_url=base_url, api_key=api_key, max_retries=args.max_retries,
                              timeout=args.timeout, seed=args.seed)
 
-        templated = "{seed}" in model_name
         try:
             model = make_model(model_name.replace("{seed}", str(args.seed)))
         except AuthenticationError:
             names = " or ".join(getattr(_codec(fmt), "API_KEY_ENVS", ())) or "the provider's key variable"
             raise UsageProblem(f"no API key for {fmt}: set {names} (or give --base-url for a server that "
                                "needs none)") from None
-        if templated:
-            model = None
-        model_for_seed = (lambda seed: make_model(model_name.replace("{seed}", str(seed)))) if templated else None
+        secrets = [getattr(model, "_api_key", None)]
+
+        def model_for_trial(seed: int) -> Any:  # one per trial: a {seed} in the name becomes the trial's seed
+            return make_model(model_name.replace("{seed}", str(seed)))
         if args.record:
             from .record import recording
 
-            secrets = [getattr(model, "_api_key", None)] if model is not None else []
             stack.enter_context(recording(args.record, secrets=secrets))
         elif args.replay:
             from .record import replaying
@@ -216,7 +215,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{len(cases)} cases x {args.trials} trial(s) on {label} ({'simulator, ' if provider == 'sim' else ''}"
               f"{fmt}{', replayed' if args.replay else ''}) -> {out}", file=sys.stderr)
         summary = asyncio.run(run_benchmark(
-            cases, model, model_for_seed=model_for_seed, out=out, label=label, provider=fmt, trials=args.trials,
+            cases, make_model=model_for_trial, out=out, label=label, provider=fmt, trials=args.trials,
             concurrency=args.concurrency, seed=args.seed, rate=rate, stream=args.stream,
             progress=not args.no_progress, replayed=bool(args.replay)))
     print(f"{summary.done} run, {summary.skipped} already done, {summary.passed} passed this time, "

@@ -12,8 +12,9 @@ What it promises:
 - every finished (case, trial) is appended to the JSONL file and flushed at once, so an interrupted
   run resumes where it stopped: lines already there are skipped (except failed model calls, which
   are tried again), and nothing is held in memory — 10,000 cases cost the same RAM as 100;
-- `trials=k` runs each case k times with seeds seed, seed+1, ... (`model_for_seed` makes one model
-  per trial, e.g. "sim-noisy-{seed}"), so pass@1 and pass^k can be reported together;
+- `trials=k` runs each case k times with seeds seed, seed+1, ..., so pass@1 and pass^k can be
+  reported together; `make_model(seed)` builds the model for a trial (e.g. "sim-noisy-{seed}"),
+  shared by all the trial's conversations (one HTTP connection pool, kept alive);
 - a progress bar (tqdm; `tqdm.auto` picks the notebook widget in Jupyter).
 
 A model call that fails after HTTPModel's retries is recorded with label "provider_error" and the run
@@ -131,12 +132,12 @@ def record_key(record: dict) -> tuple:
 async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | os.PathLike | None = None,
                         label: str | None = None, provider: str | None = None, trials: int = 1,
                         concurrency: int = 8, seed: int = 0, rate: RateLimit | None = None,
-                        model_for_seed: Callable[[int], Any] | None = None, stream: bool = False,
+                        make_model: Callable[[int], Any] | None = None, stream: bool = False,
                         progress: bool = True, on_record: Callable[[dict], None] | None = None,
                         replayed: bool = False) -> Summary:
     """Run every (case, trial) not yet in `out`; see the module docstring."""
-    if (model is None) == (model_for_seed is None):
-        raise ValueError("give either model= or model_for_seed=")
+    if (model is None) == (make_model is None):
+        raise ValueError("give either model= or make_model=")
     if trials < 1 or concurrency < 1:
         raise ValueError("trials and concurrency must be >= 1")
     label = label or getattr(model, "model", None) or "model"
@@ -150,7 +151,7 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
 
     def model_for(trial: int) -> Any:
         if trial not in models:
-            chosen = model if model is not None else model_for_seed(seed + trial)
+            chosen = model if model is not None else make_model(seed + trial)
             models[trial] = _Throttled(chosen, rate) if rate is not None else chosen
         return models[trial]
 
