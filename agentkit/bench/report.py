@@ -87,7 +87,7 @@ class Report:
             latest[record_key(record)] = record
         self.records = list(latest.values())
         self.prices = prices
-        self.models = list(dict.fromkeys(r["model"] for r in self.records))
+        self.models = list(dict.fromkeys(r["model"] for r in self.records))  # in the order they were given
 
     @classmethod
     def load(cls, *paths: str | os.PathLike, prices: Price | Mapping[str, Price] | None = None) -> Report:
@@ -106,7 +106,17 @@ class Report:
     # -- the numbers ------------------------------------------------------------------------------------
 
     def categories(self) -> list[tuple[str, str]]:
-        return list(dict.fromkeys((r["suite"], r["category"]) for r in self.records))
+        """(suite, category) pairs in the suites' own order, whatever order the records came in."""
+        from .suites import SUITES
+
+        order = {(s, c): i for i, (s, c) in enumerate((s, c) for s, cs in SUITES.items() for c in cs)}
+        found = {(r["suite"], r["category"]) for r in self.records}
+        return sorted(found, key=lambda sc: (order.get(sc, len(order)), sc))
+
+    def labels(self) -> list[str]:
+        """Every failure label seen, the most frequent first (ties by name, so the order is stable)."""
+        counts = Counter(r["label"] for r in self.records if not r["ok"])
+        return sorted(counts, key=lambda label: (-counts[label], label))
 
     def summary(self) -> dict:
         """Everything the report shows, as plain JSON-able data."""
@@ -135,6 +145,7 @@ class Report:
             if groups:
                 categories[f"{suite}:{category}"] = accuracy(groups)
         failed = Counter(r["label"] for r in mine if not r["ok"])
+        failed = Counter(dict(sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))))
         latencies = [r["latency_ms"] for r in mine if r.get("latency_ms") is not None]
         tokens_in = sum(r.get("input_tokens", 0) for r in mine)
         tokens_out = sum(r.get("output_tokens", 0) for r in mine)
@@ -185,7 +196,7 @@ class Report:
         total = max(m["overall"]["cases"] for m in models.values()) if models else 0
         lines.append(f"| **all** | | {total} | " + " | ".join(_cell(models[n]["overall"], k) for n in names) + " |")
 
-        labels = list(dict.fromkeys(label for m in models.values() for label in m["labels"]))
+        labels = self.labels()
         lines += ["", "## Failure labels (failed trials)", ""]
         if labels:
             lines += ["| label | meaning | " + " | ".join(names) + " |", "|---|---|" + "---:|" * len(names)]
@@ -239,7 +250,7 @@ class Report:
         """Horizontal bars: failed trials per label, one bar per model."""
         plt = _plt()
         data = self.summary()["models"]
-        labels = list(dict.fromkeys(label for m in data.values() for label in m["labels"])) or ["(none)"]
+        labels = self.labels() or ["(none)"]
         fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) * max(1, len(data)) + 1.2))
         height = 0.8 / max(1, len(data))
         for i, (name, m) in enumerate(data.items()):
