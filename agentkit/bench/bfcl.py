@@ -10,7 +10,7 @@ Each category is two JSON-lines files: `BFCL_v4_<category>.json` with `{id, ques
 conversation and the function docs) and `possible_answer/BFCL_v4_<category>.json` with `{id,
 ground_truth}` (irrelevance categories have none: the right answer there is no call at all).
 
-BFCL's function docs are almost JSON Schema, but not quite, and no provider accepts them as they are:
+BFCL's function docs are almost JSON Schema, but not quite, and providers refuse them as they are:
 
     BFCL writes                           providers want                    why
     "type": "dict"                        "type": "object"                  JSON Schema has no "dict"
@@ -18,11 +18,13 @@ BFCL's function docs are almost JSON Schema, but not quite, and no provider acce
     "type": "tuple"                       "type": "array"                   ... nor "tuple"
     "type": "any"                         "type": "string"                  BFCL's own checker wants a string
     "optional": true                      (dropped)                         not a keyword; `required` says it
-    "name": "math.factorial"              "name": "math_factorial"          names allow [a-zA-Z0-9_-] only
+    "name": "math.factorial"              "name": "math_factorial"          OpenAI and Anthropic allow
+                                                                            [a-zA-Z0-9_-]{1,64} only
 
 `to_tool_spec` does exactly that and nothing more, with the float hint BFCL's own FC handler adds
-(" This is a float type value."), so a model sees what it would see in BFCL's runs. Scoring works on
-the *original* docs (`scoring.check_calls`), and accepts either spelling of a dotted name.
+(" This is a float type value."), so a model sees what it would see in BFCL's runs. Gemini would
+take the dots, but one spelling for every provider keeps scores comparable (BFCL does the same).
+Scoring works on the *original* docs (`scoring.check_calls`) and accepts either spelling of a name.
 
 The data comes from the `bfcl-eval` wheel on the package index (`pip download --no-deps`, never
 installed: its dependencies pull in torch), checked against a pinned SHA-256, and only the files of
