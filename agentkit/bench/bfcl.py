@@ -47,6 +47,7 @@ import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,11 @@ def load(category: str, where: Path | None = None) -> list[BFCLCase]:
     folder = where or cache_dir()
     if not is_fetched(folder):
         raise DataNotFetched(f"the BFCL data is not in {folder} yet: run `{FETCH_COMMAND}` (once)")
+    return list(_load(category, folder))
+
+
+@lru_cache(maxsize=None)
+def _load(category: str, folder: Path) -> tuple[BFCLCase, ...]:  # the files never change under a version
     entries = _read_lines(folder / f"BFCL_v4_{category}.json")
     answers: dict[str, list] = {}
     if "irrelevance" not in category:
@@ -189,7 +195,7 @@ def load(category: str, where: Path | None = None) -> list[BFCLCase]:
             truth = tuple(answers[entry["id"]])
         cases.append(BFCLCase(entry["id"], category, to_messages(entry["question"]), tuple(entry["function"]),
                               truth))
-    return cases
+    return tuple(cases)
 
 
 def _read_lines(path: Path) -> list[dict]:

@@ -162,6 +162,19 @@ class Oracle:
                          id=stable_id(fingerprint, "turn"))
 
 
+class OracleModel:
+    """The oracle without HTTP: `complete`/`acomplete` ask `Oracle.respond` directly (tests, notebooks)."""
+
+    def __init__(self, cases: Iterable[Any] = ()):
+        self.oracle = Oracle(cases)
+
+    def complete(self, messages: Any, tools: Any, options: Any) -> ModelTurn:
+        return self.oracle.respond(ChatRequest(self.oracle.name, tuple(messages), tuple(tools), options))
+
+    async def acomplete(self, messages: Any, tools: Any, options: Any) -> ModelTurn:
+        return self.complete(messages, tools, options)
+
+
 def _steps_since_user(messages: Iterable[Any]) -> int:
     """How many assistant turns came after the last user message: the oracle's place in its script."""
     step = 0

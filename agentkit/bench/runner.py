@@ -15,7 +15,8 @@ What it promises:
 - `trials=k` runs each case k times with seeds seed, seed+1, ..., so pass@1 and pass^k can be
   reported together; `make_model(seed)` builds the model for a trial (e.g. "sim-noisy-{seed}"),
   shared by all the trial's conversations (one HTTP connection pool, kept alive);
-- a progress bar (tqdm; `tqdm.auto` picks the notebook widget in Jupyter).
+- a progress bar (tqdm; `tqdm.auto` picks the notebook widget in Jupyter); `progress=` a dict passes
+  tqdm options, e.g. {"bar_format": "{desc}: {n_fmt}/{total_fmt} {bar}"} for a bar without timings.
 
 A model call that fails after HTTPModel's retries is recorded with label "provider_error" and the run
 goes on — unless it says no further call can succeed (a refused key, an unknown model, a server that
@@ -133,7 +134,7 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
                         label: str | None = None, provider: str | None = None, trials: int = 1,
                         concurrency: int = 8, seed: int = 0, rate: RateLimit | None = None,
                         make_model: Callable[[int], Any] | None = None, stream: bool = False,
-                        progress: bool = True, on_record: Callable[[dict], None] | None = None,
+                        progress: bool | dict = True, on_record: Callable[[dict], None] | None = None,
                         replayed: bool = False) -> Summary:
     """Run every (case, trial) not yet in `out`; see the module docstring."""
     if (model is None) == (make_model is None):
@@ -141,6 +142,7 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
     if trials < 1 or concurrency < 1:
         raise ValueError("trials and concurrency must be >= 1")
     label = label or getattr(model, "model", None) or "model"
+    provider = provider or getattr(model, "format", None)
     cases = list(cases)
     finished = {record_key(r) for r in read_records(out) if r.get("label") != "provider_error"} if out else set()
     todo = [(case, trial) for trial in range(trials) for case in cases
@@ -157,7 +159,7 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
 
     started = time.perf_counter()
     writer = _Appender(out) if out else None
-    bar = _progress(len(todo), label) if progress else None
+    bar = _progress(len(todo), label, progress if isinstance(progress, dict) else {}) if progress else None
     executor = AsyncioExecutor()  # one tool pool for the whole benchmark, not one per case
     queue = iter(todo)
     aborted: list[BaseException] = []
@@ -275,7 +277,7 @@ class _Appender:
         self.file.close()
 
 
-def _progress(total: int, label: str) -> Any:
+def _progress(total: int, label: str, options: dict) -> Any:
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=label, unit="case", leave=True, dynamic_ncols=True)
+    return tqdm(**{"total": total, "desc": label, "unit": "case", "leave": True, "dynamic_ncols": True, **options})

@@ -289,20 +289,25 @@ def _load_file(path: Path, category: str) -> tuple[Scenario, ...]:
 
 def validate_document(document: Any, name: str = "scenario file") -> None:
     """Raise ScenarioError naming the first place where `document` breaks the schema."""
-    import jsonschema
-
-    validator = jsonschema.Draft202012Validator(_schema())
-    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    errors = sorted(_validator().iter_errors(document), key=lambda e: [str(p) for p in e.instance_path])
     if errors:
         first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path) or "(top)"
+        where = "/".join(str(p) for p in first.instance_path) or "(top)"
         raise ScenarioError(f"{name}: at {where}: {first.message}")
 
 
 @lru_cache(maxsize=1)
-def _schema() -> dict:
+def _validator() -> Any:
+    # jsonschema-rs (a core dependency): the pure-Python jsonschema takes seconds to import in some setups
+    import jsonschema_rs
+
     with open(DATA_DIR / "schema.json", encoding="utf-8") as f:
-        return json.load(f)
+        return jsonschema_rs.Draft202012Validator(json.load(f))
+
+
+def make_scenario(raw: dict, category: str) -> Scenario:
+    """One case from its JSON form (already schema-valid), with the checks `load` makes."""
+    return _scenario(raw, category, "(given)")
 
 
 def _scenario(raw: dict, category: str, file: str) -> Scenario:
