@@ -24,21 +24,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import math
 import os
 import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentkit.bench import bfcl  # noqa: E402
 from agentkit.bench.oracle import serve_with_oracle  # noqa: E402
-from agentkit.bench.runner import run_benchmark  # noqa: E402
+from agentkit.bench.runner import HTTPModels, run_benchmark  # noqa: E402
 from agentkit.bench.suites import Case, load_cases  # noqa: E402
-from agentkit.http import HTTPModel  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -83,18 +85,18 @@ def speedup(cases_n: int = 200, in_flight: int = 32, latency_ms: int = 100, in_p
     cases = load_cases("bfcl:simple_python", limit=cases_n)
     with simulator("bfcl:simple_python", cases_n, latency_ms, in_process) as url, \
             tempfile.TemporaryDirectory() as tmp:
-        def model(seed: int) -> HTTPModel:  # one for the run: every conversation shares its connection pool
-            return HTTPModel("oracle", base_url=url + "/v1", api_key="sim")
+        def model() -> HTTPModels:  # one HTTPModel (one connection pool) per worker
+            return HTTPModels("oracle", base_url=url + "/v1", api_key="sim")
 
-        async def timed(subset, concurrency, name) -> float:
-            started = time.perf_counter()
-            await run_benchmark(subset, make_model=model, out=Path(tmp) / f"{name}.jsonl",
+        async def timed(subset, concurrency, name) -> tuple[float, float]:
+            started, cpu = time.perf_counter(), time.process_time()
+            await run_benchmark(subset, make_model=model(), out=Path(tmp) / f"{name}.jsonl",
                                 concurrency=concurrency, progress=False)
-            return time.perf_counter() - started
+            return time.perf_counter() - started, time.process_time() - cpu
 
         asyncio.run(timed(cases[:8], 8, "warm-up"))
-        serial = asyncio.run(timed(cases[:20], 1, "serial")) / 20
-        parallel = asyncio.run(timed(cases, in_flight, "parallel"))
+        serial = asyncio.run(timed(cases[:20], 1, "serial"))[0] / 20
+        parallel, cpu = asyncio.run(timed(cases, in_flight, "parallel"))
     ideal = math.ceil(cases_n / in_flight) * latency_ms / 1000
     where = "this process" if in_process else "a child process"
     print(f"speed-up: {cases_n} cases, {latency_ms} ms per answer, {in_flight} in flight, simulator in {where}")
@@ -103,28 +105,36 @@ def speedup(cases_n: int = 200, in_flight: int = 32, latency_ms: int = 100, in_p
     print(f"  {in_flight} in flight, all:    {parallel:7.3f} s    (ideal {ideal:.3f} s: {waves} waves of "
           f"{latency_ms} ms)")
     print(f"  ideal / measured:         {ideal / parallel:7.3f}    (target >= 0.85)")
+    print(f"  this process's CPU:       {cpu * 1000 / cases_n:7.2f} ms per case ({cpu:.3f} s in all; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print(f"  speed-up over serial:     {serial * cases_n / parallel:7.1f} x  (ideal "
           f"{cases_n / math.ceil(cases_n / in_flight):.1f} x)")
 
 
-def memory(cases_n: int = 10_000, in_flight: int = 32, in_process: bool = False) -> None:
+def memory(cases_n: int = 10_000, in_flight: int = 32, in_process: bool = False, trace_heap: bool = False) -> None:
     base = load_cases("bfcl:simple_python")
     cases = [Case(f"{c.id}#{i}", c.suite, c.category, c.source)
              for i, c in ((i, base[i % len(base)]) for i in range(cases_n))]
     samples: list[tuple[int, float]] = []
     done = [0]
 
+    heap: dict[int, Any] = {}
+
     def on_record(record: dict) -> None:
         done[0] += 1
         if done[0] % 1000 == 0:
             samples.append((done[0], rss_mb()))
+        if trace_heap and done[0] in (1000, cases_n):
+            gc.collect()
+            heap[done[0]] = tracemalloc.take_snapshot()
+
+    if trace_heap:
+        tracemalloc.start(8)
 
     with simulator("bfcl:simple_python", len(base), 0, in_process) as url, tempfile.TemporaryDirectory() as tmp:
-        def model(seed: int) -> HTTPModel:
-            return HTTPModel("oracle", base_url=url + "/v1", api_key="sim")
-
         started = time.perf_counter()
-        summary = asyncio.run(run_benchmark(cases, make_model=model, out=Path(tmp) / "m.jsonl",
+        summary = asyncio.run(run_benchmark(cases, make_model=HTTPModels("oracle", base_url=url + "/v1", api_key="sim"),
+                                            out=Path(tmp) / "m.jsonl",
                                             concurrency=in_flight, progress=False, on_record=on_record))
         seconds = time.perf_counter() - started
         size = os.path.getsize(Path(tmp) / "m.jsonl") / 1e6
@@ -133,6 +143,12 @@ def memory(cases_n: int = 10_000, in_flight: int = 32, in_process: bool = False)
     print("  cases done   RSS (MB)")
     for n, mb in samples:
         print(f"  {n:10,d}   {mb:8.1f}")
+    if trace_heap and len(heap) == 2:
+        growth = heap[cases_n].compare_to(heap[1000], "traceback")
+        print(f"  Python heap, case 1,000 to {cases_n:,}: {sum(g.size_diff for g in growth) / 1024:+.0f} KB in all; "
+              "largest growing allocation sites:")
+        for g in sorted(growth, key=lambda g: g.size_diff, reverse=True)[:3]:
+            print(f"    {g.size_diff / 1024:+7.1f} KB  {g.traceback.format()[-1].strip()}")
     if len(samples) >= 2:
         (n0, first), (n1, last) = samples[1] if len(samples) > 2 else samples[0], samples[-1]
         print(f"  growth from {n0:,} to {n1:,} cases: {last - first:+.1f} MB "
@@ -144,13 +160,15 @@ def main() -> None:
     parser.add_argument("--part", choices=["speedup", "memory", "both"], default="both")
     parser.add_argument("--cases", type=int, default=10_000, help="cases for the memory part")
     parser.add_argument("--in-process", action="store_true", help="the simulator on a thread of this process")
+    parser.add_argument("--trace-heap", action="store_true", help="memory part: compare Python heap snapshots "
+                                                                  "(tracemalloc; slower)")
     args = parser.parse_args()
     bfcl.fetch()
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores")
     if args.part in ("speedup", "both"):
         speedup(in_process=args.in_process)
     if args.part in ("memory", "both"):
-        memory(args.cases, in_process=args.in_process)
+        memory(args.cases, in_process=args.in_process, trace_heap=args.trace_heap)
 
 
 if __name__ == "__main__":

@@ -33,10 +33,12 @@ from typing import Any
 
 from .scoring import LABELS, Verdict, check_calls
 
-__all__ = ["check_calls", "Verdict", "LABELS", "load_cases", "run_benchmark", "RateLimit", "Report", "Price",
+__all__ = ["check_calls", "Verdict", "LABELS", "load_cases", "run_benchmark", "HTTPModels", "RateLimit", "Report",
+           "Price",
            "Oracle", "serve_with_oracle", "recording", "replaying", "bfcl", "scenarios"]
 
 _LAZY = {"load_cases": "suites", "parse_suites": "suites", "run_benchmark": "runner", "RateLimit": "runner",
+         "HTTPModels": "runner", "OracleModel": "oracle",
          "read_records": "runner", "Report": "report", "Price": "report", "Oracle": "oracle",
          "serve_with_oracle": "oracle", "recording": "record", "replaying": "record"}
 _MODULES = {"bfcl", "scenarios", "world", "suites", "oracle", "runner", "record", "report", "scoring"}

@@ -156,7 +156,7 @@ def _suites(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from ..errors import AuthenticationError
     from ..providers import FORMATS
-    from .runner import RateLimit, run_benchmark
+    from .runner import HTTPModels, RateLimit, run_benchmark
     from .suites import load_cases
 
     if args.trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
@@ -187,22 +187,15 @@ def _run(args: argparse.Namespace) -> int:
         if args.replay and api_key is None and not _has_key(fmt):
             api_key = "replay"  # any key: requests are answered from the cassette, and keys were never stored
 
-        def make_model(name: str) -> Any:
-            from ..http import HTTPModel
-
-            return HTTPModel(name, fmt, base_url=base_url, api_key=api_key, max_retries=args.max_retries,
-                             timeout=args.timeout, seed=args.seed)
-
+        make_model = HTTPModels(model_name, fmt, base_url=base_url, api_key=api_key, max_retries=args.max_retries,
+                                timeout=args.timeout)  # one model per worker and trial: see run_benchmark
         try:
-            model = make_model(model_name.replace("{seed}", str(args.seed)))
+            first = make_model(args.seed)  # fails now, not in every worker, when the key is missing
         except AuthenticationError:
             names = " or ".join(getattr(_codec(fmt), "API_KEY_ENVS", ())) or "the provider's key variable"
             raise UsageProblem(f"no API key for {fmt}: set {names} (or give --base-url for a server that "
                                "needs none)") from None
-        secrets = [getattr(model, "_api_key", None)]
-
-        def model_for_trial(seed: int) -> Any:  # one per trial: a {seed} in the name becomes the trial's seed
-            return make_model(model_name.replace("{seed}", str(seed)))
+        secrets = [getattr(first, "_api_key", None)]
         if args.record:
             from .record import recording
 
@@ -215,7 +208,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"{len(cases)} cases x {args.trials} trial(s) on {label} ({'simulator, ' if provider == 'sim' else ''}"
               f"{fmt}{', replayed' if args.replay else ''}) -> {out}", file=sys.stderr)
         summary = asyncio.run(run_benchmark(
-            cases, make_model=model_for_trial, out=out, label=label, provider=fmt, trials=args.trials,
+            cases, make_model=make_model, out=out, label=label, provider=fmt, trials=args.trials,
             concurrency=args.concurrency, seed=args.seed, rate=rate, stream=args.stream,
             progress=not args.no_progress, replayed=bool(args.replay)))
     print(f"{summary.done} run, {summary.skipped} already done, {summary.passed} passed this time, "

@@ -13,8 +13,10 @@ What it promises:
   run resumes where it stopped: lines already there are skipped (except failed model calls, which
   are tried again), and nothing is held in memory — 10,000 cases cost the same RAM as 100;
 - `trials=k` runs each case k times with seeds seed, seed+1, ..., so pass@1 and pass^k can be
-  reported together; `make_model(seed)` builds the model for a trial (e.g. "sim-noisy-{seed}"),
-  shared by all the trial's conversations (one HTTP connection pool, kept alive);
+  reported together; `make_model(seed)` builds a model for each trial *and worker*, so every worker
+  has its own connection pool: `HTTPModels("sim-noisy-{seed}", ...)` does that for HTTP. (One httpx
+  client shared by 32 conversations spends about 3x the CPU per request: its pool scans every
+  connection on each request and keeps only 20 alive; see benchmarks/README.md);
 - a progress bar (tqdm; `tqdm.auto` picks the notebook widget in Jupyter); `progress=` a dict passes
   tqdm options, e.g. {"bar_format": "{desc}: {n_fmt}/{total_fmt} {bar}"} for a bar without timings.
 
@@ -83,6 +85,39 @@ class RateLimit:
             await self.sleep(wait)
 
 
+class HTTPModels:
+    """`make_model` for run_benchmark: a new HTTPModel per worker and trial, each on its own httpx
+    client (its own connection pool), all sharing one TLS context (building one costs ~50 ms).
+
+        make_model = HTTPModels("sim-noisy-{seed}", "anthropic", base_url=..., api_key=..., max_retries=3)
+
+    "{seed}" in the name becomes the trial's seed. Other keywords go to HTTPModel. The clients are
+    closed by `aclose()`, which run_benchmark calls at the end of a run.
+    """
+
+    def __init__(self, model: str, format: str = "openai-chat", **http_model_options: Any):
+        self.model, self.format, self.options = model, format, http_model_options
+        self._tls: Any = None
+        self._clients: list[Any] = []
+
+    def __call__(self, seed: int) -> Any:
+        import httpx
+
+        from ..http import HTTPModel
+
+        if self._tls is None:
+            self._tls = httpx.create_ssl_context()
+        client = httpx.AsyncClient(verify=self._tls, timeout=self.options.get("timeout", 60.0))
+        self._clients.append(client)
+        options = {"seed": seed, **self.options}
+        return HTTPModel(self.model.replace("{seed}", str(seed)), self.format, async_client=client, **options)
+
+    async def aclose(self) -> None:
+        clients, self._clients = self._clients, []
+        for client in clients:
+            await client.aclose()
+
+
 class _Throttled:
     """A model whose every call first waits for the provider's RateLimit."""
 
@@ -149,13 +184,14 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
             if (label, case.suite, case.id, trial) not in finished]
     summary = Summary(planned=len(cases) * trials, out=str(out) if out else None)
     summary.skipped = summary.planned - len(todo)
-    models: dict[int, Any] = {}
+    models: dict[tuple[int, int], Any] = {}
 
-    def model_for(trial: int) -> Any:
-        if trial not in models:
+    def model_for(trial: int, worker: int) -> Any:
+        key = (trial, worker) if make_model is not None else (0, 0)
+        if key not in models:
             chosen = model if model is not None else make_model(seed + trial)
-            models[trial] = _Throttled(chosen, rate) if rate is not None else chosen
-        return models[trial]
+            models[key] = _Throttled(chosen, rate) if rate is not None else chosen
+        return models[key]
 
     started = time.perf_counter()
     writer = _Appender(out) if out else None
@@ -164,11 +200,12 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
     queue = iter(todo)
     aborted: list[BaseException] = []
 
-    async def worker() -> None:
+    async def worker(number: int) -> None:
         for case, trial in queue:  # a shared iterator: each item goes to exactly one worker
             if aborted:
                 return
-            record = await _run_one(case, trial, seed + trial, model_for(trial), label, provider, stream, executor)
+            record = await _run_one(case, trial, seed + trial, model_for(trial, number), label, provider, stream,
+                                    executor)
             if replayed:
                 record["replayed"] = True
             if record.get("fatal"):
@@ -185,9 +222,11 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
                 bar.update(1)
 
     try:
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
+        await asyncio.gather(*(worker(n) for n in range(min(concurrency, max(1, len(todo))))))
     finally:
         executor.close()
+        if hasattr(make_model, "aclose"):
+            await make_model.aclose()
         if bar is not None:
             bar.close()
         if writer is not None:
