@@ -11,7 +11,7 @@ What it promises:
 - retries, backoff and timeouts are HTTPModel's (max_retries=, timeout=), not the runner's;
 - every finished (case, trial) is appended to the JSONL file and flushed at once, so an interrupted
   run resumes where it stopped: lines already there are skipped (except failed model calls, which
-  are tried again), and nothing is held in memory — 10,000 cases cost the same RAM as 100;
+  are tried again), and results are not kept in memory, so memory stays flat over 10,000 cases;
 - `trials=k` runs each case k times with seeds seed, seed+1, ..., so pass@1 and pass^k can be
   reported together; `make_model(seed)` builds a model for each trial *and worker*, so every worker
   has its own connection pool: `HTTPModels("sim-noisy-{seed}", ...)` does that for HTTP. (One httpx
