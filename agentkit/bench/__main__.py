@@ -155,6 +155,7 @@ def _suites(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from ..errors import AuthenticationError
+    from ..http import HTTPModel
     from ..providers import FORMATS
     from .runner import HTTPModels, RateLimit, run_benchmark
     from .suites import load_cases
@@ -182,7 +183,8 @@ def _run(args: argparse.Namespace) -> int:
             server = stack.enter_context(serve_with_oracle(cases, faults=faults))
             base_url = server.base_url(fmt)
         elif provider == "sim":
-            base_url = "http://127.0.0.1:9" + _sim_path(fmt)  # never contacted: the cassette answers
+            # never contacted: the cassette answers (requests match on path, not host or port)
+            base_url = HTTPModel.sim_base_url("http://127.0.0.1:9", fmt)
         api_key = "sim-key" if provider == "sim" else None
         if args.replay and api_key is None and not _has_key(fmt):
             api_key = "replay"  # any key: requests are answered from the cassette, and keys were never stored
@@ -195,7 +197,8 @@ def _run(args: argparse.Namespace) -> int:
             names = " or ".join(getattr(_codec(fmt), "API_KEY_ENVS", ())) or "the provider's key variable"
             raise UsageProblem(f"no API key for {fmt}: set {names} (or give --base-url for a server that "
                                "needs none)") from None
-        secrets = [getattr(first, "_api_key", None)]
+        del first
+        secrets = [api_key]  # plus every provider key variable's value: recording() scrubs those itself
         if args.record:
             from .record import recording
 
@@ -219,14 +222,16 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _provider(name: str, formats: Any) -> str:
-    from ..http import _PROVIDER_ALIASES
+#: The friendlier provider names HTTPModel.from_env accepts in AGENTKIT_PROVIDER, accepted here too.
+ALIASES = {"openai": "openai-chat", "responses": "openai-responses", "claude": "anthropic", "google": "gemini"}
 
+
+def _provider(name: str, formats: Any) -> str:
     name = name.strip().lower()
-    name = _PROVIDER_ALIASES.get(name, name)
+    name = ALIASES.get(name, name)
     if name != "sim" and name not in formats:
         raise UsageProblem(f"unknown provider {name!r}: use sim or one of {', '.join(formats)} "
-                           f"(or {', '.join(_PROVIDER_ALIASES)})")
+                           f"(or {', '.join(ALIASES)})")
     return name
 
 
@@ -242,12 +247,6 @@ def _default_model(fmt: str) -> str:
 
 def _has_key(fmt: str) -> bool:
     return any(os.environ.get(v) for v in getattr(_codec(fmt), "API_KEY_ENVS", ()))
-
-
-def _sim_path(fmt: str) -> str:
-    from ..sim.server import BASE_PATHS
-
-    return BASE_PATHS[fmt]
 
 
 def _shard(text: str) -> tuple[int, int]:
