@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 export UV_PYTHON_DOWNLOADS := never
 export PYTHONHASHSEED := 0
 
-.PHONY: lab test unit lint notebooks bench venv clean
+.PHONY: lab test unit lint notebooks bench bench-data venv clean
 
 venv: $(STAMP)
 
@@ -24,9 +24,13 @@ lab: $(STAMP)
 
 # Lint, then unit tests, property tests and every notebook under nbval, in one pytest run.
 # Provider variables are cleared: stored notebook outputs come from the simulator, never a paid API.
-test: $(STAMP) lint
+test: $(STAMP) lint bench-data
 	env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
+
+# BFCL's public data for agentkit.bench, read from the bfcl-eval wheel into the user cache; a no-op once there.
+bench-data: $(STAMP)
+	$(BIN)/python -m agentkit.bench fetch bfcl
 
 lint: $(STAMP)
 	$(BIN)/ruff check agentkit tests benchmarks tools

@@ -1,0 +1,287 @@
+"""python -m agentkit.bench: fetch the data, run a benchmark, report on results.
+
+    python -m agentkit.bench fetch bfcl
+    python -m agentkit.bench run --suite bfcl:simple_python,agentkit:error_recovery --provider sim --model oracle
+    python -m agentkit.bench run --suite bfcl:live_simple --provider openai --model gpt-4.1-mini --trials 3
+    python -m agentkit.bench run --suite agentkit --provider openai-chat --base-url http://localhost:11434/v1 \\
+        --model llama3.1                                  # Ollama, vLLM, llama.cpp: any OpenAI-compatible server
+    python -m agentkit.bench report bench-results/ --charts charts/
+
+Every failure the user can fix is one line on stderr and an exit code (2: fix the command or the
+setup; 1: the run could not go on), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+EPILOG = """\
+providers: "sim" runs the embedded simulator (models: oracle, sim-reasoner, sim-noisy-SEED, ...; --format
+picks its wire format); any wire format (openai-chat, openai-responses, anthropic, gemini, openrouter;
+also openai, claude, google) talks to that provider with its usual key variable (OPENAI_API_KEY,
+ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY), or to --base-url (no key needed there).
+A model name with {seed} in it gets trial i's seed (seed+i): --model sim-noisy-{seed} --trials 5.
+Results go to OUT/<label>.jsonl, one line per (case, trial); running the same command again
+resumes. report merges any number of files or folders (shards, models) side by side.
+"""
+
+
+class UsageProblem(Exception):
+    """Something the user must fix in the command or the setup (exit 2)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    from .bfcl import DataNotFetched, FetchError
+    from .record import NoRecording
+    from .runner import BenchAborted
+    from .scenarios import ScenarioError
+    from .suites import UnknownSuite
+    from ..errors import AuthenticationError
+
+    try:
+        return args.handler(args)
+    except (UsageProblem, UnknownSuite, DataNotFetched, NoRecording, ScenarioError, AuthenticationError,
+            FileNotFoundError) as exc:
+        print(f"agentkit.bench: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except (BenchAborted, FetchError) as exc:
+        print(f"agentkit.bench: stopped: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("agentkit.bench: interrupted; finished cases are kept: run the same command again to resume",
+              file=sys.stderr)
+        return 130
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc) if str(exc) else type(exc).__name__
+    if isinstance(exc, FileNotFoundError) and exc.filename and exc.filename not in text:
+        text = f"{text}: {exc.filename}"
+    return " ".join(text.split())
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m agentkit.bench", description=(
+        "Benchmark a model's tool calling: BFCL's public data and agentkit's own loop-robustness suite, "
+        "native tool calling, scored, resumable, recordable."), epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="{run,fetch,report,suites}")
+
+    run = sub.add_parser("run", help="run suites against a model", epilog=EPILOG,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("--suite", required=True, help="e.g. bfcl:simple_python,agentkit:error_recovery (bfcl or "
+                                                    "agentkit alone: every category)")
+    run.add_argument("--provider", required=True, help="sim, or a wire format / provider name")
+    run.add_argument("--model", help="model name (default: sim-reasoner on sim, else the format's default)")
+    run.add_argument("--base-url", help="an OpenAI-compatible (or other format's) server instead of the provider")
+    run.add_argument("--format", default="openai-chat", help="the simulator's wire format (default openai-chat)")
+    run.add_argument("--trials", type=int, default=1, help="runs per case (pass@1 and pass^k are reported)")
+    run.add_argument("--concurrency", type=int, default=8, help="cases in flight at once (default 8)")
+    run.add_argument("--limit", type=int, help="the first N cases of each category")
+    run.add_argument("--shard", help="i/n: run every n-th case starting at the i-th (1-based)")
+    run.add_argument("--out", default="bench-results", help="folder for the results (default bench-results)")
+    run.add_argument("--label", help="the model's name in results and reports (default: --model)")
+    run.add_argument("--seed", type=int, default=0, help="seed of trial 0; trial i uses seed+i")
+    run.add_argument("--rpm", type=float, help="at most this many model calls per minute")
+    run.add_argument("--max-retries", type=int, default=2, help="HTTPModel retries per model call")
+    run.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
+    run.add_argument("--stream", action="store_true", help="ask for streamed answers")
+    run.add_argument("--sim-latency-ms", type=int, help="sim only: every answer this many ms late")
+    run.add_argument("--price-in", type=float, help="USD per million input tokens (adds cost to the report)")
+    run.add_argument("--price-out", type=float, help="USD per million output tokens")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    tape = run.add_mutually_exclusive_group()
+    tape.add_argument("--record", metavar="FILE", help="store every HTTP exchange in this cassette (keys removed)")
+    tape.add_argument("--replay", metavar="FILE", help="answer every HTTP request from this cassette, offline")
+    run.set_defaults(handler=_run)
+
+    fetch = sub.add_parser("fetch", help="download a suite's data into the cache (once)")
+    fetch.add_argument("what", nargs="?", default="bfcl", choices=["bfcl"])
+    fetch.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading it")
+    fetch.set_defaults(handler=_fetch)
+
+    report = sub.add_parser("report", help="merge results files and print the report")
+    report.add_argument("paths", nargs="+", help="results files or folders of them")
+    report.add_argument("--json", action="store_true", help="JSON instead of Markdown")
+    report.add_argument("--charts", metavar="DIR", help="also save accuracy, labels and latency charts (PNG)")
+    report.add_argument("--price-in", type=float, help="USD per million input tokens")
+    report.add_argument("--price-out", type=float, help="USD per million output tokens")
+    report.set_defaults(handler=_report)
+
+    suites = sub.add_parser("suites", help="list the suites and their categories")
+    suites.set_defaults(handler=_suites)
+    return parser
+
+
+# -- fetch, suites ------------------------------------------------------------------------------------------
+
+def _fetch(args: argparse.Namespace) -> int:
+    from . import bfcl
+
+    if bfcl.is_fetched():
+        print(f"BFCL {bfcl.VERSION} is already in {bfcl.cache_dir()}")
+        return 0
+    bfcl.fetch(wheel=Path(args.wheel) if args.wheel else None, quiet=False)
+    return 0
+
+
+def _suites(args: argparse.Namespace) -> int:
+    from . import bfcl, scenarios
+
+    fetched = bfcl.is_fetched()
+    print("bfcl (Berkeley Function Calling Leaderboard v4, Apache-2.0)" +
+          ("" if fetched else f" — not fetched yet: {bfcl.FETCH_COMMAND}"))
+    for category in bfcl.CATEGORIES:
+        print(f"  bfcl:{category}" + (f"  ({len(bfcl.load(category))} cases)" if fetched else ""))
+    print("agentkit (our own loop-robustness suite, data/scenarios/)")
+    for category in scenarios.CATEGORIES:
+        print(f"  agentkit:{category}  ({len(scenarios.load(category))} cases)")
+    return 0
+
+
+# -- run ------------------------------------------------------------------------------------------------------
+
+def _run(args: argparse.Namespace) -> int:
+    from ..errors import AuthenticationError
+    from ..http import HTTPModel
+    from ..providers import FORMATS
+    from .runner import HTTPModels, RateLimit, run_benchmark
+    from .suites import load_cases
+
+    if args.trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
+        raise UsageProblem("--trials, --concurrency and --limit must be at least 1")
+    shard = _shard(args.shard) if args.shard else None
+    provider = _provider(args.provider, FORMATS)
+    cases = load_cases(args.suite, limit=args.limit, shard=shard)
+    if not cases:
+        raise UsageProblem("no cases to run (check --suite, --limit and --shard)")
+    fmt = args.format if provider == "sim" else provider
+    if fmt not in FORMATS:
+        raise UsageProblem(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    model_name = args.model or ("sim-reasoner" if provider == "sim" else _default_model(fmt))
+    label = args.label or model_name
+    out = Path(args.out) / (_slug(label) + (f".shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".jsonl")
+
+    with contextlib.ExitStack() as stack:
+        base_url = args.base_url
+        if provider == "sim" and not args.replay:
+            from .oracle import serve_with_oracle
+
+            faults: Any = f"slow={args.sim_latency_ms}" if args.sim_latency_ms else True
+            server = stack.enter_context(serve_with_oracle(cases, faults=faults))
+            base_url = server.base_url(fmt)
+        elif provider == "sim":
+            # never contacted: the cassette answers (requests match on path, not host or port)
+            base_url = HTTPModel.sim_base_url("http://127.0.0.1:9", fmt)
+        api_key = "sim-key" if provider == "sim" else None
+        if args.replay and api_key is None and not _has_key(fmt):
+            api_key = "replay"  # any key: requests are answered from the cassette, and keys were never stored
+
+        make_model = HTTPModels(model_name, fmt, base_url=base_url, api_key=api_key, max_retries=args.max_retries,
+                                timeout=args.timeout)  # one model per worker and trial: see run_benchmark
+        try:
+            first = make_model(args.seed)  # fails now, not in every worker, when the key is missing
+        except AuthenticationError:
+            names = " or ".join(getattr(_codec(fmt), "API_KEY_ENVS", ())) or "the provider's key variable"
+            raise UsageProblem(f"no API key for {fmt}: set {names} (or give --base-url for a server that "
+                               "needs none)") from None
+        del first
+        secrets = [api_key]  # plus every provider key variable's value: recording() scrubs those itself
+        if args.record:
+            from .record import recording
+
+            stack.enter_context(recording(args.record, secrets=secrets))
+        elif args.replay:
+            from .record import replaying
+
+            stack.enter_context(replaying(args.replay))
+        rate = RateLimit(per_minute=args.rpm) if args.rpm else None
+        print(f"{len(cases)} cases x {args.trials} trial(s) on {label} ({'simulator, ' if provider == 'sim' else ''}"
+              f"{fmt}{', replayed' if args.replay else ''}) -> {out}", file=sys.stderr)
+        summary = asyncio.run(run_benchmark(
+            cases, make_model=make_model, out=out, label=label, provider=fmt, trials=args.trials,
+            concurrency=args.concurrency, seed=args.seed, rate=rate, stream=args.stream,
+            progress=not args.no_progress, replayed=bool(args.replay)))
+    print(f"{summary.done} run, {summary.skipped} already done, {summary.passed} passed this time, "
+          f"{summary.errors} failed model calls; results in {out}", file=sys.stderr)
+    from .report import Report
+
+    print(Report.load(out, prices=_price(args)).to_markdown())
+    return 0
+
+
+#: The friendlier provider names HTTPModel.from_env accepts in AGENTKIT_PROVIDER, accepted here too.
+ALIASES = {"openai": "openai-chat", "responses": "openai-responses", "claude": "anthropic", "google": "gemini"}
+
+
+def _provider(name: str, formats: Any) -> str:
+    name = name.strip().lower()
+    name = ALIASES.get(name, name)
+    if name != "sim" and name not in formats:
+        raise UsageProblem(f"unknown provider {name!r}: use sim or one of {', '.join(formats)} "
+                           f"(or {', '.join(ALIASES)})")
+    return name
+
+
+def _codec(fmt: str) -> Any:
+    from ..providers import get_codec
+
+    return get_codec(fmt)
+
+
+def _default_model(fmt: str) -> str:
+    return _codec(fmt).DEFAULT_MODEL
+
+
+def _has_key(fmt: str) -> bool:
+    return any(os.environ.get(v) for v in getattr(_codec(fmt), "API_KEY_ENVS", ()))
+
+
+def _shard(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise UsageProblem(f"--shard {text!r}: write i/n with 1 <= i <= n, e.g. 2/4")
+    return int(match[1]), int(match[2])
+
+
+def _slug(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "model"
+
+
+def _price(args: argparse.Namespace) -> Any:
+    from .report import Price
+
+    if args.price_in is None and args.price_out is None:
+        return None
+    return Price(args.price_in or 0.0, args.price_out or 0.0)
+
+
+# -- report ----------------------------------------------------------------------------------------------------
+
+def _report(args: argparse.Namespace) -> int:
+    from .report import Report
+
+    report = Report.load(*args.paths, prices=_price(args))
+    if not report.records:
+        raise UsageProblem(f"no results in {', '.join(args.paths)}")
+    print(report.to_json() if args.json else report.to_markdown())
+    if args.charts:
+        for path in report.save_charts(args.charts):
+            print(f"chart: {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,342 @@
+"""The report: results files in, accuracy by category, failure labels, cost and speed out.
+
+    report = Report.load("bench-results/")                 # every *.jsonl there (shards merge)
+    print(report.to_markdown())                              # one model or several side by side
+    report.to_json()                                         # the same numbers for scripts
+    report.accuracy_chart(); report.labels_chart(); report.latency_chart()   # matplotlib Figures
+
+Per model: how many cases and trials, pass@1 and pass^k per category and overall, how many failed
+trials carry each label, steps and tool calls per case, latency p50/p95, tokens per case, and the
+cost when you give prices (USD per million input and output tokens).
+
+pass@1 is the chance that one trial of a case passes (averaged over cases); pass^k the chance that
+all k trials of a case pass, estimated as in tau-bench: C(c, k) / C(n, k) for a case that passed c of
+n trials. A model that is right 90 % of the time has pass@1 = 0.9 but pass^3 near 0.73: what a user
+who asks three times sees.
+
+Merging: files from several shards (or several models) are read together; when the same (model,
+case, trial) appears twice, the later line wins (a resumed run that retried a failed model call).
+
+Left out on purpose: statistical tests between models, and BFCL's own weighted overall score (the
+per-category numbers are BFCL's; how to weigh them is the reader's choice).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .runner import MODE, read_records, record_key
+from .scoring import LABELS
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input + output_tokens * self.output) / 1e6
+
+
+def result_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Files, and every *.jsonl inside folders, in a stable order."""
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += sorted(p.glob("*.jsonl"))
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"no results at {p}")
+    return files
+
+
+def pass_hat(passed: int, trials: int, k: int) -> float:
+    """tau-bench's pass^k for one case: C(passed, k) / C(trials, k)."""
+    if k > trials:
+        raise ValueError(f"pass^{k} needs at least {k} trials, this case has {trials}")
+    return math.comb(passed, k) / math.comb(trials, k)
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The q-th percentile (0-100) with linear interpolation between ranks; None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+class Report:
+    """Numbers for one or several models from benchmark records (see the module docstring)."""
+
+    def __init__(self, records: Iterable[dict], prices: Price | Mapping[str, Price] | None = None):
+        latest: dict[tuple, dict] = {}
+        for record in records:
+            latest[record_key(record)] = record
+        self.records = list(latest.values())
+        self.prices = prices
+        self.models = list(dict.fromkeys(r["model"] for r in self.records))  # in the order they were given
+
+    @classmethod
+    def load(cls, *paths: str | os.PathLike, prices: Price | Mapping[str, Price] | None = None) -> Report:
+        records: list[dict] = []
+        for path in result_files(paths):
+            records += read_records(path)
+        return cls(records, prices)
+
+    def _price(self, model: str) -> Price | None:
+        if isinstance(self.prices, Price):
+            return self.prices
+        if isinstance(self.prices, Mapping):
+            return self.prices.get(model)
+        return None
+
+    # -- the numbers ------------------------------------------------------------------------------------
+
+    def categories(self) -> list[tuple[str, str]]:
+        """(suite, category) pairs in the suites' own order, whatever order the records came in."""
+        from .suites import SUITES
+
+        order = {(s, c): i for i, (s, c) in enumerate((s, c) for s, cs in SUITES.items() for c in cs)}
+        found = {(r["suite"], r["category"]) for r in self.records}
+        return sorted(found, key=lambda sc: (order.get(sc, len(order)), sc))
+
+    def labels(self) -> list[str]:
+        """Every failure label seen, the most frequent first (ties by name, so the order is stable)."""
+        counts = Counter(r["label"] for r in self.records if not r["ok"])
+        return sorted(counts, key=lambda label: (-counts[label], label))
+
+    def summary(self) -> dict:
+        """Everything the report shows, as plain JSON-able data."""
+        return {"mode": MODE, "replayed": any(r.get("replayed") for r in self.records),
+                "models": {m: self._model_summary(m) for m in self.models}}
+
+    def _model_summary(self, model: str) -> dict:
+        mine = [r for r in self.records if r["model"] == model]
+        by_case: dict[tuple, list[dict]] = defaultdict(list)
+        for r in mine:
+            by_case[(r["suite"], r["category"], r["case"])].append(r)
+        k = min(len(v) for v in by_case.values())
+
+        def accuracy(groups: list[list[dict]]) -> dict:
+            if not groups:
+                return {"cases": 0}
+            out = {"cases": len(groups), "pass@1": statistics.fmean(
+                sum(r["ok"] for r in g) / len(g) for g in groups)}
+            for j in range(2, k + 1):
+                out[f"pass^{j}"] = statistics.fmean(pass_hat(sum(r["ok"] for r in g), len(g), j) for g in groups)
+            return out
+
+        categories = {}
+        for suite, category in self.categories():
+            groups = [g for (s, c, _), g in by_case.items() if (s, c) == (suite, category)]
+            if groups:
+                categories[f"{suite}:{category}"] = accuracy(groups)
+        failed = Counter(r["label"] for r in mine if not r["ok"])
+        failed = Counter(dict(sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))))
+        latencies = [r["latency_ms"] for r in mine if r.get("latency_ms") is not None]
+        tokens_in = sum(r.get("input_tokens", 0) for r in mine)
+        tokens_out = sum(r.get("output_tokens", 0) for r in mine)
+        price = self._price(model)
+        return {
+            "provider": next((r.get("provider") for r in mine if r.get("provider")), None),
+            "trials": k, "records": len(mine),
+            "overall": accuracy(list(by_case.values())),
+            "categories": categories,
+            "labels": dict(failed.most_common()),
+            "steps_per_case": statistics.fmean(r.get("steps", 0) for r in mine),
+            "tool_calls_per_case": statistics.fmean(r.get("tool_calls", 0) for r in mine),
+            "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
+            "input_tokens_per_case": tokens_in / len(mine), "output_tokens_per_case": tokens_out / len(mine),
+            "input_tokens": tokens_in, "output_tokens": tokens_out,
+            "cost_usd": price.cost(tokens_in, tokens_out) if price else None,
+            "provider_errors": failed.get("provider_error", 0),
+        }
+
+    # -- text -----------------------------------------------------------------------------------------------
+
+    def to_json(self, indent: int | None = 1) -> str:
+        return json.dumps(self.summary(), indent=indent, ensure_ascii=False)
+
+    def to_markdown(self, latency: bool = True) -> str:
+        """The report as Markdown. latency=False leaves out wall-clock figures (for stored notebook output)."""
+        data = self.summary()
+        models = data["models"]
+        names = list(models)
+        k = max((m["trials"] for m in models.values()), default=1)
+        lines = ["# Benchmark report", "",
+                 f"Mode: {MODE} (tools in each provider's own tools field, calls read from its tool-call "
+                 f"fields; no prompt-based function calling)."]
+        if data["replayed"]:
+            lines.append("Replayed from a recording: scores are the recorded run's, latencies are not real.")
+        lines += ["", "Models: " + "; ".join(f"{n} ({m['provider'] or '?'}, {m['trials']} trial"
+                                             f"{'s' if m['trials'] > 1 else ''})" for n, m in models.items()), ""]
+
+        head = "pass@1" + (f", pass^{k}" if k > 1 else "")
+        lines += [f"## Accuracy by category ({head})", "",
+                  "| suite | category | cases | " + " | ".join(names) + " |",
+                  "|---|---|---:|" + "---:|" * len(names)]
+        for suite, category in self.categories():
+            key = f"{suite}:{category}"
+            cells = [_cell(models[n]["categories"].get(key), k) for n in names]
+            cases = next((models[n]["categories"][key]["cases"] for n in names if key in models[n]["categories"]), 0)
+            lines.append(f"| {suite} | {category} | {cases} | " + " | ".join(cells) + " |")
+        total = max(m["overall"]["cases"] for m in models.values()) if models else 0
+        lines.append(f"| **all** | | {total} | " + " | ".join(_cell(models[n]["overall"], k) for n in names) + " |")
+
+        labels = self.labels()
+        lines += ["", "## Failure labels (failed trials)", ""]
+        if labels:
+            lines += ["| label | meaning | " + " | ".join(names) + " |", "|---|---|" + "---:|" * len(names)]
+            for label in labels:
+                lines.append(f"| {label} | {LABELS.get(label, '')} | "
+                             + " | ".join(str(models[n]["labels"].get(label, 0)) for n in names) + " |")
+        else:
+            lines.append("No failures.")
+
+        lines += ["", "## Per case", "", "| | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        rows = [("steps (model calls)", lambda m: f"{m['steps_per_case']:.2f}"),
+                ("tool calls", lambda m: f"{m['tool_calls_per_case']:.2f}"),
+                ("input tokens", lambda m: f"{m['input_tokens_per_case']:,.0f}"),
+                ("output tokens", lambda m: f"{m['output_tokens_per_case']:,.0f}")]
+        if latency:
+            rows += [("latency p50", lambda m: _ms(m["latency_ms"]["p50"])),
+                     ("latency p95", lambda m: _ms(m["latency_ms"]["p95"]))]
+        if any(m["cost_usd"] is not None for m in models.values()):
+            rows.append(("cost, all trials (USD)",
+                         lambda m: "—" if m["cost_usd"] is None else f"{m['cost_usd']:.4f}"))
+        rows.append(("failed model calls", lambda m: str(m["provider_errors"])))
+        for title, show in rows:
+            lines.append(f"| {title} | " + " | ".join(show(models[n]) for n in names) + " |")
+        return "\n".join(lines) + "\n"
+
+    def _repr_markdown_(self) -> str:  # Jupyter shows the report as a table
+        return self.to_markdown(latency=False)
+
+    # -- charts (matplotlib is imported here, on first use) -----------------------------------------------------
+
+    def accuracy_chart(self, title: str = "Accuracy by category (pass@1)") -> Any:
+        """Horizontal bars: one group per category, one bar per model."""
+        plt = _plt()
+        data = self.summary()["models"]
+        keys = [f"{s}:{c}" for s, c in self.categories()]
+        fig, ax = plt.subplots(figsize=(7, 0.32 * len(keys) * max(1, len(data)) + 1.2))
+        height = 0.8 / max(1, len(data))
+        for i, (name, m) in enumerate(data.items()):
+            values = [100 * m["categories"].get(key, {}).get("pass@1", 0) for key in keys]
+            ys = [j + i * height for j in range(len(keys))]
+            ax.barh(ys, values, height=height, label=name, color=PALETTE[i % len(PALETTE)])
+        ax.set_yticks([j + height * (len(data) - 1) / 2 for j in range(len(keys))], keys)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("% of trials passed")
+        ax.set_title(title)
+        ax.legend(loc="lower right", fontsize=8)
+        return _done(fig)
+
+    def labels_chart(self, title: str = "Why trials failed") -> Any:
+        """Horizontal bars: failed trials per label, one bar per model."""
+        plt = _plt()
+        data = self.summary()["models"]
+        labels = self.labels() or ["(none)"]
+        fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) * max(1, len(data)) + 1.2))
+        height = 0.8 / max(1, len(data))
+        for i, (name, m) in enumerate(data.items()):
+            ys = [j + i * height for j in range(len(labels))]
+            ax.barh(ys, [m["labels"].get(label, 0) for label in labels], height=height, label=name,
+                    color=PALETTE[i % len(PALETTE)])
+        ax.set_yticks([j + height * (len(data) - 1) / 2 for j in range(len(labels))], labels)
+        ax.invert_yaxis()
+        ax.set_xlabel("failed trials")
+        ax.set_title(title)
+        ax.legend(loc="lower right", fontsize=8)
+        return _done(fig)
+
+    def latency_chart(self, title: str = "Latency per case") -> Any:
+        """One box per model: the spread of whole-case wall times (all model calls and tools of a case)."""
+        plt = _plt()
+        fig, ax = plt.subplots(figsize=(7, 0.5 * len(self.models) + 1.5))
+        samples = [[r["latency_ms"] for r in self.records if r["model"] == m and r.get("latency_ms") is not None]
+                   for m in self.models]
+        import matplotlib
+
+        sideways = ({"orientation": "horizontal"} if tuple(map(int, matplotlib.__version__.split(".")[:2])) >= (3, 10)
+                    else {"vert": False})  # the keyword changed in matplotlib 3.10
+        ax.boxplot(samples, showfliers=False, whis=(5, 95), **sideways)
+        ax.set_yticks(range(1, len(self.models) + 1), self.models)
+        ax.set_xlabel("ms per case (whiskers: p5 and p95)")
+        ax.set_title(title)
+        return _done(fig)
+
+    def pass_hat_chart(self, title: str = "pass^k: every one of k trials passes") -> Any:
+        """pass^k against k for each model (pass^1 = pass@1): how fast reliability falls with repeats."""
+        plt = _plt()
+        data = self.summary()["models"]
+        fig, ax = plt.subplots(figsize=(6, 3.2))
+        for i, (name, m) in enumerate(data.items()):
+            ks = list(range(1, m["trials"] + 1))
+            values = [100 * m["overall"]["pass@1" if j == 1 else f"pass^{j}"] for j in ks]
+            ax.plot(ks, values, marker="o", label=name, color=PALETTE[i % len(PALETTE)])
+        ax.set_xlabel("k (trials that must all pass)")
+        ax.set_ylabel("% of cases")
+        ax.set_ylim(0, 100)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_title(title)
+        ax.legend(fontsize=8)
+        return _done(fig)
+
+    def save_charts(self, folder: str | os.PathLike) -> list[Path]:
+        """accuracy.png, labels.png and latency.png in `folder`."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        saved = []
+        for name, fig in (("accuracy", self.accuracy_chart()), ("labels", self.labels_chart()),
+                          ("latency", self.latency_chart())):
+            path = folder / f"{name}.png"
+            fig.savefig(path, dpi=120)
+            saved.append(path)
+        return saved
+
+
+PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
+
+
+def _cell(accuracy: dict | None, k: int) -> str:
+    if not accuracy or not accuracy.get("cases"):
+        return "—"
+    text = f"{100 * accuracy['pass@1']:.1f} %"
+    if k > 1 and f"pass^{k}" in accuracy:
+        text += f" ({100 * accuracy[f'pass^{k}']:.1f} %)"
+    return text
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f} ms"
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.rcParams.update({"figure.dpi": 100, "font.size": 9, "axes.spines.top": False,
+                                "axes.spines.right": False, "svg.hashsalt": "agentkit"})
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _done(fig: Any) -> Any:
+    fig.tight_layout()
+    _plt().close(fig)
+    return fig

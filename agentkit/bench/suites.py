@@ -1,0 +1,135 @@
+"""Suites: pick cases by name ("bfcl:simple_python,agentkit:error_recovery") and give each one the same shape.
+
+    cases = load_cases("bfcl:parallel,agentkit:limits", limit=5)     # 5 cases per category
+    attempt = cases[0].start()            # fresh messages, tools and limits for one trial
+    run = await agentkit.arun(model, attempt.messages, tools=attempt.tools, limits=attempt.limits)
+    attempt.judge(run)                    # Verdict
+
+A BFCL case is one model turn: its tools are the converted function docs, never executed (the loop's
+step cap of 1 stops before running them, exactly as BFCL scores the first answer), and its judge is
+`check_calls` on the calls of that turn. A scenario of agentkit's own suite runs its tools against a
+fresh World and is judged by the world's end state and the final answer.
+
+Suite names: `bfcl` (every BFCL category agentkit reads), `bfcl:<category>`, `agentkit` (all four of
+ours), `agentkit:<category>`. `--limit n` takes the first n cases of each category, so a small run
+still covers every category.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Callable
+
+from ..policies import Limits
+from ..tools import Tool
+from ..types import Message
+from . import bfcl, scenarios
+from .scoring import Verdict, check_calls
+
+SUITES: dict[str, tuple[str, ...]] = {"bfcl": bfcl.CATEGORIES, "agentkit": scenarios.CATEGORIES}
+
+
+class UnknownSuite(ValueError):
+    """A suite or category name that does not exist; the message lists the ones that do."""
+
+
+@dataclass
+class Attempt:
+    """One trial's materials, made fresh for every trial (a scenario's World must not carry over)."""
+
+    messages: list[Message]
+    tools: list[Tool]
+    limits: Limits
+    judge: Callable[[Any], Verdict]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A case of either suite, as the runner sees it."""
+
+    id: str
+    suite: str
+    category: str
+    source: Any  # bfcl.BFCLCase or scenarios.Scenario
+
+    def start(self) -> Attempt:
+        if self.suite == "bfcl":
+            return _bfcl_attempt(self.source, self._bfcl_tools)
+        return _scenario_attempt(self.source)
+
+    @cached_property
+    def _bfcl_tools(self) -> list[Tool]:
+        """Built once per case: BFCL's tools never run, so every trial can share the same (frozen) Tools."""
+        return [Tool.from_schema(spec.name, spec.description, spec.parameters, _not_executed)
+                for spec in self.source.tool_specs()]
+
+
+def parse_suites(spec: str) -> list[tuple[str, str]]:
+    """"bfcl:simple_python,agentkit" -> [("bfcl", "simple_python"), ("agentkit", "multi_step"), ...]."""
+    chosen: list[tuple[str, str]] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        suite, _, category = part.partition(":")
+        if suite not in SUITES:
+            raise UnknownSuite(f"unknown suite {suite!r} in {spec!r}: use {' or '.join(SUITES)}, optionally with "
+                               f":<category> (python -m agentkit.bench suites lists them)")
+        if category in ("", "all"):
+            categories = SUITES[suite]
+        elif category in SUITES[suite]:
+            categories = (category,)
+        else:
+            raise UnknownSuite(f"unknown {suite} category {category!r}; choose one of: "
+                               f"{', '.join(SUITES[suite])}")
+        chosen += [(suite, c) for c in categories if (suite, c) not in chosen]
+    if not chosen:
+        raise UnknownSuite("no suite given: e.g. --suite bfcl:simple_python,agentkit:error_recovery")
+    return chosen
+
+
+def load_cases(spec: str, limit: int | None = None, shard: tuple[int, int] | None = None) -> list[Case]:
+    """The cases of `spec`, `limit` per category, then this machine's share when `shard=(i, n)` (1-based)."""
+    cases: list[Case] = []
+    for suite, category in parse_suites(spec):
+        if suite == "bfcl":
+            found = [Case(c.id, suite, category, c) for c in bfcl.load(category)]
+        else:
+            found = [Case(c.id, suite, category, c) for c in scenarios.load(category)]
+        cases += found[:limit] if limit is not None else found
+    if shard is not None:
+        index, count = shard
+        if not 1 <= index <= count:
+            raise ValueError(f"shard {index}/{count}: use i/n with 1 <= i <= n")
+        cases = cases[index - 1::count]  # round robin: every shard gets some of every category
+    return cases
+
+
+# -- the two kinds of case ------------------------------------------------------------------------------------
+
+def _not_executed(**arguments: Any) -> Any:
+    raise RuntimeError("BFCL functions are scored, not executed")
+
+
+def _bfcl_attempt(case: bfcl.BFCLCase, tools: list[Tool]) -> Attempt:
+    def judge(run: Any) -> Verdict:
+        calls = first_turn_calls(run)
+        return check_calls(case.functions, case.ground_truth, calls, case.category)
+
+    # One model turn, as BFCL scores it: the step cap ends the run before any tool would run.
+    return Attempt(list(case.messages), list(tools), Limits(max_steps=1), judge)
+
+
+def first_turn_calls(run: Any) -> list[dict]:
+    """The calls of the run's first assistant turn as BFCL's {name: arguments} (raw text if not JSON)."""
+    for message in run.messages[getattr(run, "start_index", 0):]:
+        if message.role == "assistant":
+            return [{c.name: c.arguments if c.arguments is not None else c.raw_arguments}
+                    for c in message.tool_calls]
+    return []
+
+
+def _scenario_attempt(case: scenarios.Scenario) -> Attempt:
+    world = case.new_world()
+    return Attempt(case.messages(), world.tools(list(case.tools)), Limits(max_steps=case.max_steps),
+                   lambda run: case.judge(run, world))
