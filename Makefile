@@ -24,13 +24,15 @@ lab: $(STAMP)
 
 # Lint, then unit tests, property tests and every notebook under nbval, in one pytest run.
 # Provider variables are cleared: stored notebook outputs come from the simulator, never a paid API.
+# HYPOTHESIS_PROFILE=full runs every property test at its full example count (local runs: "quick").
 test: $(STAMP) lint
-	env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
+	env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL HYPOTHESIS_PROFILE=full $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 lint: $(STAMP)
 	$(BIN)/ruff check agentkit tests benchmarks tools
 
+# The quick Hypothesis profile: for iterating locally.
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 

@@ -79,19 +79,25 @@ def test_parallel_results_come_back_in_emitted_order_even_when_finishing_out_of_
     assert [json.loads(m.content)["result"] for m in tool_messages(r)] == [0.15, 0.0, 0.1]
 
 
+def all_overlap(trace) -> bool:
+    """Every tool attempt started before any ended: the batch ran at the same time, not in turns."""
+    return max(e.seq for e in trace.of("tool_start")) < min(e.seq for e in trace.of("tool_end"))
+
+
 @pytest.mark.parametrize("executor", ["threads", "asyncio"])
 def test_parallel_sync_tools_overlap(executor):
+    together = threading.Barrier(8, timeout=10)  # passes only when all 8 calls are inside at once
+
     @tool
     def nap(i: int) -> int:
-        """Sleep 0.2 s."""
-        time.sleep(0.2)
+        """Wait for the other seven."""
+        together.wait()
         return i
 
-    start = time.perf_counter()
     r = run(parallel_calls("nap", 8), "go", tools=[nap], executor=executor)
-    elapsed = time.perf_counter() - start
     assert r.stop_reason is StopReason.FINAL_ANSWER and r.tool_runs == 8
-    assert elapsed < 0.35, f"8 x 0.2 s tools took {elapsed:.2f} s: the batch did not run in parallel"
+    assert all(json.loads(m.content)["ok"] for m in tool_messages(r))
+    assert all_overlap(r.trace)
     assert len({s.worker for s in r.trace.spans()}) == 8
 
 
@@ -365,33 +371,41 @@ def test_schema_fail_stops_after_too_many_invalid_calls():
 
 
 def test_timeout_becomes_an_error_result():
+    release = threading.Event()
+
     @tool(timeout=0.05)
     def hang(q: str) -> str:
-        """Hangs."""
-        time.sleep(1)
+        """Hangs until the test ends."""
+        release.wait(30)
         return "late"
 
-    start = time.perf_counter()
-    r = run(ScriptedModel([[call("hang", {"q": "x"})], "ok"]), "x", tools=[hang])
-    assert time.perf_counter() - start < 0.5
+    try:
+        r = run(ScriptedModel([[call("hang", {"q": "x"})], "ok"]), "x", tools=[hang])
+        assert not release.is_set()  # the tool is still hanging: the loop did not wait for it
+    finally:
+        release.set()
     assert json.loads(tool_messages(r)[0].content)["error"]["kind"] == "timeout"
 
 
 @pytest.mark.parametrize("driver", ["run", "arun"])
 def test_a_hanging_tool_is_bounded_by_the_runs_tool_timeout(driver):
+    release = threading.Event()
+
     @tool
     def stuck(q: str) -> str:
         """Never answers in time."""
-        time.sleep(2)
+        release.wait(30)
         return "late"
 
-    start = time.perf_counter()
     model = ScriptedModel([[call("stuck", {"q": "x"})], "ok"])
-    if driver == "run":
-        r = run(model, "x", tools=[stuck], tool_timeout=0.05)
-    else:
-        r = asyncio.run(agentkit.arun(model, "x", tools=[stuck], tool_timeout=0.05))
-    assert time.perf_counter() - start < 1.0
+    try:
+        if driver == "run":
+            r = run(model, "x", tools=[stuck], tool_timeout=0.05)
+        else:
+            r = asyncio.run(agentkit.arun(model, "x", tools=[stuck], tool_timeout=0.05))
+        assert not release.is_set()  # still stuck: the run did not wait for it
+    finally:
+        release.set()
     error = json.loads(tool_messages(r)[0].content)["error"]
     assert error["kind"] == "timeout" and "0.05" in error["message"]
     assert r.stop_reason is StopReason.FINAL_ANSWER
@@ -533,15 +547,21 @@ def test_async_driver_matches_the_sync_driver():
 
 
 def test_async_tools_run_concurrently_under_arun():
+    inside = {"n": 0}
+
     @tool
     async def anap(i: int) -> int:
-        """Async sleep."""
-        await asyncio.sleep(0.2)
-        return i
+        """Returns once all ten calls are waiting together."""
+        inside["n"] += 1
+        for _ in range(10_000):  # at most ~10 s, and only if the calls do not overlap
+            if inside["n"] == 10:
+                return i
+            await asyncio.sleep(0.001)
+        raise AssertionError("the calls never ran together")
 
-    start = time.perf_counter()
     r = asyncio.run(agentkit.arun(parallel_calls("anap", 10), "x", tools=[anap]))
-    assert time.perf_counter() - start < 0.4 and r.tool_runs == 10
+    assert r.tool_runs == 10 and all(json.loads(m.content)["ok"] for m in tool_messages(r))
+    assert all_overlap(r.trace)
 
 
 def test_async_tool_under_the_sync_driver():

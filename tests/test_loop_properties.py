@@ -16,6 +16,7 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from profiles import examples
 
 from agentkit import (LimitExceeded, Limits, Retry, StopReason, ToolExecutionError, ToolTimeout, call, run,
                       tool)
@@ -87,7 +88,7 @@ def scripted(turns):
     return FunctionModel(fn)
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(turns=st.lists(turn, max_size=8), limits=limits, policy=policies,
        executor=st.sampled_from(["sequential", "threads"]))
 def test_the_loop_keeps_its_promises(turns, limits, policy, executor):
