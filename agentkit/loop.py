@@ -38,12 +38,12 @@ from typing import Any, Callable, Iterable, Sequence, Union
 
 from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, ToolTimeout
 from .execute import Executor, Job, Outcome, make_executor
-from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicyLike, LimitHit, Limits,
+from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicyLike, LimitHit, Limits, sanitize_error_text,
                        normalize_approval, resolve_error_policy)
 from .tools import Tool, ToolContext, Update
 from .trace import Event, Trace
 from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, Usage
-from .validate import error_result, sanitize_error_text, validate_arguments
+from .validate import error_result, validate_arguments
 
 
 class StopReason(str, enum.Enum):

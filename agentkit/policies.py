@@ -13,6 +13,10 @@ Error policies (`on_tool_error=` of `run`) for exceptions raised *inside* a tool
 Argument errors (bad JSON, schema, rules) and unknown tools are not exceptions of the tool: they are
 always reported to the model, except under "raise", which raises for them too.
 
+What "report" shows is `sanitize_error_text(exception)`: no stack traces, URLs, hostnames, IPs, e-mail
+addresses, SQL or file paths reach the model. The exception itself is yours: a function policy receives
+it, and `Run.results` / the trace's `tool_end` events say which call failed with which exception type.
+
 Limits (`limits=` of `run`): one dataclass, None switches a cap off. `exit_behavior` says what
 happens when a tool-call cap is hit: "continue" answers the over-limit calls with an error and lets the
 model go on; "end" stops with a final message naming the limit and the counts; "error" raises
@@ -23,7 +27,9 @@ Left out on purpose: circuit breakers and per-exception backoff tables (a callab
 
 from __future__ import annotations
 
+import functools
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, Mapping, Union
 
@@ -125,6 +131,55 @@ def resolve_error_policy(policy: ErrorPolicyLike) -> ErrorPolicy:
         return ErrorPolicy(policy, None, False, decide)
     raise TypeError(f"on_tool_error={policy!r} is not a policy: use 'report', 'raise', a text, "
                     "exception class(es), a function (exc, call) -> str | None, or Retry(...)")
+
+
+# -- error text a model may read: what "report" shows of a tool's exception ----------------------------
+
+@functools.lru_cache(maxsize=1)
+def _redactions() -> tuple[tuple[re.Pattern, str], ...]:
+    """(pattern, replacement) in the order they run; compiled on first use, not at import."""
+    return (
+        (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+"), "<url>"),
+        (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "<email>"),
+        (re.compile(r"(?is)\b(?:select\b.+?\bfrom\b|insert\s+into\b|update\s+\S+\s+set\b|"
+                    r"delete\s+from\b|(?:create|drop|alter|truncate)\s+"
+                    r"(?:table|index|view|database|schema)\b)[^\n]*"), "<sql>"),
+        (re.compile(r"\b[A-Za-z]:\\[^\s'\"]+"), "<path>"),
+        (re.compile(r"(?<![\w.:/])(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?"), "<path>"),
+        # IPv6: hex groups and colons with a hex letter or a "::" somewhere (so 12:30:45 stays a time)
+        (re.compile(r"\[[0-9a-fA-F:]+\](?::\d+)?|(?<![\w:])(?=[0-9a-fA-F:]*(?:::|[a-fA-F]))"
+                    r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?![\w:])"), "<ip>"),
+        (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"), "<ip>"),
+        # hostnames: a known suffix, or a country code after two labels, or localhost, or name:port
+        (re.compile(r"(?i)\b(?:(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|cloud|"
+                    r"internal|local|lan|corp|intra|svc|cluster)"
+                    r"|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){2,}[a-z]{2}|localhost)\b(?::\d{1,5})?"
+                    r"|\b[a-z][a-z0-9-]*:\d{4,5}\b"), "<host>"),
+    )
+
+
+_TRACE_LINE = r'^\s*(File ".*", line \d+.*|at [\w$.<>]+\(.*\)|Traceback \(most recent call last\):)\s*$'
+
+
+def sanitize_error_text(text: str, max_length: int = 300) -> str:
+    """Exception text made safe and short enough to show a model: no stack traces, URLs, hostnames, IPs,
+    e-mail addresses, SQL or file paths.
+
+        sanitize_error_text('could not connect to db-7.prod.internal:5432 (SELECT * FROM users)')
+        -> 'could not connect to <host> (<sql>)'
+
+    Pattern-based, so it errs towards removing too much.
+    Left out on purpose: secrets that look like ordinary words (a redaction list belongs to the app).
+    """
+    lines = [line for line in str(text).splitlines() if not re.match(_TRACE_LINE, line)]
+    if "Traceback (most recent call last)" in str(text):
+        # after a traceback's frames come source lines; the last line is the exception itself
+        lines = [line for line in lines if line.strip()][-1:]
+    out = " ".join(line.strip() for line in lines if line.strip())
+    for pattern, replacement in _redactions():
+        out = pattern.sub(replacement, out)
+    out = re.sub(r"\s+", " ", out).strip()
+    return out if len(out) <= max_length else out[:max_length - 1] + "…"
 
 
 # -- limits --------------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ The words of this module:
                    (call id, read-only run state, step, per-tool counters, run id, attempt)
     Update         return Update(state={...}, message=...) to change run state *and* answer the call
     RuleViolation  raised by a rule (gate 3) to refuse a call, with the path of the culprit field
-    to_strict      rewrite a schema for OpenAI strict mode; strict_problems says what is missing
+
+`@tool(strict=True)` rewrites the schema for OpenAI strict mode with `agentkit.strict.to_strict`.
 
 The schema comes from pydantic (we do not write a schema generator); the conversion of JSON arguments
 to Python values uses the same pydantic model, built once per tool.
@@ -43,12 +44,13 @@ import json
 import math
 import re
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, UnionType
 from typing import Any, Union
 
 from .errors import ToolDefinitionError, ToolReturnError
+from .strict import accepts_null, json_type, to_strict, walk
 from .types import ToolSpec
 
 #: A business rule (gate 3): gets the schema-valid JSON arguments, returns a refusal message or None.
@@ -150,7 +152,7 @@ class Tool:
         if not _NAME.match(self.name or ""):
             raise ToolDefinitionError(
                 f"tool name {self.name!r} is not allowed: use 1-64 letters, digits, '_' or '-'")
-        if not isinstance(self.parameters, dict) or _json_type(self.parameters) != "object":
+        if not isinstance(self.parameters, dict) or json_type(self.parameters) != "object":
             raise ToolDefinitionError(f"tool {self.name!r}: parameters must be an object schema "
                                       f"({{'type': 'object', 'properties': ...}})")
         if self.timeout is not None and not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
@@ -325,7 +327,7 @@ def _build(fn: Callable[..., Any], *, name: str | None, description: str | None,
     parameters = _tidy_schema(raw_schema)
     # In strict mode, null for an optional parameter that cannot be None means "use the default".
     null_means_default = frozenset(p for p in has_default
-                                   if not _accepts_null(parameters["properties"].get(p, {})))
+                                   if not accepts_null(parameters["properties"].get(p, {})))
     if strict:
         parameters = to_strict(parameters)
     convert = _converter(model, aliases, null_means_default if strict else frozenset())
@@ -409,7 +411,7 @@ def _auto_title(name: str) -> str:
 
 def _tidy_schema(raw: dict) -> dict:
     """pydantic's schema, minus titles that only repeat names, with the root keys in reading order."""
-    for node in _walk(raw):
+    for _, node in walk(raw):
         props = node.get("properties")
         if isinstance(props, dict):
             for key, sub in props.items():
@@ -521,248 +523,3 @@ def _json_key(key: Any, tool_name: str) -> str:
         return json.dumps(key)  # what json.dumps itself does with such keys
     raise ToolReturnError(tool_name, f"returned a dict with a key of type {type(key).__qualname__!r}; "
                                      f"JSON object keys are strings")
-
-
-# ----------------------------------------------------------------------------------------------------------
-# OpenAI strict mode: lint and rewrite
-# ----------------------------------------------------------------------------------------------------------
-# Strict mode (constrained decoding) accepts a JSON Schema subset: every object closed with
-# additionalProperties: false, every property listed in required ("optional" = nullable), and none of the
-# keywords below. It lives here, not in validate, because @tool(strict=True) needs it to build the schema.
-
-#: Keywords OpenAI strict mode rejects (its structured-outputs guide; same list as pydantic-ai's profile).
-STRICT_UNSUPPORTED = ("minLength", "maxLength", "patternProperties", "unevaluatedProperties",
-                      "propertyNames", "minProperties", "maxProperties", "unevaluatedItems", "contains",
-                      "minContains", "maxContains", "uniqueItems",
-                      # composition beyond anyOf
-                      "allOf", "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas")
-#: The string formats strict mode knows.
-STRICT_FORMATS = ("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid")
-
-# Keywords whose value is one subschema / a list of them / a name -> subschema mapping.
-_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-        "unevaluatedItems", "unevaluatedProperties")
-_MANY = ("anyOf", "oneOf", "allOf", "prefixItems")
-_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-
-
-def _children(node: dict) -> Iterator[tuple[str, dict]]:
-    """(JSON-pointer suffix, subschema) for every direct subschema of `node`."""
-    for key in _ONE:
-        if isinstance(node.get(key), dict):
-            yield f"/{key}", node[key]
-    for key in _MANY:
-        if isinstance(node.get(key), list):
-            for i, sub in enumerate(node[key]):
-                if isinstance(sub, dict):
-                    yield f"/{key}/{i}", sub
-    if isinstance(node.get("items"), list):  # draft-4 style tuple items
-        for i, sub in enumerate(node["items"]):
-            if isinstance(sub, dict):
-                yield f"/items/{i}", sub
-    for key in _NAMED:
-        if isinstance(node.get(key), dict):
-            for name, sub in node[key].items():
-                if isinstance(sub, dict):
-                    yield f"/{key}/{name}", sub
-
-
-def _walk(schema: dict) -> Iterator[dict]:
-    yield schema
-    for _, sub in _children(schema):
-        yield from _walk(sub)
-
-
-def _walk_with_pointer(schema: dict, pointer: str = "#") -> Iterator[tuple[str, dict]]:
-    yield pointer, schema
-    for suffix, sub in _children(schema):
-        yield from _walk_with_pointer(sub, pointer + suffix)
-
-
-def _json_type(node: dict) -> str | None:
-    t = node.get("type")
-    if t == "object" or (isinstance(t, list) and "object" in t) or (t is None and "properties" in node):
-        return "object"
-    return t if isinstance(t, str) else None
-
-
-_ANNOTATIONS = {"description", "title", "examples", "default", "$comment"}
-
-
-def _accepts_null(node: Any) -> bool:
-    if not isinstance(node, dict) or not set(node) - _ANNOTATIONS:  # no constraint at all
-        return True
-    t = node.get("type")
-    if t == "null" or (isinstance(t, list) and "null" in t):
-        return True
-    if None in (node.get("enum") or ()) or ("const" in node and node["const"] is None):
-        return True
-    return any(_accepts_null(b) for key in ("anyOf", "oneOf") for b in node.get(key) or ())
-
-
-def strict_problems(schema: dict) -> list[str]:
-    """Why `schema` would be rejected by OpenAI strict mode ([] when it is fine). Each line names a place.
-
-        strict_problems({"type": "object", "properties": {"city": {"type": "string"}}})
-        -> ["#: additionalProperties must be false", "#: 'city' must be listed in required (make it
-            nullable if it is optional)"]
-
-    Left out on purpose: size limits (nesting depth, property and enum counts), which change over time
-    and which no rewrite can fix.
-    """
-    problems = []
-    if _json_type(schema) != "object" or "anyOf" in schema:
-        problems.append("#: the root must be a plain object schema (type: object, no anyOf)")
-    for pointer, node in _walk_with_pointer(schema):
-        for key in STRICT_UNSUPPORTED:
-            if key in node:
-                problems.append(f"{pointer}: '{key}' is not supported in strict mode")
-        fmt = node.get("format")
-        if fmt is not None and fmt not in STRICT_FORMATS:
-            problems.append(f"{pointer}: format {fmt!r} is not supported in strict mode")
-        if "default" in node:
-            problems.append(f"{pointer}: 'default' is not supported in strict mode (OpenAI ignores it, "
-                            f"Azure rejects it); say it in the description")
-        if "$ref" in node and len(node) > 1:
-            siblings = ", ".join(k for k in node if k != "$ref")
-            problems.append(f"{pointer}: '$ref' with sibling keywords ({siblings}) must be inlined")
-        if _json_type(node) == "object":
-            if node.get("additionalProperties") is not False:
-                problems.append(f"{pointer}: additionalProperties must be false")
-            required = set(node.get("required") or ())
-            for prop in node.get("properties") or {}:
-                if prop not in required:
-                    problems.append(f"{pointer}: {prop!r} must be listed in required "
-                                    f"(make it nullable if it is optional)")
-    return problems
-
-
-def to_strict(schema: dict) -> dict:
-    """The OpenAI-strict variant of `schema` (a new dict; the input is not changed).
-
-        to_strict({"type": "object", "properties": {"days": {"type": "integer", "default": 1}}})
-        -> {"type": "object", "properties": {"days": {"type": ["integer", "null"],
-            "description": "(default=1)"}}, "required": ["days"], "additionalProperties": False}
-
-    Every object gets additionalProperties: false and lists every property in required; properties that
-    were optional become nullable; unsupported keywords and defaults move into the description (so the
-    model still reads them; gate 2 still checks the schema the model saw); oneOf becomes anyOf, allOf is
-    merged, $ref with siblings is inlined. `to_strict(to_strict(s)) == to_strict(s)`.
-    Left out on purpose: map types (dict[str, X]) cannot be strict; they become closed, empty objects.
-    """
-    root = copy.deepcopy(schema)
-    if "type" not in root and "anyOf" not in root:
-        root = {"type": "object", **root}
-    defs = {**(root.get("definitions") or {}), **(root.get("$defs") or {})}
-    return _strict_node(root, defs, frozenset())
-
-
-def _strict_node(node: dict, defs: dict, inside: frozenset) -> dict:
-    """Rewrite one subschema (children included). `inside`: the $refs being inlined or defined around
-    this node; a reference back to one of them is not inlined again, so recursive schemas stay finite."""
-    notes = []
-    # $ref with siblings: inline the definition, like the OpenAI SDK does; a plain $ref stays as it is
-    if "$ref" in node and len(node) > 1:
-        ref = node["$ref"]
-        resolved = _resolve(node, defs) if ref not in inside else None
-        if resolved is None:  # recursive or not local: keep the $ref alone inside anyOf, siblings outside
-            node = {"anyOf": [{"$ref": ref}], **{k: v for k, v in node.items() if k != "$ref"}}
-        else:
-            node, inside = resolved, inside | {ref}
-    while isinstance(node.get("allOf"), list):  # merge the parts (a part may bring its own allOf)
-        for part in node.pop("allOf"):
-            part = _resolve(part, defs) if isinstance(part, dict) else None
-            if part is None:
-                continue
-            if "properties" in part:
-                node.setdefault("properties", {}).update(part.pop("properties"))
-            if "required" in part:
-                node["required"] = list(dict.fromkeys([*node.get("required", []), *part.pop("required")]))
-            for key, value in part.items():
-                node.setdefault(key, value)
-    if "oneOf" in node:
-        node["anyOf"] = node.get("anyOf", []) + node.pop("oneOf")
-    if "default" in node:
-        default = node.pop("default")
-        if default is not None:
-            notes.append(f"default={_compact(default)}")
-    for key in STRICT_UNSUPPORTED:
-        if key in node:
-            notes.append(f"{key}={_compact(node.pop(key))}")
-    if "format" in node and node["format"] not in STRICT_FORMATS:
-        notes.append(f"format={_compact(node.pop('format'))}")
-    if notes:
-        note = "(" + "; ".join(notes) + ")"
-        node["description"] = f"{node['description']} {note}" if node.get("description") else note
-
-    # children first, so that nullable wrappers wrap finished subschemas
-    for key in _ONE:
-        if isinstance(node.get(key), dict):
-            node[key] = _strict_node(node[key], defs, inside)
-    for key in ("anyOf", "prefixItems", "items"):
-        if isinstance(node.get(key), list):
-            node[key] = [_strict_node(s, defs, inside) if isinstance(s, dict) else s for s in node[key]]
-    if isinstance(node.get("properties"), dict):
-        node["properties"] = {k: _strict_node(s, defs, inside) if isinstance(s, dict) else s
-                              for k, s in node["properties"].items()}
-    for key in ("$defs", "definitions"):
-        if isinstance(node.get(key), dict):
-            node[key] = {k: _strict_node(s, defs, inside | {f"#/{key}/{k}"}) if isinstance(s, dict) else s
-                         for k, s in node[key].items()}
-
-    if _json_type(node) == "object":
-        props = node.get("properties") or {}
-        required = set(node.get("required") or ())
-        for prop in props:
-            if prop not in required:
-                props[prop] = _nullable(props[prop])
-        if "type" not in node:
-            node["type"] = "object"
-        if props or "required" in node:  # an empty object needs no `required` (and strict_problems agrees)
-            node["required"] = list(props)
-        node["additionalProperties"] = False
-    return node
-
-
-def _local_ref(ref: str, defs: dict) -> dict | None:
-    for prefix in ("#/$defs/", "#/definitions/"):
-        if ref.startswith(prefix) and ref[len(prefix):] in defs:
-            return defs[ref[len(prefix):]]
-    return None
-
-
-def _resolve(node: dict, defs: dict) -> dict | None:
-    """`node` with its local $ref replaced by the definition (siblings win); None if it points elsewhere."""
-    for _ in range(16):  # an alias of an alias ... but never an endless loop
-        if "$ref" not in node:
-            return node
-        target = _local_ref(node["$ref"], defs)
-        if target is None:
-            return None
-        node = {**copy.deepcopy(target), **{k: v for k, v in node.items() if k != "$ref"}}
-    return None
-
-
-def _nullable(node: dict) -> dict:
-    if _accepts_null(node):
-        return node
-    node = dict(node)
-    if "const" in node:
-        node["enum"] = [node.pop("const")]
-    if not any(key in node for key in ("type", "enum", "anyOf")):
-        # a bare $ref (or anything else): offer null as an alternative, keep the description outside
-        outside = {k: node.pop(k) for k in ("description", "title") if k in node}
-        return {"anyOf": [node, {"type": "null"}], **outside}
-    if "type" in node:
-        t = node["type"]
-        node["type"] = [*t, "null"] if isinstance(t, list) else [t, "null"]
-    if "enum" in node:
-        node["enum"] = [*node["enum"], None]
-    if "anyOf" in node:
-        node["anyOf"] = [*node["anyOf"], {"type": "null"}]
-    return node
-
-
-def _compact(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text if len(text) <= 60 else text[:57] + "..."

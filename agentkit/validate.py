@@ -14,8 +14,9 @@
            Nothing is coerced: "5" for an integer is an error that says so.
 3. rules   the tool's own business checks (date order, permissions), only after 1 and 2 passed.
 
-Also here: `error_result` (the envelope for a failed gate), `sanitize_error_text` (exception text safe
-to show a model), the argument fixtures (`load_fixtures`), and strict-mode lint re-exported from tools.
+Also here: `error_result` (the envelope for a failed gate), and OpenAI strict mode's linter and rewrite
+(`strict_problems`, `to_strict`) re-exported from `agentkit.strict`. The shared argument examples live in
+`agentkit.fixtures`; the text a model reads when a *tool* fails is sanitised in `agentkit.policies`.
 
 Left out on purpose: repairing arguments (closing brackets, unquoting numbers): the model is told what is
 wrong and fixes its own call; and remote `$ref`s (schemas are self-contained).
@@ -23,36 +24,29 @@ wrong and fixes its own call; and remote `$ref`s (schemas are self-contained).
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
 
 from .errors import ToolDefinitionError
-from .tools import RuleViolation, Tool, strict_problems, to_strict
+from .strict import strict_problems, to_strict
+from .tools import RuleViolation, Tool
 from .types import ToolCall, ToolResult
-
-if TYPE_CHECKING:  # pathlib loads with the fixtures, not with agentkit
-    from pathlib import Path
 
 __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
     "ArgumentError",
-    "Fixture",
-    "FixtureSet",
     "GateResult",
     "ValidatorCache",
     "date_order",
     "error_result",
-    "load_fixtures",
     "parse_gate",
     "rules_gate",
-    "sanitize_error_text",
     "schema_gate",
     "strict_problems",
     "to_strict",
@@ -551,170 +545,3 @@ def error_result(call: ToolCall, gate_result: GateResult) -> ToolResult:
     message = first.message if len(gate_result.errors) == 1 else (
         f"{len(gate_result.errors)} problems: {gate_result.message()}")
     return ToolResult.failure(call, first.kind, message, first.path, first.keyword)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Error text a model may read
-# ----------------------------------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=1)
-def _redactions() -> tuple[tuple[re.Pattern, str], ...]:
-    """(pattern, replacement) in the order they run; compiled on first use, not at import."""
-    return (
-        (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+"), "<url>"),
-        (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "<email>"),
-        (re.compile(r"(?is)\b(?:select\b.+?\bfrom\b|insert\s+into\b|update\s+\S+\s+set\b|"
-                    r"delete\s+from\b|(?:create|drop|alter|truncate)\s+"
-                    r"(?:table|index|view|database|schema)\b)[^\n]*"), "<sql>"),
-        (re.compile(r"\b[A-Za-z]:\\[^\s'\"]+"), "<path>"),
-        (re.compile(r"(?<![\w.:/])(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?"), "<path>"),
-        # IPv6: hex groups and colons with a hex letter or a "::" somewhere (so 12:30:45 stays a time)
-        (re.compile(r"\[[0-9a-fA-F:]+\](?::\d+)?|(?<![\w:])(?=[0-9a-fA-F:]*(?:::|[a-fA-F]))"
-                    r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?![\w:])"), "<ip>"),
-        (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"), "<ip>"),
-        # hostnames: a known suffix, or a country code after two labels, or localhost, or name:port
-        (re.compile(r"(?i)\b(?:(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|cloud|"
-                    r"internal|local|lan|corp|intra|svc|cluster)"
-                    r"|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){2,}[a-z]{2}|localhost)\b(?::\d{1,5})?"
-                    r"|\b[a-z][a-z0-9-]*:\d{4,5}\b"), "<host>"),
-    )
-
-
-_TRACE_LINE = r'^\s*(File ".*", line \d+.*|at [\w$.<>]+\(.*\)|Traceback \(most recent call last\):)\s*$'
-
-
-def sanitize_error_text(text: str, max_length: int = 300) -> str:
-    """Exception text made safe and short enough to show a model: no stack traces, URLs, hostnames, IPs,
-    e-mail addresses, SQL or file paths.
-
-        sanitize_error_text('could not connect to db-7.prod.internal:5432 (SELECT * FROM users)')
-        -> 'could not connect to <host> (<sql>)'
-
-    Pattern-based, so it errs towards removing too much; the raw text still goes to the trace.
-    Left out on purpose: secrets that look like ordinary words (a redaction list belongs to the app).
-    """
-    lines = [line for line in str(text).splitlines() if not re.match(_TRACE_LINE, line)]
-    if "Traceback (most recent call last)" in str(text):
-        # after a traceback's frames come source lines; the last line is the exception itself
-        lines = [line for line in lines if line.strip()][-1:]
-    out = " ".join(line.strip() for line in lines if line.strip())
-    for pattern, replacement in _redactions():
-        out = pattern.sub(replacement, out)
-    out = re.sub(r"\s+", " ", out).strip()
-    return out if len(out) <= max_length else out[:max_length - 1] + "…"
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Fixtures: the same argument examples for tests, notebooks and manual checks
-# ----------------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Fixture:
-    """One recorded set of arguments and what the gates must say about it.
-
-    `raw` is the file's text exactly (what an OpenAI-style API carries); `arguments` is it parsed (what
-    Anthropic, Gemini and MCP carry), or None when the text is not JSON."""
-
-    name: str
-    tool: str
-    file: str
-    raw: str
-    gate: Gate | None            # None: all gates pass
-    kind: ErrorKind | None = None
-    keyword: str | None = None
-    path: str | None = None
-    note: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.gate is None
-
-    @property
-    def arguments(self) -> Any:
-        try:
-            return json.loads(self.raw)
-        except ValueError:
-            return None
-
-
-@dataclass(frozen=True)
-class FixtureSet:
-    """The fixture tools (with canned results) and cases; iterate it, or index by case name."""
-
-    tools: Mapping[str, Tool]
-    cases: tuple[Fixture, ...]
-    root: Path | None = field(default=None, compare=False)
-
-    def __iter__(self):
-        return iter(self.cases)
-
-    def __len__(self) -> int:
-        return len(self.cases)
-
-    def __getitem__(self, name: str) -> Fixture:
-        for case in self.cases:
-            if case.name == name:
-                return case
-        raise KeyError(name)
-
-
-_RULE_FACTORIES = {"date_order": date_order}
-
-
-def load_fixtures(path: str | Path | None = None) -> FixtureSet:
-    """Load data/fixtures (or `path`): fixtures.json lists the cases, tools.json the tools they target.
-
-        fixtures = load_fixtures()
-        for case in fixtures:
-            result = validate_arguments(fixtures.tools[case.tool], case.raw)
-            assert result.gate == case.gate
-    """
-    from pathlib import Path
-
-    root = Path(path) if path is not None else _find_fixtures()
-    index_file = root / "fixtures.json"
-    if not index_file.is_file():
-        raise FileNotFoundError(f"no fixtures.json in {root}; pass load_fixtures(path=...) pointing at the "
-                                f"repository's data/fixtures directory")
-    index = json.loads(index_file.read_text(encoding="utf-8"))
-    specs = json.loads((root / index.get("tools", "tools.json")).read_text(encoding="utf-8"))
-    tools = {name: _fixture_tool(name, spec) for name, spec in specs.items()}
-    cases = []
-    for name, entry in index["fixtures"].items():
-        if entry["tool"] not in tools:
-            raise ValueError(f"fixture {name!r} names unknown tool {entry['tool']!r}")
-        cases.append(Fixture(name, entry["tool"], entry["file"],
-                             (root / entry["file"]).read_text(encoding="utf-8").strip(),
-                             entry.get("gate"), entry.get("kind"), entry.get("keyword"), entry.get("path"),
-                             entry.get("note", "")))
-    return FixtureSet(tools, tuple(cases), root)
-
-
-def _find_fixtures() -> Path:
-    from pathlib import Path
-
-    # The kit's checkout first (agentkit/../data/fixtures), then the working directory and its parent,
-    # which covers notebooks run from notebooks/.
-    here = Path(__file__).resolve().parent.parent
-    for base in (here, Path.cwd(), Path.cwd().parent):
-        candidate = base / "data" / "fixtures"
-        if (candidate / "fixtures.json").is_file():
-            return candidate
-    raise FileNotFoundError("cannot find data/fixtures (looked next to the agentkit package and in the "
-                            "working directory); pass load_fixtures(path=...)")
-
-
-def _fixture_tool(name: str, spec: dict) -> Tool:
-    result = spec.get("example_result")
-
-    def answer(**_arguments: Any) -> Any:
-        return json.loads(json.dumps(result))  # a fresh copy each call
-
-    rules = []
-    for rule in spec.get("rules", ()):
-        (factory, args), = rule.items()
-        rules.append(_RULE_FACTORIES[factory](*args))
-    answer.__name__ = name
-    return Tool.from_schema(name, spec.get("description", ""), spec["parameters"], answer,
-                            strict=bool(spec.get("strict", False)), rules=rules,
-                            idempotent=bool(spec.get("idempotent", True)))

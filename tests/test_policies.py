@@ -1,4 +1,5 @@
-"""agentkit.policies: every error policy, Retry's delays and validation, Limits, LimitHit, approval."""
+"""agentkit.policies: every error policy, Retry's delays and validation, Limits, LimitHit, approval, and
+the sanitised error text a model reads."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkit.policies import (REPORT, Approve, Deny, Edit, ErrorPolicy, LimitHit, Limits, Retry,
-                               normalize_approval, resolve_error_policy)
+                               normalize_approval, resolve_error_policy, sanitize_error_text)
 from agentkit.types import ToolCall
 
 CAPS = ["max_steps", "run_limit", "thread_limit", "repeat_limit", "max_invalid_calls"]
@@ -301,3 +302,35 @@ def test_a_plain_false_denies_with_the_default_reason():
 def test_any_other_approval_answer_is_a_clear_type_error(bad):
     with pytest.raises(TypeError, match="approval hook returned .*; return True/False, a denial reason"):
         normalize_approval(bad)
+
+
+# -- sanitising the error text a model reads ----------------------------------------------------------
+
+@pytest.mark.parametrize("text, gone, kept", [
+    ("could not connect to db-7.prod.internal:5432", ["db-7", "5432"], ["could not connect to <host>"]),
+    ("query failed: SELECT * FROM users WHERE id = 7", ["users", "SELECT"], ["query failed: <sql>"]),
+    ("GET https://api.example.com/v1/x?token=abc failed: 503", ["example", "token"], ["<url>", "503"]),
+    ("cannot open /var/lib/app/secrets.yaml", ["secrets"], ["cannot open <path>"]),
+    ("cannot open C:\\Users\\bob\\key.txt", ["bob"], ["<path>"]),
+    ("peer 10.0.3.7:8080 and fe80::1ff:fe23:4567:890a reset", ["10.0.3.7", "fe80"], ["<ip>"]),
+    ("mail ops@example.com", ["ops@"], ["<email>"]),
+    ("redis:6379 refused", ["redis"], ["<host> refused"]),
+    ("upstream 503 at 12:30:45", [], ["upstream 503 at 12:30:45"]),
+])
+def test_sanitize_removes_infrastructure_details(text, gone, kept):
+    out = sanitize_error_text(text)
+    for word in gone:
+        assert word not in out
+    for word in kept:
+        assert word in out
+
+
+def test_sanitize_drops_stack_traces_and_keeps_the_exception_line():
+    text = ('Traceback (most recent call last):\n  File "/srv/app/db.py", line 12, in query\n'
+            '    cur.execute(sql)\npsycopg.OperationalError: server at "10.0.3.7" refused')
+    assert sanitize_error_text(text) == 'psycopg.OperationalError: server at "<ip>" refused'
+
+
+def test_sanitize_keeps_text_short():
+    assert len(sanitize_error_text("x" * 5000)) == 300
+    assert len(sanitize_error_text("x" * 5000, max_length=50)) == 50

@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field, ValidationError
 from typing_extensions import TypedDict
 
 from agentkit.errors import ToolDefinitionError, ToolReturnError
-from agentkit.tools import RuleViolation, Tool, ToolContext, Update, strict_problems, tool
+from agentkit.strict import strict_problems
+from agentkit.tools import RuleViolation, Tool, ToolContext, Update, tool
 from agentkit.types import ToolSpec
 
 
