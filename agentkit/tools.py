@@ -28,6 +28,13 @@ The words of this module:
 The schema comes from pydantic (we do not write a schema generator); the conversion of JSON arguments
 to Python values uses the same pydantic model, built once per tool.
 
+Every tool is checked when it is defined, so a mistake shows up at its definition with the tool's name,
+not as a failed call in the middle of a run: the schema must be valid JSON Schema 2020-12 (checked
+against the meta-schema), plain JSON (no NaN), self-contained (every $ref resolves) and satisfiable
+(no empty enum, no minimum above maximum, defaults that fit); the function must return one value (no
+generators, no classes); the flags must be of their kind (`timeout` a finite number of seconds,
+`max_calls` a whole number, not True). Each refusal is a ToolDefinitionError naming the parameter.
+
 Left out on purpose: positional-only parameters and *args/**kwargs (a model sends one JSON object, so
 every parameter needs a name); output schemas; type hints that only resolve inside a function body
 (define hint types at module level).
@@ -43,14 +50,16 @@ import inspect
 import json
 import math
 import re
+import threading
 import typing
-from collections.abc import Callable, Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, UnionType
 from typing import Any, Union
 
 from .errors import ToolDefinitionError, ToolReturnError
-from .strict import accepts_null, json_type, to_strict, walk
+from .strict import accepts_null, json_type, subschemas, to_strict, walk
 from .types import ToolSpec
 
 #: A business rule (gate 3): gets the schema-valid JSON arguments, returns a refusal message or None.
@@ -149,16 +158,16 @@ class Tool:
     _convert: Callable[[dict], dict] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name or ""):
+        # Every way of building a Tool ends here, so every tool is checked: a mistake surfaces when the
+        # tool is defined, with its name, not at the first call in the middle of a run.
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise ToolDefinitionError(
                 f"tool name {self.name!r} is not allowed: use 1-64 letters, digits, '_' or '-'")
-        if not isinstance(self.parameters, dict) or json_type(self.parameters) != "object":
-            raise ToolDefinitionError(f"tool {self.name!r}: parameters must be an object schema "
-                                      f"({{'type': 'object', 'properties': ...}})")
-        if self.timeout is not None and not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
-            raise ToolDefinitionError(f"tool {self.name!r}: timeout must be a positive number of seconds")
-        if self.max_calls is not None and not (isinstance(self.max_calls, int) and self.max_calls >= 1):
-            raise ToolDefinitionError(f"tool {self.name!r}: max_calls must be an integer >= 1")
+        check_flags(self.name, description=self.description, return_direct=self.return_direct,
+                    idempotent=self.idempotent, timeout=self.timeout, max_calls=self.max_calls,
+                    strict=self.strict)
+        check_function(self.name, self.fn)
+        check_parameters(self.name, self.parameters)
         rules = tuple(self.rules)
         for rule in rules:
             if not callable(rule):
@@ -189,10 +198,13 @@ class Tool:
                                     "properties": {"text": {"type": "string"}}, "required": ["text"]},
                                     lambda text: text)
         """
+        if strict:  # check what was written, before the rewrite moves defaults into descriptions
+            check_parameters(name, parameters)
         # A private copy: validators are cached per schema object, so nobody may change it under us.
         params = to_strict(parameters) if strict else copy.deepcopy(parameters)
-        return cls(name, description, params, fn, _is_async(fn), context_param, return_direct, idempotent,
-                   timeout, max_calls, strict, tuple(rules))
+        return cls(name=name, description=description, parameters=params, fn=fn, is_async=_is_async(fn),
+                   context_param=context_param, return_direct=return_direct, idempotent=idempotent,
+                   timeout=timeout, max_calls=max_calls, strict=strict, rules=tuple(rules))
 
     def with_rules(self, *rules: Rule) -> Tool:
         """A copy with more gate-3 rules (a frozen Tool cannot grow a `@my_tool.rule` decorator)."""
@@ -241,6 +253,169 @@ class Tool:
 
 
 # ----------------------------------------------------------------------------------------------------------
+# Checked at definition: what would otherwise fail at the first call, or on the wire
+# ----------------------------------------------------------------------------------------------------------
+
+def check_flags(tool_name: str, *, description: Any, return_direct: Any, idempotent: Any, timeout: Any,
+                max_calls: Any, strict: Any) -> None:
+    """Refuse a flag of the wrong kind: `timeout=float("inf")` would fail every call with OverflowError."""
+    def refuse(flag: str, value: Any, wanted: str) -> ToolDefinitionError:
+        return ToolDefinitionError(f"tool {tool_name!r}: {flag}={value!r}: {wanted}")
+
+    if not isinstance(description, str):
+        raise refuse("description", description, "use a str")
+    for flag, value in (("return_direct", return_direct), ("idempotent", idempotent), ("strict", strict)):
+        if not isinstance(value, bool):
+            raise refuse(flag, value, "use True or False")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not 0 < timeout <= threading.TIMEOUT_MAX):  # also refuses NaN
+        raise refuse("timeout", timeout, f"use a number of seconds > 0 (at most {threading.TIMEOUT_MAX:g}), "
+                                         f"or None for no timeout")
+    if max_calls is not None and (isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1):
+        raise refuse("max_calls", max_calls, "use a whole number >= 1, or None for no cap")
+
+
+def check_function(tool_name: str, fn: Any) -> None:
+    """Refuse what cannot answer a call with one value: classes, generators, non-callables."""
+    if isinstance(fn, type):
+        raise ToolDefinitionError(f"tool {tool_name!r}: {fn.__qualname__} is a class; a tool is a function "
+                                  f"(or an object with __call__)")
+    if not callable(fn):
+        raise ToolDefinitionError(f"tool {tool_name!r}: {fn!r} is not callable")
+    call = fn if inspect.isroutine(fn) else type(fn).__call__
+    if inspect.isgeneratorfunction(call) or inspect.isasyncgenfunction(call):
+        raise ToolDefinitionError(f"tool {tool_name!r}: the function is a generator; every call needs exactly "
+                                  f"one result, so collect the items and return them as a list")
+
+
+def check_parameters(tool_name: str, schema: Any) -> None:
+    """Refuse a parameters schema that could not go on the wire, or that no arguments could satisfy.
+
+    In order: an object schema; plain JSON (no NaN, Infinity or Python objects); valid against the
+    JSON Schema 2020-12 meta-schema; every $ref resolvable; no empty enum or minimum above maximum; every
+    parameter's default valid against the parameter's own schema. Each refusal names the parameter.
+    """
+    if not isinstance(schema, dict) or json_type(schema) != "object":
+        raise ToolDefinitionError(f"tool {tool_name!r}: parameters must be an object schema "
+                                  f"({{'type': 'object', 'properties': ...}}), got {_short(schema)}")
+    names = list(schema["properties"]) if isinstance(schema.get("properties"), dict) else []
+
+    def refuse(pointer: str, problem: str) -> ToolDefinitionError:
+        return ToolDefinitionError(f"tool {tool_name!r}: {_place(pointer, names)}: {problem}")
+
+    problem = _not_json(schema)
+    if problem is not None:
+        raise refuse(*problem)
+    # jsonschema loads here, at the first definition, not when agentkit is imported (it is slow to import)
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        pointer = "#" + "".join(f"/{p}" for p in exc.absolute_path)
+        raise refuse(pointer, f"not valid JSON Schema 2020-12: {_shorten(exc.message)}") from None
+    for pointer, ref in _dangling_refs(schema):
+        raise refuse(pointer, f"$ref {ref!r} points nowhere (schemas must be self-contained: "
+                              f"put definitions under $defs)")
+    for pointer, node in walk(schema):
+        problem = _unsatisfiable(node)
+        if problem is not None:
+            raise refuse(pointer, f"{problem}: no arguments could ever pass")
+    validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    for name in names:
+        sub = schema["properties"][name]
+        if isinstance(sub, dict) and "default" in sub:
+            wrong = next(iter(validator.evolve(schema=sub).iter_errors(sub["default"])), None)
+            if wrong is not None:
+                hint = "; if it means 'not given', allow null (in Python: `int | None = None`)" if (
+                    sub["default"] is None) else ""
+                raise refuse(f"#/properties/{name}", f"the default {_short(sub['default'])} does not fit its own "
+                                                     f"schema ({_shorten(wrong.message)}){hint}")
+
+
+def _place(pointer: str, names: list[str]) -> str:
+    """'parameter 'city'' for anything under #/properties/city; the JSON pointer elsewhere."""
+    for name in names:
+        prefix = f"#/properties/{name}"
+        if pointer == prefix or pointer.startswith(prefix + "/"):
+            inner = pointer[len(prefix):]
+            return f"parameter {name!r}" + (f" (at {inner[1:]})" if inner else "")
+    return "parameters" if pointer == "#" else f"parameters at {pointer}"
+
+
+def _not_json(value: Any) -> tuple[str, str] | None:
+    """(pointer, problem) for the first thing in `value` that JSON cannot carry, or None. No recursion."""
+    stack: list[tuple[str, Any]] = [("#", value)]
+    while stack:
+        pointer, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return pointer, f"{node!r} is not a JSON number; the schema could not be sent to a model"
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if not isinstance(key, str):
+                    return pointer, f"the key {key!r} is not a string; JSON object keys are strings"
+                stack.append((f"{pointer}/{key}", child))
+        elif isinstance(node, (list, tuple)):
+            stack.extend((f"{pointer}/{i}", child) for i, child in enumerate(node))
+        elif not (node is None or isinstance(node, (str, int, float, bool))):
+            return pointer, f"a {type(node).__qualname__} is not JSON; the schema could not be sent to a model"
+    return None
+
+
+def _dangling_refs(schema: dict) -> Iterator[tuple[str, str]]:
+    """(pointer, $ref) for every $ref that does not resolve inside the schema (remote ones included)."""
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    root = DRAFT202012.create_resource(schema)
+    resolver = Registry().with_resource(root.id() or "", root).resolver(root.id() or "")
+    stack = [("#", schema, resolver)]
+    while stack:
+        pointer, node, resolver = stack.pop()
+        if "$id" in node and node is not schema:  # a nested $id starts a new base for the refs below it
+            resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+        for key in ("$ref", "$dynamicRef"):
+            if isinstance(node.get(key), str):
+                try:
+                    resolver.lookup(node[key])
+                except Unresolvable:
+                    yield f"{pointer}/{key}", node[key]
+        stack.extend((pointer + suffix, sub, resolver) for suffix, sub in subschemas(node))
+
+
+#: Lower and upper bounds that cannot both hold when the first is above (or, for "<", at) the second.
+_BOUNDS = (("minimum", "maximum", ">"), ("exclusiveMinimum", "exclusiveMaximum", ">="),
+           ("minimum", "exclusiveMaximum", ">="), ("exclusiveMinimum", "maximum", ">="),
+           ("minLength", "maxLength", ">"), ("minItems", "maxItems", ">"),
+           ("minProperties", "maxProperties", ">"), ("minContains", "maxContains", ">"))
+
+
+def _unsatisfiable(node: dict) -> str | None:
+    if node.get("enum") == []:
+        return "the enum is empty (an Enum class without members?)"
+    for low, high, clash in _BOUNDS:
+        a, b = node.get(low), node.get(high)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and (a > b if clash == ">" else a >= b):
+            return f"{low} {a:g} is {'above' if clash == '>' else 'not below'} {high} {b:g}"
+    properties = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+    if node.get("additionalProperties") is False and not node.get("patternProperties"):
+        missing = [name for name in node.get("required") or () if name not in properties]
+        if missing:
+            return f"{missing[0]!r} is required but not a property of this closed object"
+    return None
+
+
+def _short(value: Any) -> str:
+    return _shorten(json.dumps(value, default=repr) if not isinstance(value, float) else repr(value))
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# ----------------------------------------------------------------------------------------------------------
 # @tool
 # ----------------------------------------------------------------------------------------------------------
 
@@ -273,9 +448,12 @@ def _build(fn: Callable[..., Any], *, name: str | None, description: str | None,
     if isinstance(fn, Tool) or not callable(fn):
         raise ToolDefinitionError(f"@tool needs a plain function, got {fn!r}")
     tool_name = name or getattr(fn, "__name__", "")
-    if not _NAME.match(tool_name):
+    if not isinstance(tool_name, str) or not _NAME.match(tool_name):
         raise ToolDefinitionError(f"tool name {tool_name!r} is not allowed: use 1-64 letters, digits, "
                                   f"'_' or '-' (a lambda needs name=...)")
+    check_function(tool_name, fn)
+    check_flags(tool_name, description="" if description is None else description, return_direct=return_direct,
+                idempotent=idempotent, timeout=timeout, max_calls=max_calls, strict=strict)
 
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     doc_params = {p.arg_name: p.description for p in doc.params if p.description}
@@ -320,19 +498,29 @@ def _build(fn: Callable[..., Any], *, name: str | None, description: str | None,
 
     try:
         model = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-        raw_schema = model.model_json_schema()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            raw_schema = model.model_json_schema()
     except Exception as exc:  # pydantic raises several kinds; name the culprit parameter
         raise _type_error(tool_name, fields, aliases, exc) from exc
+    for key in fields:  # pydantic only warns about a default it cannot write as JSON, and leaves it out
+        pname = aliases[key]
+        if pname in has_default and "default" not in raw_schema["properties"].get(pname, {}) and caught:
+            raise ToolDefinitionError(f"tool {tool_name!r}: parameter {pname!r}: the default "
+                                      f"{_shorten(repr(signature.parameters[pname].default))} cannot be written as "
+                                      f"JSON, so the model could not be told it")
 
     parameters = _tidy_schema(raw_schema)
     # In strict mode, null for an optional parameter that cannot be None means "use the default".
     null_means_default = frozenset(p for p in has_default
                                    if not accepts_null(parameters["properties"].get(p, {})))
-    if strict:
+    if strict:  # check what pydantic wrote, before the rewrite moves defaults into descriptions
+        check_parameters(tool_name, parameters)
         parameters = to_strict(parameters)
     convert = _converter(model, aliases, null_means_default if strict else frozenset())
-    return Tool(tool_name, description, parameters, fn, _is_async(fn), context_param, return_direct,
-                idempotent, timeout, max_calls, strict, rules, convert)
+    return Tool(name=tool_name, description=description, parameters=parameters, fn=fn, is_async=_is_async(fn),
+                context_param=context_param, return_direct=return_direct, idempotent=idempotent,
+                timeout=timeout, max_calls=max_calls, strict=strict, rules=rules, _convert=convert)
 
 
 def _type_hints(fn: Callable[..., Any], tool_name: str, signature: inspect.Signature) -> dict[str, Any]:

@@ -321,7 +321,16 @@ def schema_gate(schema: dict, arguments: dict, *, max_errors: int = MAX_ERRORS,
     validator, fast = VALIDATORS.pair(schema, name)
     if fast is not None and fast.is_valid(arguments):
         return GateResult(True, arguments)
-    raw_errors = list(islice(validator.iter_errors(arguments), max_errors + 1))
+    try:
+        raw_errors = list(islice(validator.iter_errors(arguments), max_errors + 1))
+    except Exception as exc:  # a $ref that points nowhere: the schema's fault, not the model's
+        from referencing.exceptions import Unresolvable
+
+        if not isinstance(exc, Unresolvable):
+            raise
+        who = f"tool {name!r}: " if name else ""
+        raise ToolDefinitionError(f"{who}the parameters have a $ref that points nowhere: "
+                                  f"{getattr(exc, 'ref', None) or exc}") from None
     if not raw_errors:
         return GateResult(True, arguments)
     errors: list[ArgumentError] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -242,11 +243,19 @@ def test_cache_evicts_least_recently_used():
     assert cache.compiled == 3  # a stayed (recently used), b was evicted for c
 
 
-def test_invalid_schema_is_a_definition_error_naming_the_tool():
-    broken = Tool.from_schema("broken", "", {"type": "object", "properties": {"x": {"type": "strng"}}},
-                              lambda **kw: None)
+def test_an_invalid_schema_is_a_definition_error_naming_the_tool():
+    # A Tool refuses it when it is defined (tests/test_tools.py); anything else with `.parameters` that
+    # reaches the gates gets the same typed error, never jsonschema's own exception.
+    broken = SimpleNamespace(name="broken", parameters={"type": "object", "properties": {"x": {"type": "strng"}}})
     with pytest.raises(ToolDefinitionError, match="tool 'broken'.*not valid JSON Schema"):
         validate_arguments(broken, {"x": 1})
+
+
+def test_a_dangling_ref_at_the_gates_is_a_definition_error_not_a_jsonschema_internal():
+    dangling = SimpleNamespace(name="dangling", parameters={
+        "type": "object", "properties": {"x": {"$ref": "#/$defs/Missing"}}})
+    with pytest.raises(ToolDefinitionError, match="tool 'dangling'.*points nowhere.*defs/Missing"):
+        validate_arguments(dangling, {"x": 1})
 
 
 def test_schema_gate_can_be_used_alone():
