@@ -79,6 +79,37 @@ class ToolSpec:
         return cls(d["name"], d.get("description", ""), parameters, bool(d.get("strict", False)))
 
 
+def json_shape(value: Any, *, max_depth: int | None = None, max_size: int | None = None) -> tuple[int, int]:
+    """(about how many characters `value` takes as JSON, how deeply it nests), without recursion.
+
+    Stops early, with the figures so far, once the depth passes `max_depth` or the size `max_size`: an
+    object nested 10,000 deep or ten megabytes wide is measured only as far as a limit needs. The size
+    counts strings exactly and other scalars as 8: close enough for limits and request sizes.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    size = depth = 0
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, (dict, list, tuple)):
+            depth = max(depth, level)
+            if max_depth is not None and depth > max_depth:
+                break
+            size += 2 + len(node)
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    size += len(key) + 3 if isinstance(key, str) else 8
+                    stack.append((child, level + 1))
+            else:
+                stack.extend((child, level + 1) for child in node)
+        elif isinstance(node, str):
+            size += len(node) + 2
+        else:
+            size += 8  # a number, bool or null
+        if max_size is not None and size > max_size:
+            break
+    return size, depth
+
+
 def parse_arguments(raw: str | dict | None) -> dict | None:
     """Best-effort parse used by codecs; the strict, explaining parse is gate 1 in `validate`."""
     if isinstance(raw, dict):

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from .errors import ToolDefinitionError
 from .strict import strict_problems, to_strict
 from .tools import RuleViolation, Tool
-from .types import ToolCall, ToolResult
+from .types import ToolCall, ToolResult, json_shape
 
 __all__ = [
     "MAX_BYTES",
@@ -204,31 +204,13 @@ def _too_deep(limit: int) -> ArgumentError:
 
 
 def _shape_problem(value: Any, *, max_bytes: int | None, max_depth: int) -> ArgumentError | None:
-    """Depth (and, for objects that never were text, approximate JSON size) with an explicit stack.
-
-    No recursion: a 10,000-deep object must not raise RecursionError here or anywhere after."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    size = 0
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            if depth > max_depth:
-                return _too_deep(max_depth)
-            size += 2 + len(node)
-            for key, child in node.items():
-                size += len(key) + 3 if isinstance(key, str) else 8
-                stack.append((child, depth + 1))
-        elif isinstance(node, (list, tuple)):
-            if depth > max_depth:
-                return _too_deep(max_depth)
-            size += 2 + len(node)
-            stack.extend((child, depth + 1) for child in node)
-        elif isinstance(node, str):
-            size += len(node) + 2
-        else:
-            size += 8  # a number, bool or null; close enough for a one-megabyte limit
-        if max_bytes is not None and size > max_bytes:
-            return _too_large(size, max_bytes)
+    """Depth (and, for objects that never were text, approximate JSON size), measured without recursion:
+    a 10,000-deep object must not raise RecursionError here or anywhere after."""
+    size, depth = json_shape(value, max_depth=max_depth, max_size=max_bytes)
+    if depth > max_depth:
+        return _too_deep(max_depth)
+    if max_bytes is not None and size > max_bytes:
+        return _too_large(size, max_bytes)
     return None
 
 

@@ -46,7 +46,7 @@ def test_final_answer_without_tools_stops_at_once():
     model = ScriptedModel(["Hello!"])
     r = run(model, "hi", tools=[get_weather])
     assert r.stop_reason is StopReason.FINAL_ANSWER and r.output == "Hello!"
-    assert r.steps == 1 and r.tool_calls == 0
+    assert r.steps == 1 and r.tool_call_count == 0
     model.assert_complete()
 
 
@@ -144,28 +144,28 @@ def test_step_cap_stops_without_running_the_requested_tools():
     assert r.output == "Step limit reached: step limit exceeded (13/13 model calls)."
 
 
-def test_run_limit_end_stops_with_the_seed_message():
+def test_max_tool_calls_end_stops_with_the_seed_message():
     r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
-            limits=Limits(run_limit=3, exit_behavior="end"))
+            limits=Limits(max_tool_calls=3, exit_behavior="end"))
     assert r.stop_reason is StopReason.TOOL_LIMIT
     assert r.steps == 4 and r.tool_runs == 3  # seed C9 "end": 4 model calls
     assert r.output == "Tool call limit reached: run limit exceeded (4/3 calls)."
     assert r.messages[-1].role == "assistant" and r.messages[-1].content == r.output
 
 
-def test_run_limit_continue_lets_a_stubborn_model_go_on_until_the_step_cap():
+def test_max_tool_calls_continue_lets_a_stubborn_model_go_on_until_the_step_cap():
     r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
-            limits=Limits(max_steps=30, run_limit=3, exit_behavior="continue"))
+            limits=Limits(max_steps=30, max_tool_calls=3, exit_behavior="continue"))
     assert r.stop_reason is StopReason.MAX_STEPS and r.steps == 30 and r.tool_runs == 3
     blocked = [m for m in tool_messages(r) if m.content == agentkit.policies.CONTINUE_TEXT]
     assert len(blocked) == 26  # calls 4..29 answered "limit exceeded"; call 30 is past the step cap
 
 
-def test_run_limit_error_raises_with_the_partial_run():
+def test_max_tool_calls_error_raises_with_the_partial_run():
     with pytest.raises(LimitExceeded) as info:
         run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
-            limits=Limits(run_limit=2, exit_behavior="error"))
-    assert info.value.limit == "run_limit" and (info.value.count, info.value.maximum) == (3, 2)
+            limits=Limits(max_tool_calls=2, exit_behavior="error"))
+    assert info.value.limit == "max_tool_calls" and (info.value.count, info.value.maximum) == (3, 2)
     partial = info.value.run
     assert partial.stop_reason is StopReason.ERROR and partial.tool_runs == 2
     _assert_every_call_answered_once(partial)
@@ -173,24 +173,24 @@ def test_run_limit_error_raises_with_the_partial_run():
 
 def test_a_batch_cut_short_by_a_limit_still_answers_every_call():
     model = ScriptedModel([[call("search", {"q": str(i)}) for i in range(5)]])
-    r = run(model, "go", tools=[search], limits=Limits(run_limit=2))
+    r = run(model, "go", tools=[search], limits=Limits(max_tool_calls=2))
     assert r.stop_reason is StopReason.TOOL_LIMIT and r.tool_runs == 2
     _assert_every_call_answered_once(r)
     assert sum("not run" in m.content for m in tool_messages(r)) == 3
 
 
 def test_repeated_identical_call_stops_the_loop():
-    r = run(repeats("search", {"q": "same"}), "go", tools=[search], limits=Limits(repeat_limit=2))
+    r = run(repeats("search", {"q": "same"}), "go", tools=[search], limits=Limits(max_repeats=2))
     assert r.stop_reason is StopReason.REPEATED_CALL and r.tool_runs == 2 and r.steps == 3
 
 
 def test_argument_order_does_not_hide_a_repeat():
     model = ScriptedModel([[call("search", raw='{"q":"a","n":1}')], [call("search", raw='{"n":1,"q":"a"}')]])
-    r = run(model, "go", tools=[search], limits=Limits(repeat_limit=1))
+    r = run(model, "go", tools=[search], limits=Limits(max_repeats=1))
     assert r.stop_reason is StopReason.REPEATED_CALL and r.tool_runs == 1
 
 
-def test_per_tool_cap_and_max_calls_flag():
+def test_max_calls_per_tool_and_the_max_calls_flag():
     @tool(max_calls=1)
     def once(x: int) -> int:
         """Only once per run."""
@@ -198,22 +198,22 @@ def test_per_tool_cap_and_max_calls_flag():
 
     model = ScriptedModel([[call("once", {"x": 1}), call("once", {"x": 2})]])
     r = run(model, "go", tools=[once])
-    assert r.stop_reason is StopReason.TOOL_LIMIT and r.limit.limit == "per_tool:once"
+    assert r.stop_reason is StopReason.TOOL_LIMIT and r.limit.limit == "max_calls_per_tool:once"
 
     model = ScriptedModel([[call("search", {"q": "a"})], [call("search", {"q": "b"})]])
-    r = run(model, "go", tools=[search], limits=Limits(per_tool={"search": 1}))
-    assert r.limit.limit == "per_tool:search" and r.tool_runs == 1
+    r = run(model, "go", tools=[search], limits=Limits(max_calls_per_tool={"search": 1}))
+    assert r.limit.limit == "max_calls_per_tool:search" and r.tool_runs == 1
 
 
-def test_thread_limit_counts_across_runs():
+def test_max_thread_tool_calls_counts_across_runs():
     thread = Thread()
-    limits = Limits(thread_limit=3)
+    limits = Limits(max_thread_tool_calls=3)
     r1 = run(ScriptedModel([[call("search", {"q": "a"}), call("search", {"q": "b"})], "ok"]), "one",
              tools=[search], thread=thread, limits=limits)
-    assert r1.stop_reason is StopReason.FINAL_ANSWER and thread.tool_calls == 2
+    assert r1.stop_reason is StopReason.FINAL_ANSWER and thread.tool_call_count == 2
     r2 = run(ScriptedModel([[call("search", {"q": "c"}), call("search", {"q": "d"})]]), "two",
              tools=[search], thread=thread, limits=limits)
-    assert r2.stop_reason is StopReason.TOOL_LIMIT and r2.limit.limit == "thread_limit"
+    assert r2.stop_reason is StopReason.TOOL_LIMIT and r2.limit.limit == "max_thread_tool_calls"
     assert r2.output == "Tool call limit reached: thread limit exceeded (4/3 calls)."
     assert thread.messages == r2.messages and r2.messages[0].content == "one"
     assert r2.new_messages[0].content == "two"

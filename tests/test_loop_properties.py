@@ -67,9 +67,9 @@ policies = st.sampled_from(["report", "Tool failed.", RuntimeError, Retry(max_re
 limits = st.builds(
     Limits,
     max_steps=st.one_of(st.none(), st.integers(0, 8)),
-    run_limit=st.one_of(st.none(), st.integers(0, 6)),
-    repeat_limit=st.one_of(st.none(), st.integers(1, 3)),
-    per_tool=st.one_of(st.none(), st.just({"echo": 2})),
+    max_tool_calls=st.one_of(st.none(), st.integers(0, 6)),
+    max_repeats=st.one_of(st.none(), st.integers(1, 3)),
+    max_calls_per_tool=st.one_of(st.none(), st.just({"echo": 2})),
     max_invalid_calls=st.one_of(st.none(), st.integers(0, 4)),
     exit_behavior=st.sampled_from(["continue", "end", "error"]),
 )
@@ -107,8 +107,8 @@ def test_the_loop_keeps_its_promises(turns, limits, policy, executor):
     assert isinstance(r.stop_reason, StopReason)
     if limits.max_steps is not None:
         assert r.steps <= limits.max_steps
-    if limits.run_limit is not None:
-        assert r.tool_calls <= limits.run_limit
+    if limits.max_tool_calls is not None:
+        assert r.tool_call_count <= limits.max_tool_calls
 
     # counters agree with the trace
     t = r.trace

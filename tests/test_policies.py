@@ -13,7 +13,7 @@ from agentkit.policies import (REPORT, Approve, Deny, Edit, ErrorPolicy, LimitHi
                                normalize_approval, resolve_error_policy, sanitize_error_text)
 from agentkit.types import ToolCall
 
-CAPS = ["max_steps", "run_limit", "thread_limit", "repeat_limit", "max_invalid_calls"]
+CAPS = ["max_steps", "max_tool_calls", "max_thread_tool_calls", "max_repeats", "max_invalid_calls"]
 CALL = ToolCall("call_1", "charge_card", '{"amount": 5}', {"amount": 5})
 
 
@@ -210,8 +210,8 @@ def test_retry_on_limits_which_exceptions_are_retried():
 def test_default_limits_cap_a_run_at_twenty_model_calls_and_end():
     lim = Limits()
     assert lim.max_steps == 20 and lim.exit_behavior == "end"
-    assert (lim.run_limit, lim.thread_limit, lim.per_tool, lim.repeat_limit, lim.max_invalid_calls) == (
-        None, None, None, None, None)
+    assert (lim.max_tool_calls, lim.max_thread_tool_calls, lim.max_calls_per_tool, lim.max_repeats,
+            lim.max_invalid_calls) == (None, None, None, None, None)
 
 
 @pytest.mark.parametrize("field", CAPS)
@@ -228,19 +228,19 @@ def test_limits_accept_zero_and_none(field):
 
 
 @pytest.mark.parametrize("bad", [-1, True, 1.5, "2", None])
-def test_per_tool_caps_must_be_whole_numbers_naming_the_tool(bad):
-    with pytest.raises(ValueError, match=rf"Limits\.per_tool\['search'\]={bad!r}: use a whole number >= 0"):
-        Limits(per_tool={"search": bad})
+def test_max_calls_per_tool_caps_must_be_whole_numbers_naming_the_tool(bad):
+    with pytest.raises(ValueError, match=rf"Limits\.max_calls_per_tool\['search'\]={bad!r}: use a whole number >= 0"):
+        Limits(max_calls_per_tool={"search": bad})
 
 
-def test_per_tool_caps_accept_zero():
-    assert Limits(per_tool={"search": 0, "book": 3}).per_tool == {"search": 0, "book": 3}
+def test_max_calls_per_tool_accepts_zero():
+    assert Limits(max_calls_per_tool={"search": 0, "book": 3}).max_calls_per_tool == {"search": 0, "book": 3}
 
 
 @pytest.mark.parametrize("bad", [["search"], "search"])
-def test_per_tool_that_is_not_a_mapping_is_refused_naming_the_field(bad):
-    with pytest.raises((TypeError, ValueError), match="per_tool"):
-        Limits(per_tool=bad)
+def test_max_calls_per_tool_that_is_not_a_mapping_is_refused_naming_the_field(bad):
+    with pytest.raises((TypeError, ValueError), match="max_calls_per_tool"):
+        Limits(max_calls_per_tool=bad)
 
 
 @pytest.mark.parametrize("bad", ["stop", "END", "", None])
@@ -257,10 +257,10 @@ def test_exit_behavior_accepts_its_three_words(behavior):
 # -- LimitHit ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("limit, count, maximum, message", [
-    ("run_limit", 4, 3, "Tool call limit reached: run limit exceeded (4/3 calls)."),
-    ("thread_limit", 6, 5, "Tool call limit reached: thread limit exceeded (6/5 calls)."),
-    ("repeat_limit", 3, 2, "Tool call limit reached: repeat limit exceeded (3/2 calls)."),
-    ("per_tool:search", 2, 1, "Tool call limit reached: limit for search exceeded (2/1 calls)."),
+    ("max_tool_calls", 4, 3, "Tool call limit reached: run limit exceeded (4/3 calls)."),
+    ("max_thread_tool_calls", 6, 5, "Tool call limit reached: thread limit exceeded (6/5 calls)."),
+    ("max_repeats", 3, 2, "Tool call limit reached: repeat limit exceeded (3/2 calls)."),
+    ("max_calls_per_tool:search", 2, 1, "Tool call limit reached: limit for search exceeded (2/1 calls)."),
     ("max_steps", 20, 20, "Step limit reached: step limit exceeded (20/20 model calls)."),
 ])
 def test_limit_hit_message_names_the_limit_and_the_counts(limit, count, maximum, message):
@@ -268,8 +268,9 @@ def test_limit_hit_message_names_the_limit_and_the_counts(limit, count, maximum,
 
 
 @pytest.mark.parametrize("limit, reason", [
-    ("run_limit", "tool_limit"), ("thread_limit", "tool_limit"), ("per_tool:search", "tool_limit"),
-    ("repeat_limit", "repeated_call"), ("max_steps", "max_steps"),
+    ("max_tool_calls", "tool_limit"), ("max_thread_tool_calls", "tool_limit"),
+    ("max_calls_per_tool:search", "tool_limit"),
+    ("max_repeats", "repeated_call"), ("max_steps", "max_steps"),
 ])
 def test_limit_hit_maps_to_its_stop_reason(limit, reason):
     assert LimitHit(limit, 1, 0).stop_reason == reason
