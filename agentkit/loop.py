@@ -57,7 +57,7 @@ from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPoli
 from .tools import Tool, ToolContext, Update
 from .trace import Event, Trace
 from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, ToolSpec, Usage, json_shape
-from .validate import error_result, validate_arguments
+from .validate import MAX_BYTES, MAX_DEPTH, error_result, validate_arguments
 
 
 class StopReason(str, enum.Enum):
@@ -594,18 +594,17 @@ def _size(message: Message) -> int:
     size = len(message.content or "")
     for call in message.tool_calls:
         raw = call.raw_arguments
-        size += len(call.name) + (len(raw) if isinstance(raw, str) else json_shape(raw)[0])
+        size += len(call.name) + (len(raw) if isinstance(raw, str) else json_shape(raw, max_size=MAX_BYTES)[0])
     return size
 
 
 def _canonical(call: ToolCall) -> str:
     """The arguments in one spelling, so {"a":1,"b":2} and {"b":2,"a":1} count as the same call."""
-    if call.arguments is not None:
-        try:
-            return json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
-        except (TypeError, ValueError, RecursionError):
-            pass
-    return str(call.raw_arguments)
+    if call.arguments is None:  # text that is not a JSON object: the text itself
+        return call.raw_arguments if isinstance(call.raw_arguments, str) else "<not an object>"
+    if json_shape(call.arguments, max_depth=MAX_DEPTH)[1] > MAX_DEPTH:  # json.dumps would recurse too deep;
+        return "<too deep>"  # the parse gate refuses such a call anyway
+    return json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
 
 
 # -- the drivers: do what the core says, and nothing else ---------------------------------------------------
