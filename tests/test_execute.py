@@ -604,3 +604,88 @@ def test_the_context_manager_closes_the_pool():
 def test_the_base_executor_has_no_batch_strategy():
     with pytest.raises(NotImplementedError):
         Executor().run_batch([], Trace())
+
+
+# -- under asyncio, a quick sync tool runs on the event loop (issue 7, item 7) -------------------------------
+
+def test_asyncio_runs_a_sync_tool_in_place_once_it_proved_quick():
+    trace = Trace()
+
+    async def main():
+        with AsyncioExecutor() as ex:
+            for i in range(3):
+                await ex.arun_batch([sync_job(str(i), lambda: threading.current_thread().name, tool="quick")], trace)
+
+    asyncio.run(main())
+    workers = [e.data["worker"] for e in trace.of("tool_start")]
+    here = threading.current_thread().name  # asyncio.run keeps the loop in this thread
+    assert workers[0].startswith("agentkit-asyncio")  # unknown at first: a worker thread
+    assert workers[1:] == [here, here]  # then in place: no hop to a thread and back
+
+
+def test_asyncio_keeps_slow_sync_tools_and_tools_with_a_timeout_off_the_event_loop():
+    trace = Trace()
+    loop_thread = threading.current_thread().name
+
+    async def main():
+        with AsyncioExecutor() as ex:
+            ex.RUN_IN_PLACE_BELOW = 0.0  # nothing counts as quick: every call keeps its worker thread
+            for i in range(2):
+                await ex.arun_batch([sync_job(f"s{i}", lambda: 1, tool="slow")], trace)
+        with AsyncioExecutor() as ex:
+            for i in range(3):
+                await ex.arun_batch([sync_job(f"t{i}", lambda: 1, tool="timed", timeout=5.0)], trace)
+
+    asyncio.run(main())
+    assert all(e.data["worker"] != loop_thread for e in trace.of("tool_start"))
+
+
+def test_a_tool_run_in_place_cannot_change_the_callers_contextvars():
+    def change():
+        REQUEST_ID.set("changed by the tool")
+        return REQUEST_ID.get()
+
+    async def main():
+        token = REQUEST_ID.set("caller")
+        try:
+            with AsyncioExecutor() as ex:
+                outcomes = [await ex.arun_batch([sync_job(str(i), change, tool="quick")], Trace()) for i in range(3)]
+            return outcomes, REQUEST_ID.get()
+        finally:
+            REQUEST_ID.reset(token)
+
+    outcomes, after = asyncio.run(main())
+    assert after == "caller" and [o[0].value for o in outcomes] == ["changed by the tool"] * 3
+
+
+def test_a_single_async_job_cannot_change_the_callers_contextvars():
+    async def change():
+        REQUEST_ID.set("changed by the tool")
+
+    async def main():
+        token = REQUEST_ID.set("caller")
+        try:
+            with AsyncioExecutor() as ex:
+                await ex.arun_batch([async_job("a", change)], Trace())
+            return REQUEST_ID.get()
+        finally:
+            REQUEST_ID.reset(token)
+
+    assert asyncio.run(main()) == "caller"
+
+
+@pytest.mark.parametrize("cls", EXECUTORS, ids=lambda c: c.name)
+def test_sync_and_async_paths_record_the_same_events_for_the_same_retries(cls):
+    async def no_sleep(d):
+        pass
+
+    def events(run_it):
+        trace = Trace()
+        with cls(sleep=lambda d: None, asleep=no_sleep) as ex:
+            run_it(ex, [Job("a", "fetch", Flaky(failures=2), retry=RETRY, idempotent=True)], trace)
+        return [(e.kind, {k: v for k, v in e.data.items() if k not in ("worker", "duration")}) for e in trace.events]
+
+    sync = events(lambda ex, jobs, trace: ex.run_batch(jobs, trace))
+    asyn = events(lambda ex, jobs, trace: asyncio.run(ex.arun_batch(jobs, trace)))
+    assert sync == asyn and [kind for kind, _ in sync] == ["tool_start", "tool_end", "retry"] * 2 + [
+        "tool_start", "tool_end"]
