@@ -34,14 +34,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .errors import ToolTimeout
 from .policies import Retry
 from .trace import Trace
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Job:
     """One tool call ready to run. `invoke(attempt)` returns the value, or a coroutine for async tools."""
 
@@ -54,7 +54,7 @@ class Job:
     idempotent: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     value: Any = None
     error: BaseException | None = None
@@ -105,10 +105,13 @@ class Attempts:
     they differ only in how they call the tool and how they wait.
     """
 
+    __slots__ = ("job", "trace", "number", "_rng", "_delays", "_start")
+
     def __init__(self, job: Job, trace: Trace, rng: random.Random):
         self.job, self.trace = job, trace
         self.number = 1  # the attempt under way, 1-based
-        self._delays = job.retry.delays(rng) if job.retry is not None else iter(())
+        self._rng = rng
+        self._delays: Iterator[float] | None = None  # the retry's delays, drawn on the first failure
         self._start = 0.0
 
     def started(self, worker: str) -> None:
@@ -125,7 +128,11 @@ class Attempts:
         job = self.job
         self._ended(ok=False, error=type(exc).__name__)
         retry = job.retry
-        delay = next(self._delays, None) if retry is not None and retry.applies_to(exc, job.idempotent) else None
+        if retry is None or not retry.applies_to(exc, job.idempotent):
+            return None
+        if self._delays is None:
+            self._delays = retry.delays(self._rng)
+        delay = next(self._delays, None)
         if delay is not None:
             self.number += 1
             self.trace.record("retry", call_id=job.call_id, tool=job.tool, attempt=self.number, delay=delay)

@@ -181,7 +181,7 @@ class Done(NamedTuple):
     run: Run
 
 
-@dataclass
+@dataclass(slots=True)
 class _Slot:
     """One call of the current turn on its way to its one result."""
 
@@ -237,8 +237,14 @@ class LoopCore:
                        state=dict(thread.state) if thread is not None else {})
         self.chars = sum(_size(m) for m in history)  # request size, kept up to date incrementally
 
+        limits = self.limits
+        # without any tool-call cap, admitting a call is just counting it
+        self.capped = any(cap is not None for cap in (limits.max_tool_calls, limits.max_thread_tool_calls,
+                                                      limits.max_calls_per_tool, limits.max_repeats,
+                                                      *(t.max_calls for t in tools)))
         self.per_tool: dict[str, int] = {}  # calls admitted per tool name
         self.repeats: dict[tuple[str, str], int] = {}  # calls admitted per (name, canonical arguments)
+        self.options: dict[str, ModelOptions] = {}  # per tool_choice word, built on first use
         self.turn: ModelTurn | None = None  # the model's last answer
         self.batch: list[_Slot] | None = None  # its calls, until they are answered
         # Facts for _why_stop, recorded where they happen:
@@ -334,8 +340,13 @@ class LoopCore:
 
     def _request(self) -> CallModel:
         run, settings = self.run, self.settings
-        options = ModelOptions(tool_choice=self._choice_for_this_turn() if self.specs else "auto",
-                               parallel_tool_calls=settings.parallel_tool_calls, stream=settings.stream)
+        choice = self._choice_for_this_turn() if self.specs else "auto"
+        options = self.options.get(choice) if isinstance(choice, str) else None
+        if options is None:
+            options = ModelOptions(tool_choice=choice, parallel_tool_calls=settings.parallel_tool_calls,
+                                   stream=settings.stream)
+            if isinstance(choice, str):  # the same few options every turn: built once
+                self.options[choice] = options
         run.steps += 1
         run.trace.record("model_request", step=run.steps, messages=len(run.messages), tools=len(self.specs),
                          tool_choice=options.tool_choice, chars=self.chars)
@@ -358,7 +369,8 @@ class LoopCore:
 
     def take_turn(self, turn: ModelTurn) -> None:
         run, limits = self.run, self.limits
-        run.usage = run.usage + turn.usage
+        if turn.usage.input_tokens or turn.usage.output_tokens:
+            run.usage = run.usage + turn.usage
         # turn.stop is the provider's signal for this turn ("tool_calls", "length", ...), not the run's end
         run.trace.record("model_response", step=run.steps, text_chars=len(turn.text or ""),
                          tool_calls=len(turn.tool_calls), stop=turn.stop, usage=turn.usage.total_tokens)
@@ -399,6 +411,12 @@ class LoopCore:
     def _admit(self, call: ToolCall) -> LimitHit | None:
         """Count the call against every cap: the first cap it would exceed (recorded), or None (counted)."""
         run, limits, thread = self.run, self.limits, self.thread
+        if not self.capped:
+            run.tool_call_count += 1
+            if thread is not None:
+                thread.tool_call_count += 1
+            self.per_tool[call.name] = self.per_tool.get(call.name, 0) + 1
+            return None
         caps = [("max_tool_calls", run.tool_call_count, limits.max_tool_calls)]
         if thread is not None:
             caps.append(("max_thread_tool_calls", thread.tool_call_count, limits.max_thread_tool_calls))

@@ -623,11 +623,16 @@ def _converter(model: Any, aliases: dict[str, str], null_means_default: frozense
         if null_means_default:
             arguments = {k: v for k, v in arguments.items() if not (v is None and k in null_means_default)}
         try:
-            text = json.dumps(arguments)
-        except (TypeError, ValueError):
-            # Called from Python with Python values (an Enum member, a date): take them as they are.
+            # Most arguments are already of the declared Python types (str, int, list[str] ...): strict
+            # validation of the Python values accepts exactly those, and costs no JSON round trip.
             validated = model.model_validate(arguments, strict=True)
-        else:
+        except ValidationError as python_error:
+            try:
+                text = json.dumps(arguments)
+            except (TypeError, ValueError):  # Python values that JSON cannot carry: that error stands
+                raise python_error from None
+            # JSON text is the form a model sends: strict JSON validation builds Enum members, dates,
+            # tuples and nested models from it, and still never turns "5" into 5.
             try:
                 validated = model.model_validate_json(text, strict=True)
             except ValidationError as exc:

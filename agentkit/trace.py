@@ -79,11 +79,13 @@ class Trace:
         return self._clock() - self._t0
 
     def record(self, kind: str, /, **data: Any) -> Event:
+        events = self.events
         with self._lock:  # tool workers record from several threads
-            event = Event(len(self.events), self._clock() - self._t0, kind, data)
-            self.events.append(event)
-        for listener in self.listeners:
-            listener(event)
+            event = Event(len(events), self._clock() - self._t0, kind, data)
+            events.append(event)
+        if self.listeners:
+            for listener in self.listeners:
+                listener(event)
         return event
 
     # -- reading ------------------------------------------------------------------------------------

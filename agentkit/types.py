@@ -11,7 +11,8 @@ Every other module speaks in these five words, whatever the provider:
 Plus `ToolSpec` (what a model is told about a tool) and `ModelOptions` (per-request switches).
 
 `to_dict()` / `from_dict()` turn each into plain JSON and back; tuples are used instead of lists so
-that a frozen value really cannot change under you.
+that a frozen value really cannot change under you. The classes use __slots__: the loop builds several
+of them per step, and slotted instances are smaller and quicker to make.
 
 Left out on purpose: images, audio and other non-text content, and provider-specific fields (those
 stay in `ModelTurn.raw`).
@@ -41,7 +42,7 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
@@ -61,7 +62,7 @@ class Usage:
         return cls(int(d.get("input_tokens", 0)), int(d.get("output_tokens", 0)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolSpec:
     """What the model is told about one tool: the part of a `Tool` that goes on the wire."""
 
@@ -123,7 +124,7 @@ def parse_arguments(raw: str | dict | None) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """The model asks the application to run `name` with these arguments; `id` links the answer.
 
@@ -159,7 +160,11 @@ class ToolCall:
         return cls(d["id"], d["name"], d.get("raw_arguments", "{}"), d.get("arguments"))
 
 
-@dataclass(frozen=True)
+# Built once: json.dumps(value, ensure_ascii=False, default=str) would build a new encoder on every call.
+_ENVELOPE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     """The application's answer to one call, in the stable envelope the model reads.
 
@@ -198,7 +203,7 @@ class ToolResult:
         """The exact text sent back to the model."""
         if self.text is not None:
             return self.text
-        return json.dumps(self.envelope(), ensure_ascii=False, default=str)
+        return _ENVELOPE_ENCODER.encode(self.envelope())
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))
@@ -208,7 +213,7 @@ class ToolResult:
         return cls(d["call_id"], d["name"], d["ok"], d.get("result"), d.get("error"), d.get("text"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """One entry of the conversation.
 
@@ -249,7 +254,7 @@ class Message:
                    bool(d.get("is_error", False)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModelTurn:
     """One model response, whatever the provider.
 
@@ -279,7 +284,7 @@ class ModelTurn:
                    d.get("model"), d.get("id"), d.get("raw"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModelOptions:
     """Per-request switches the loop hands to a model together with the messages and tools."""
 

@@ -62,7 +62,7 @@ MAX_DEPTH = 64          # deeper nesting is refused before any recursive code (j
 MAX_ERRORS = 50         # a model needs the first few errors, not 100,000 of them
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArgumentError:
     """One thing wrong with a call's arguments. `path` is a JSON path like `$.items[0].qty` (or None)."""
 
@@ -75,7 +75,7 @@ class ArgumentError:
         return asdict(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GateResult:
     """The outcome of the gates. `arguments` is the parsed object whenever parsing worked (also when a
     later gate failed, so traces can show it); `gate` says where it failed (None when ok)."""
@@ -101,10 +101,6 @@ class GateResult:
                 "errors": [e.to_dict() for e in self.errors]}
 
 
-def _fail(gate: Gate, errors: Iterable[ArgumentError], arguments: dict | None = None) -> GateResult:
-    return GateResult(False, arguments, gate, tuple(errors))
-
-
 # ----------------------------------------------------------------------------------------------------------
 # All three, in order
 # ----------------------------------------------------------------------------------------------------------
@@ -116,15 +112,17 @@ def validate_arguments(tool: Tool | Any, raw: str | dict | None, *, max_bytes: i
     Never raises for anything the model sent; raises ToolDefinitionError if the tool's own schema is
     not valid JSON Schema, and lets a rule's own bug (an exception other than RuleViolation) propagate.
     """
-    parsed = parse_gate(raw, required=tuple(tool.parameters.get("required") or ()), max_bytes=max_bytes,
-                        max_depth=max_depth)
-    if not parsed.ok:
-        return parsed
-    checked = schema_gate(tool.parameters, parsed.arguments, max_errors=max_errors,
-                          name=getattr(tool, "name", None))
-    if not checked.ok:
-        return checked
-    return rules_gate(getattr(tool, "rules", ()), parsed.arguments)
+    schema = tool.parameters
+    arguments, problem = _parse(raw, schema.get("required") or (), max_bytes, max_depth)
+    if problem is not None:
+        return GateResult(ok=False, gate="parse", errors=(problem,))
+    errors = _schema_errors(schema, arguments, max_errors, getattr(tool, "name", None))
+    if errors:
+        return GateResult(ok=False, arguments=arguments, gate="schema", errors=errors)
+    errors = _rule_errors(getattr(tool, "rules", ()), arguments)
+    if errors:
+        return GateResult(ok=False, arguments=arguments, gate="rules", errors=errors)
+    return GateResult(ok=True, arguments=arguments)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -140,30 +138,37 @@ def parse_gate(raw: str | dict | None, *, required: tuple[str, ...] = (), max_by
     required parameters that means "no arguments". When fields are required, empty text is a cut-off or
     failed generation, and "the arguments were empty" is the message that helps the model fix it.
     """
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
+    arguments, problem = _parse(raw, required, max_bytes, max_depth)
+    if problem is not None:
+        return GateResult(ok=False, gate="parse", errors=(problem,))
+    return GateResult(ok=True, arguments=arguments)
+
+
+def _parse(raw: Any, required: Iterable[str], max_bytes: int, max_depth: int) -> tuple[Any, ArgumentError | None]:
+    """(the arguments as a dict, None), or (None, what is wrong with them)."""
+    if raw is None or (isinstance(raw, str) and (not raw or raw.isspace())):
         if not required:
-            return GateResult(True, {})
-        return _fail("parse", [ArgumentError("bad_json", "the arguments were empty; expected a JSON object "
-                                             f"with {_names(required)}")])
+            return {}, None
+        return None, ArgumentError("bad_json", f"the arguments were empty; expected a JSON object with "
+                                               f"{_names(required)}")
     if isinstance(raw, (bytes, bytearray)):
         raw = bytes(raw).decode("utf-8", errors="replace")
     if isinstance(raw, str):
         # len() counts characters; UTF-8 needs at most 4 bytes each, so encode only when it could matter
         size = len(raw) if len(raw) > max_bytes or len(raw) * 4 <= max_bytes else len(raw.encode("utf-8"))
         if size > max_bytes:
-            return _fail("parse", [_too_large(size, max_bytes)])
+            return None, _too_large(size, max_bytes)
         try:
-            value = json.loads(raw, parse_constant=_reject_constant)
+            value = _DECODER.decode(raw)
         except json.JSONDecodeError as exc:
-            return _fail("parse", [ArgumentError("bad_json", _bad_json_message(raw, exc))])
+            return None, ArgumentError("bad_json", _bad_json_message(raw, exc))
         except _NotJSON as exc:
-            return _fail("parse", [ArgumentError("bad_json", str(exc))])
+            return None, ArgumentError("bad_json", str(exc))
         except RecursionError:  # json's C parser refuses ~1000+ levels with RecursionError: same verdict
-            return _fail("parse", [_too_deep(max_depth)])
+            return None, _too_deep(max_depth)
         if isinstance(value, str) and value.strip().startswith("{"):
-            return _fail("parse", [ArgumentError(
-                "not_object", "the arguments are a JSON string that contains JSON (encoded twice); "
-                              "send the object itself, not a string")])
+            return None, ArgumentError("not_object", "the arguments are a JSON string that contains JSON "
+                                                     "(encoded twice); send the object itself, not a string")
         # Nesting needs an opening bracket per level: when there are fewer brackets than the depth limit,
         # skip the walk (two C-speed counts instead of visiting every node, on every call).
         shallow = raw.count("{") + raw.count("[") <= max_depth
@@ -173,11 +178,11 @@ def parse_gate(raw: str | dict | None, *, required: tuple[str, ...] = (), max_by
         problem = _shape_problem(raw, max_bytes=max_bytes, max_depth=max_depth)
         value = raw
     if problem is not None:
-        return _fail("parse", [problem])
+        return None, problem
     if not isinstance(value, dict):
-        return _fail("parse", [ArgumentError("not_object", f"the arguments must be a JSON object, got "
-                                                           f"{_a(_json_type_of(value))}: {_show(value)}")])
-    return GateResult(True, value)
+        return None, ArgumentError("not_object", f"the arguments must be a JSON object, got "
+                                                 f"{_a(_json_type_of(value))}: {_show(value)}")
+    return value, None
 
 
 class _NotJSON(ValueError):
@@ -187,6 +192,10 @@ class _NotJSON(ValueError):
 def _reject_constant(name: str) -> Any:
     # Python's json reads NaN/Infinity, but they are not JSON and no provider would accept them back.
     raise _NotJSON(f"{name} is not valid JSON (JSON numbers are finite)")
+
+
+# Built once: json.loads(text, parse_constant=...) would build a new decoder on every call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def _bad_json_message(raw: str, exc: json.JSONDecodeError) -> str:
@@ -298,11 +307,18 @@ def _compile_fast(schema: dict) -> Any:
 def schema_gate(schema: dict, arguments: dict, *, max_errors: int = MAX_ERRORS,
                 name: str | None = None) -> GateResult:
     """Validate against `schema` and report every error (up to max_errors), sorted by path then keyword."""
+    errors = _schema_errors(schema, arguments, max_errors, name)
+    if errors:
+        return GateResult(ok=False, arguments=arguments, gate="schema", errors=errors)
+    return GateResult(ok=True, arguments=arguments)
+
+
+def _schema_errors(schema: dict, arguments: dict, max_errors: int, name: str | None) -> tuple[ArgumentError, ...]:
     from itertools import islice
 
     validator, fast = VALIDATORS.pair(schema, name)
     if fast is not None and fast.is_valid(arguments):
-        return GateResult(True, arguments)
+        return ()
     try:
         raw_errors = list(islice(validator.iter_errors(arguments), max_errors + 1))
     except Exception as exc:  # a $ref that points nowhere: the schema's fault, not the model's
@@ -314,7 +330,7 @@ def schema_gate(schema: dict, arguments: dict, *, max_errors: int = MAX_ERRORS,
         raise ToolDefinitionError(f"{who}the parameters have a $ref that points nowhere: "
                                   f"{getattr(exc, 'ref', None) or exc}") from None
     if not raw_errors:
-        return GateResult(True, arguments)
+        return ()
     errors: list[ArgumentError] = []
     seen: set[tuple] = set()
     for err in raw_errors[:max_errors]:
@@ -325,7 +341,7 @@ def schema_gate(schema: dict, arguments: dict, *, max_errors: int = MAX_ERRORS,
     errors.sort(key=lambda e: (_path_sort_key(e.path), e.keyword or "", e.message))
     if len(raw_errors) > max_errors:
         errors.append(ArgumentError("schema", f"more errors not shown (the first {max_errors} are above)"))
-    return _fail("schema", errors, arguments)
+    return tuple(errors)
 
 
 def _explain(err: Any) -> list[ArgumentError]:
@@ -484,6 +500,13 @@ def rules_gate(rules: Iterable[Any], arguments: dict) -> GateResult:
 
     A rule returns None (fine) or a message (refused), or raises RuleViolation(message, path).
     """
+    errors = _rule_errors(rules, arguments)
+    if errors:
+        return GateResult(ok=False, arguments=arguments, gate="rules", errors=errors)
+    return GateResult(ok=True, arguments=arguments)
+
+
+def _rule_errors(rules: Iterable[Any], arguments: dict) -> tuple[ArgumentError, ...]:
     errors = []
     for rule in rules:
         keyword = getattr(rule, "__name__", type(rule).__name__)
@@ -497,7 +520,7 @@ def rules_gate(rules: Iterable[Any], arguments: dict) -> GateResult:
         if not isinstance(verdict, str):
             raise TypeError(f"rule {keyword!r} returned {verdict!r}; a rule returns None or a message")
         errors.append(ArgumentError("rule", verdict, None, keyword))
-    return _fail("rules", errors, arguments) if errors else GateResult(True, arguments)
+    return tuple(errors)
 
 
 def _rule_path(path: str | None) -> str | None:

@@ -9,7 +9,8 @@ several runs after a warm-up, for runs of 50, 200 and 1,000 steps: a loop whose 
 grow with the history gives the same figure for every length.
 
 Rows: `run()` on its default executor (threads) and on the sequential one; `arun()` on its default
-executor (asyncio) with the same *sync* tool and a model with `acomplete`, as an async application has.
+executor (asyncio) with the same *sync* tool and a model with `acomplete`, awaited inside one running
+event loop, as in an async application or a notebook (starting an event loop is not the loop's cost).
 
 Targets: `run()` <= 25 us per step at 50 steps; `arun()` <= 1.5 x `run()`; both flat to 1,000 steps.
 Peers (shared/reference/performance_anchors.md): LangGraph create_agent 1,000 us (50 steps) / 1,150 us
@@ -62,17 +63,34 @@ def make_turns(steps: int) -> list[ModelTurn]:
 def per_step_us(steps: int, driver: str) -> float:
     model = Replay(make_turns(steps))
     limits = Limits(max_steps=None)
+    executor = "sequential" if driver == "run, sequential" else "threads"
     gc.collect()
     start = time.perf_counter()
-    if driver == "run":
-        r = agentkit.run(model, "go", tools=[lookup], limits=limits)
-    elif driver == "run, sequential":
-        r = agentkit.run(model, "go", tools=[lookup], limits=limits, executor="sequential")
-    else:
-        r = asyncio.run(agentkit.arun(model, "go", tools=[lookup], limits=limits))
+    r = agentkit.run(model, "go", tools=[lookup], limits=limits, executor=executor)
     elapsed = time.perf_counter() - start
     assert r.steps == steps and r.stop_reason == "final_answer", r.summary()
     return elapsed / steps * 1e6
+
+
+async def aper_step_us(steps: int) -> float:
+    model = Replay(make_turns(steps))
+    limits = Limits(max_steps=None)
+    gc.collect()
+    start = time.perf_counter()
+    r = await agentkit.arun(model, "go", tools=[lookup], limits=limits)
+    elapsed = time.perf_counter() - start
+    assert r.steps == steps and r.stop_reason == "final_answer", r.summary()
+    return elapsed / steps * 1e6
+
+
+def samples_of(driver: str, steps: int, runs: int) -> list[float]:
+    """A warm-up run (caches, validators, imports, worker threads), then `runs` measured ones."""
+    if driver != "arun":
+        return [per_step_us(steps, driver) for _ in range(runs + 1)][1:]
+
+    async def all_runs() -> list[float]:
+        return [await aper_step_us(steps) for _ in range(runs + 1)][1:]
+    return asyncio.run(all_runs())
 
 
 def main() -> None:
@@ -84,8 +102,7 @@ def main() -> None:
     medians: dict[tuple[str, int], float] = {}
     for driver in ("run", "run, sequential", "arun"):
         for steps in LENGTHS:
-            per_step_us(steps, driver)  # warm-up: caches, validators, imports, worker threads
-            samples = [per_step_us(steps, driver) for _ in range(runs)]
+            samples = samples_of(driver, steps, runs)
             medians[driver, steps] = statistics.median(samples)
             print(f"{driver:<16} {steps:>5} {medians[driver, steps]:>15.1f} {min(samples):>8.1f} "
                   f"{max(samples):>8.1f}")
