@@ -277,13 +277,10 @@ class LoopCore:
             return _Ending(StopReason.ERROR, error=error, cause=cause)
         if self.turn is not None and not self.turn.tool_calls:  # 3. no tool calls: the model has answered
             return _Ending(StopReason.FINAL_ANSWER, output=self.turn.text)
-        hit = self.hit
-        if hit is None and limits.max_steps is not None and run.steps >= limits.max_steps:
-            hit = self._reached(LimitHit("max_steps", run.steps, limits.max_steps))  # max_steps=0
+        hit = self.hit or self._over("max_steps", run.steps, limits.max_steps, or_equal=True)  # also max_steps=0
         if hit is None and self._cancelled():
             return _Ending(StopReason.USER_CANCEL)
-        if hit is None and limits.max_invalid_calls is not None and run.invalid_calls > limits.max_invalid_calls:
-            hit = self._reached(LimitHit("max_invalid_calls", run.invalid_calls, limits.max_invalid_calls))
+        hit = hit or self._over("max_invalid_calls", run.invalid_calls, limits.max_invalid_calls)
         if hit is not None:  # a cap ends the run: with a final message naming it, or by raising
             text = hit.message()
             if limits.exit_behavior == "error":
@@ -317,19 +314,19 @@ class LoopCore:
     def abort(self, exc: BaseException) -> None:
         """Something raised outside the core's decisions (a hook's bug, a broken listener, Ctrl-C): close
         the conversation, so that every call has its result and a Thread stays usable, then let it go on."""
-        run = self.run
-        if self.batch is not None:
-            for slot in self.batch:
-                if slot.result is None:
-                    slot.result = _not_run(slot.call, f"the run stopped ({type(exc).__name__})")
+        run, ended_here = self.run, self.ending is None
+        if ended_here:
+            cancelled = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+            self.ending = _Ending(StopReason.USER_CANCEL if cancelled else StopReason.ERROR, cause=exc)
+            run.stop_reason, run.error = self.ending.reason, exc
+        for slot in self.batch or ():
+            if slot.result is None:
+                slot.result = _not_run(slot.call, f"the run stopped ({type(exc).__name__})")
         try:
             if self.batch is not None:
                 self._answer_batch()
-            if self.ending is None:
-                cancelled = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
-                self.ending = _Ending(StopReason.USER_CANCEL if cancelled else StopReason.ERROR, cause=exc)
-                run.stop_reason, run.error = self.ending.reason, exc
-                run.trace.record("stop", reason=self.ending.reason.value, steps=run.steps,
+            if ended_here:
+                run.trace.record("stop", reason=run.stop_reason.value, steps=run.steps,
                                  tool_calls=run.tool_call_count)
         except Exception:  # noqa: BLE001 — a second failure (a broken listener) must not hide the first
             pass
@@ -381,8 +378,7 @@ class LoopCore:
         self.batch = [_Slot(call) for call in turn.tool_calls]
 
         # 4. the step cap: results could not reach the model any more, so the calls are not run
-        if limits.max_steps is not None and run.steps >= limits.max_steps:
-            self.hit = self._reached(LimitHit("max_steps", run.steps, limits.max_steps))
+        self.hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
         # 4.-5. per call: the caps, then lookup -> parse -> schema -> rules -> approval -> a job
         for slot in self.batch:
             if self.hit is not None or self.failure is not None:  # cut short by an earlier call of the batch
@@ -404,7 +400,9 @@ class LoopCore:
     def _why_cut_short(self) -> str:
         if self.hit is not None:
             return self.hit.message()
-        return f"the run stopped with {type(self.failure[0]).__name__} at an earlier call of this turn"
+        error = self.failure[0]
+        where = f" at call {error.call.id}" if getattr(error, "call", None) is not None else ""
+        return f"the run stopped{where} ({type(error).__name__})"
 
     # -- 4. limits ----------------------------------------------------------------------------------------
 
@@ -412,10 +410,7 @@ class LoopCore:
         """Count the call against every cap: the first cap it would exceed (recorded), or None (counted)."""
         run, limits, thread = self.run, self.limits, self.thread
         if not self.capped:
-            run.tool_call_count += 1
-            if thread is not None:
-                thread.tool_call_count += 1
-            self.per_tool[call.name] = self.per_tool.get(call.name, 0) + 1
+            self._count(call, None)
             return None
         caps = [("max_tool_calls", run.tool_call_count, limits.max_tool_calls)]
         if thread is not None:
@@ -433,13 +428,23 @@ class LoopCore:
             if cap is not None and used + 1 > cap:
                 action = "blocked" if limits.exit_behavior == "continue" else limits.exit_behavior
                 return self._reached(LimitHit(name, used + 1, cap), action, call.id)
-        run.tool_call_count += 1
-        if thread is not None:
-            thread.tool_call_count += 1
-        self.per_tool[call.name] = self.per_tool.get(call.name, 0) + 1
-        if key is not None:
-            self.repeats[key] = self.repeats.get(key, 0) + 1
+        self._count(call, key)
         return None
+
+    def _count(self, call: ToolCall, repeat_key: tuple[str, str] | None) -> None:
+        self.run.tool_call_count += 1
+        if self.thread is not None:
+            self.thread.tool_call_count += 1
+        self.per_tool[call.name] = self.per_tool.get(call.name, 0) + 1
+        if repeat_key is not None:
+            self.repeats[repeat_key] = self.repeats.get(repeat_key, 0) + 1
+
+    def _over(self, limit: str, count: int, maximum: int | None, or_equal: bool = False) -> LimitHit | None:
+        """The run-level cap `limit` (model calls, invalid calls), recorded, when `count` is above `maximum`
+        (or at it, with or_equal: at the step cap no further model call is allowed); else None."""
+        if maximum is None or count < maximum or (count == maximum and not or_equal):
+            return None
+        return self._reached(LimitHit(limit, count, maximum))
 
     def _reached(self, hit: LimitHit, action: str | None = None, call_id: str | None = None) -> LimitHit:
         """Record a cap once, where it is noticed; "end" or "error" unless told otherwise."""
