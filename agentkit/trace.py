@@ -8,13 +8,14 @@ Event kinds (the `kind` field), in the order a step produces them:
 
     model_request   step, messages, tools, tool_choice, chars (request size, counted incrementally)
     model_response  step, text_chars, tool_calls, stop, usage
-    limit           limit, count, maximum, action ("blocked", "end", "error")
+    limit           call_id (for a tool-call cap), limit (the Limits field), count, maximum, action
+                    ("blocked", "end", "error"); recorded once, where the cap is reached
     gate            call_id, tool, gate ("lookup", "parse", "schema", "rules", "approval"), ok, error
     tool_start      call_id, tool, attempt, worker
     tool_end        call_id, tool, attempt, ok, error, duration
     retry           call_id, tool, attempt, delay
     result          call_id, tool, ok, error (the error kind)
-    stop            reason, steps, tool_calls
+    stop            reason, steps, tool_calls (Run.tool_call_count); always the last event of a run
 
 Timestamps come from `time.perf_counter()` relative to the trace's start, so they only ever go up.
 Recording is one small object appended to a list: the trace costs about a microsecond per event and

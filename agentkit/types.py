@@ -77,7 +77,8 @@ class ToolSpec:
     @classmethod
     def from_dict(cls, d: dict) -> ToolSpec:
         parameters = d["parameters"] if "parameters" in d else {"type": "object", "properties": {}}
-        return cls(d["name"], d.get("description", ""), parameters, bool(d.get("strict", False)))
+        return cls(name=d["name"], description=d.get("description", ""), parameters=parameters,
+                   strict=bool(d.get("strict", False)))
 
 
 def json_shape(value: Any, *, max_depth: int | None = None, max_size: int | None = None) -> tuple[int, int]:
@@ -140,7 +141,7 @@ class ToolCall:
     @classmethod
     def from_raw(cls, id: str, name: str, raw: str | dict | None) -> ToolCall:
         raw = "" if raw is None else raw
-        return cls(id, name, raw, parse_arguments(raw))
+        return cls(id=id, name=name, raw_arguments=raw, arguments=parse_arguments(raw))
 
     def arguments_json(self) -> str:
         """The arguments as the JSON string OpenAI-style APIs carry (raw text kept when it was text)."""
@@ -157,7 +158,7 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, d: dict) -> ToolCall:
-        return cls(d["id"], d["name"], d.get("raw_arguments", "{}"), d.get("arguments"))
+        return cls(id=d["id"], name=d["name"], raw_arguments=d.get("raw_arguments", "{}"), arguments=d.get("arguments"))
 
 
 # Built once: json.dumps(value, ensure_ascii=False, default=str) would build a new encoder on every call.
@@ -183,13 +184,13 @@ class ToolResult:
 
     @classmethod
     def success(cls, call: ToolCall, result: Any) -> ToolResult:
-        return cls(call.id, call.name, True, result=result)
+        return cls(call_id=call.id, name=call.name, ok=True, result=result)
 
     @classmethod
     def failure(cls, call: ToolCall, kind: str, message: str, path: str | None = None,
                 keyword: str | None = None, text: str | None = None) -> ToolResult:
         error = {"kind": kind, "message": message, "path": path, "keyword": keyword}
-        return cls(call.id, call.name, False, error=error, text=text)
+        return cls(call_id=call.id, name=call.name, ok=False, error=error, text=text)
 
     @property
     def error_kind(self) -> str | None:
@@ -210,7 +211,8 @@ class ToolResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> ToolResult:
-        return cls(d["call_id"], d["name"], d["ok"], d.get("result"), d.get("error"), d.get("text"))
+        return cls(call_id=d["call_id"], name=d["name"], ok=d["ok"], result=d.get("result"), error=d.get("error"),
+                   text=d.get("text"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,19 +232,20 @@ class Message:
 
     @classmethod
     def system(cls, text: str) -> Message:
-        return cls("system", text)
+        return cls(role="system", content=text)
 
     @classmethod
     def user(cls, text: str) -> Message:
-        return cls("user", text)
+        return cls(role="user", content=text)
 
     @classmethod
     def assistant(cls, text: str | None = None, tool_calls: tuple[ToolCall, ...] | list = ()) -> Message:
-        return cls("assistant", text, tuple(tool_calls))
+        return cls(role="assistant", content=text, tool_calls=tuple(tool_calls))
 
     @classmethod
     def tool(cls, result: ToolResult) -> Message:
-        return cls("tool", result.content(), (), result.call_id, result.name, not result.ok)
+        return cls(role="tool", content=result.content(), tool_call_id=result.call_id, name=result.name,
+                   is_error=not result.ok)
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))
@@ -250,8 +253,8 @@ class Message:
     @classmethod
     def from_dict(cls, d: dict) -> Message:
         calls = tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ())
-        return cls(d["role"], d.get("content"), calls, d.get("tool_call_id"), d.get("name"),
-                   bool(d.get("is_error", False)))
+        return cls(role=d["role"], content=d.get("content"), tool_calls=calls, tool_call_id=d.get("tool_call_id"),
+                   name=d.get("name"), is_error=bool(d.get("is_error", False)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,9 +282,9 @@ class ModelTurn:
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelTurn:
-        return cls(d.get("text"), tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ()),
-                   d.get("stop", "stop"), d.get("native_stop"), Usage.from_dict(d.get("usage") or {}),
-                   d.get("model"), d.get("id"), d.get("raw"))
+        return cls(text=d.get("text"), tool_calls=tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ()),
+                   stop=d.get("stop", "stop"), native_stop=d.get("native_stop"),
+                   usage=Usage.from_dict(d.get("usage") or {}), model=d.get("model"), id=d.get("id"), raw=d.get("raw"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,5 +302,6 @@ class ModelOptions:
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelOptions:
-        return cls(d.get("tool_choice", "auto"), d.get("parallel_tool_calls"), bool(d.get("stream", False)),
-                   d.get("max_tokens"), d.get("temperature"))
+        return cls(tool_choice=d.get("tool_choice", "auto"), parallel_tool_calls=d.get("parallel_tool_calls"),
+                   stream=bool(d.get("stream", False)), max_tokens=d.get("max_tokens"),
+                   temperature=d.get("temperature"))
