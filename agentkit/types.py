@@ -197,8 +197,9 @@ class ToolResult:
         return self.error["kind"] if self.error else None
 
     def envelope(self) -> dict:
-        head = {"toolCallId": self.call_id, "name": self.name, "ok": self.ok}
-        return {**head, "result": self.result} if self.ok else {**head, "error": self.error}
+        if self.ok:
+            return {"toolCallId": self.call_id, "name": self.name, "ok": True, "result": self.result}
+        return {"toolCallId": self.call_id, "name": self.name, "ok": False, "error": self.error}
 
     def content(self) -> str:
         """The exact text sent back to the model."""

@@ -30,7 +30,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .errors import ToolDefinitionError
 from .strict import strict_problems, to_strict
@@ -75,10 +75,11 @@ class ArgumentError:
         return asdict(self)
 
 
-@dataclass(frozen=True, slots=True)
-class GateResult:
+class GateResult(NamedTuple):
     """The outcome of the gates. `arguments` is the parsed object whenever parsing worked (also when a
-    later gate failed, so traces can show it); `gate` says where it failed (None when ok)."""
+    later gate failed, so traces can show it); `gate` says where it failed (None when ok).
+
+    A NamedTuple (immutable, cheap to build): every tool call produces one."""
 
     ok: bool
     arguments: dict | None = None
