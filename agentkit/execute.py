@@ -12,8 +12,9 @@ Why three executors, and what they get right:
   so 8 one-second tools run in two waves and take 2 s; here they take 1 s.
 - `AsyncioExecutor` awaits async tools concurrently and runs sync tools off the event loop, on its own
   pool sized the same way (`asyncio.to_thread` would use the default pool and its waves). A sync tool
-  that took under a millisecond last time runs on the event loop itself: for an instant tool the hop
-  to a thread and back is most of the cost of a step (see RUN_IN_PLACE_BELOW).
+  runs on the event loop itself when it took under a millisecond last time, or when the run's task is
+  alone on the loop: for an instant tool the hop to a thread and back is most of the cost of a step,
+  and with nobody else on the loop the hop buys nothing (see RUN_IN_PLACE_BELOW).
 
 All three: carry `contextvars` into worker threads, enforce per-call timeouts, retry per the call's
 `Retry` policy, and record a span (start, end, worker, ok) per attempt into the trace. A job never
@@ -161,8 +162,9 @@ class Executor:
 
     #: Under asyncio, a sync tool whose last attempt took less than this runs on the event loop itself:
     #: the hop to a worker thread and back costs more than the tool (tens of microseconds, far more on a
-    #: busy machine), and a millisecond is too short to hold up other tasks. A tool with a timeout, or
-    #: one that was slow last time, still goes to a worker thread.
+    #: busy machine), and a millisecond is too short to hold up other tasks. So does any sync tool while
+    #: the run's task is the only one on the loop: then there is nobody a blocked loop could hold up. A
+    #: tool with a timeout always goes to a worker thread, where its deadline can be kept.
     RUN_IN_PLACE_BELOW = 0.001
 
     def __init__(self, max_concurrency: int = 64, *, seed: int | None = 0,
@@ -229,7 +231,12 @@ class Executor:
         attempts = Attempts(job, trace, self.rng)
         while True:
             try:
-                value = await self._acall(job, attempts)
+                if job.is_async or job.timeout is not None or not (self._quick.get(job.tool) or _alone()):
+                    value = await self._acall(job, attempts)
+                else:  # in place: quick last time, or nobody else on the loop (see RUN_IN_PLACE_BELOW)
+                    value = contextvars.copy_context().run(self._timed_call, job, attempts)
+                    if inspect.isawaitable(value):
+                        value = await value
             except Exception as exc:  # noqa: BLE001
                 delay = attempts.failed(exc)
                 if delay is None:
@@ -245,11 +252,8 @@ class Executor:
             # a task of its own: the tool's contextvars changes stay inside it, and a deadline can cancel it
             return await _within(asyncio.ensure_future(_await(job.invoke(attempts.number))), job.timeout,
                                  job.tool)
-        if job.timeout is None and self._quick.get(job.tool):
-            value = contextvars.copy_context().run(self._timed_call, job, attempts)
-        else:
-            value = await _within(asyncio.get_running_loop().run_in_executor(
-                self.pool(), contextvars.copy_context().run, self._timed_call, job, attempts), job.timeout, job.tool)
+        value = await _within(asyncio.get_running_loop().run_in_executor(
+            self.pool(), contextvars.copy_context().run, self._timed_call, job, attempts), job.timeout, job.tool)
         return await _await(value) if inspect.isawaitable(value) else value
 
     def _timed_call(self, job: Job, attempts: Attempts) -> Any:
@@ -275,6 +279,11 @@ class Executor:
                 return await self.arun_job(job, trace)
 
         return list(await asyncio.gather(*(bounded(j) for j in jobs)))
+
+
+def _alone() -> bool:
+    """Whether the current task is the only one on the running event loop."""
+    return len(asyncio.all_tasks()) <= 1
 
 
 async def _await(awaitable: Any) -> Any:

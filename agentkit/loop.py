@@ -245,6 +245,7 @@ class LoopCore:
         self.per_tool: dict[str, int] = {}  # calls admitted per tool name
         self.repeats: dict[tuple[str, str], int] = {}  # calls admitted per (name, canonical arguments)
         self.options: dict[str, ModelOptions] = {}  # per tool_choice word, built on first use
+        self.any_direct = any(t.return_direct for t in tools)
         self.turn: ModelTurn | None = None  # the model's last answer
         self.batch: list[_Slot] | None = None  # its calls, until they are answered
         # Facts for _why_stop, recorded where they happen:
@@ -277,10 +278,13 @@ class LoopCore:
             return _Ending(StopReason.ERROR, error=error, cause=cause)
         if self.turn is not None and not self.turn.tool_calls:  # 3. no tool calls: the model has answered
             return _Ending(StopReason.FINAL_ANSWER, output=self.turn.text)
-        hit = self.hit or self._over("max_steps", run.steps, limits.max_steps, or_equal=True)  # also max_steps=0
-        if hit is None and self._cancelled():
+        hit = self.hit
+        if hit is None and limits.max_steps is not None:  # also max_steps=0, before the first model call
+            hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
+        if hit is None and self.settings.cancel is not None and self._cancelled():
             return _Ending(StopReason.USER_CANCEL)
-        hit = hit or self._over("max_invalid_calls", run.invalid_calls, limits.max_invalid_calls)
+        if hit is None and limits.max_invalid_calls is not None:
+            hit = self._over("max_invalid_calls", run.invalid_calls, limits.max_invalid_calls)
         if hit is not None:  # a cap ends the run: with a final message naming it, or by raising
             text = hit.message()
             if limits.exit_behavior == "error":
@@ -351,6 +355,8 @@ class LoopCore:
 
     def _choice_for_this_turn(self) -> ToolChoice:
         choice = self.settings.tool_choice
+        if choice == "auto":
+            return choice
         if choice == "required_first":  # force a tool on the first turn only, or no final answer is possible
             return "required" if self.run.steps == 0 else "auto"
         if callable(choice):
@@ -378,7 +384,8 @@ class LoopCore:
         self.batch = [_Slot(call) for call in turn.tool_calls]
 
         # 4. the step cap: results could not reach the model any more, so the calls are not run
-        self.hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
+        if limits.max_steps is not None:
+            self.hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
         # 4.-5. per call: the caps, then lookup -> parse -> schema -> rules -> approval -> a job
         for slot in self.batch:
             if self.hit is not None or self.failure is not None:  # cut short by an earlier call of the batch
@@ -439,10 +446,10 @@ class LoopCore:
         if repeat_key is not None:
             self.repeats[repeat_key] = self.repeats.get(repeat_key, 0) + 1
 
-    def _over(self, limit: str, count: int, maximum: int | None, or_equal: bool = False) -> LimitHit | None:
+    def _over(self, limit: str, count: int, maximum: int, or_equal: bool = False) -> LimitHit | None:
         """The run-level cap `limit` (model calls, invalid calls), recorded, when `count` is above `maximum`
         (or at it, with or_equal: at the step cap no further model call is allowed); else None."""
-        if maximum is None or count < maximum or (count == maximum and not or_equal):
+        if count < maximum or (count == maximum and not or_equal):
             return None
         return self._reached(LimitHit(limit, count, maximum))
 
@@ -457,8 +464,6 @@ class LoopCore:
 
     def _cancelled(self) -> bool:
         cancel = self.settings.cancel
-        if cancel is None:
-            return False
         return bool(cancel.is_set() if hasattr(cancel, "is_set") else cancel())
 
     # -- 5. lookup -> parse -> schema -> rules -> approval -> a job; then the outcome ----------------------
@@ -527,7 +532,8 @@ class LoopCore:
         waiting = [slot for slot in self.batch or () if slot.result is None]
         if len(waiting) != len(outcomes):
             raise ValueError(f"{len(outcomes)} outcomes for {len(waiting)} jobs: an executor lost or added results")
-        self.run.tool_runs += sum(outcome.attempts for outcome in outcomes)
+        for outcome in outcomes:  # all counted first: turning an outcome into a result may raise (a hook's bug)
+            self.run.tool_runs += outcome.attempts
         for slot, outcome in zip(waiting, outcomes):
             slot.result = self._result(slot, outcome)
 
@@ -573,7 +579,8 @@ class LoopCore:
             run.trace.record("result", call_id=result.call_id, tool=result.name, ok=result.ok,
                              error=result.error_kind)
         # return_direct ends the run only when *every* call of the batch asks for it, and succeeded
-        if all(slot.tool is not None and slot.tool.return_direct and slot.result.ok for slot in batch):
+        if self.any_direct and all(slot.tool is not None and slot.tool.return_direct and slot.result.ok
+                                   for slot in batch):
             self.direct = [slot.result.result for slot in batch]
 
     def _append(self, message: Message) -> None:

@@ -619,13 +619,15 @@ def _tidy_schema(raw: dict) -> dict:
 def _converter(model: Any, aliases: dict[str, str], null_means_default: frozenset) -> Callable[[dict], dict]:
     from pydantic import ValidationError
 
+    validate_python = model.__pydantic_validator__.validate_python  # model_validate without its wrapper
+
     def convert(arguments: dict) -> dict:
         if null_means_default:
             arguments = {k: v for k, v in arguments.items() if not (v is None and k in null_means_default)}
         try:
             # Most arguments are already of the declared Python types (str, int, list[str] ...): strict
             # validation of the Python values accepts exactly those, and costs no JSON round trip.
-            validated = model.model_validate(arguments, strict=True)
+            validated = validate_python(arguments, strict=True)
         except ValidationError as python_error:
             try:
                 text = json.dumps(arguments)

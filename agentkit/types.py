@@ -184,7 +184,7 @@ class ToolResult:
 
     @classmethod
     def success(cls, call: ToolCall, result: Any) -> ToolResult:
-        return cls(call_id=call.id, name=call.name, ok=True, result=result)
+        return cls(call.id, call.name, True, result)  # positional: built once per call, on the hot path
 
     @classmethod
     def failure(cls, call: ToolCall, kind: str, message: str, path: str | None = None,
@@ -241,12 +241,12 @@ class Message:
 
     @classmethod
     def assistant(cls, text: str | None = None, tool_calls: tuple[ToolCall, ...] | list = ()) -> Message:
-        return cls(role="assistant", content=text, tool_calls=tuple(tool_calls))
+        return cls("assistant", text, tuple(tool_calls))
 
     @classmethod
     def tool(cls, result: ToolResult) -> Message:
-        return cls(role="tool", content=result.content(), tool_call_id=result.call_id, name=result.name,
-                   is_error=not result.ok)
+        # positional (role, content, tool_calls, tool_call_id, name, is_error): one per call, on the hot path
+        return cls("tool", result.content(), (), result.call_id, result.name, not result.ok)
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))

@@ -120,7 +120,8 @@ def validate_arguments(tool: Tool | Any, raw: str | dict | None, *, max_bytes: i
     errors = _schema_errors(schema, arguments, max_errors, getattr(tool, "name", None))
     if errors:
         return GateResult(ok=False, arguments=arguments, gate="schema", errors=errors)
-    errors = _rule_errors(getattr(tool, "rules", ()), arguments)
+    rules = getattr(tool, "rules", ())
+    errors = _rule_errors(rules, arguments) if rules else ()
     if errors:
         return GateResult(ok=False, arguments=arguments, gate="rules", errors=errors)
     return GateResult(ok=True, arguments=arguments)
@@ -315,11 +316,10 @@ def schema_gate(schema: dict, arguments: dict, *, max_errors: int = MAX_ERRORS,
 
 
 def _schema_errors(schema: dict, arguments: dict, max_errors: int, name: str | None) -> tuple[ArgumentError, ...]:
-    from itertools import islice
-
     validator, fast = VALIDATORS.pair(schema, name)
     if fast is not None and fast.is_valid(arguments):
         return ()
+    from itertools import islice
     try:
         raw_errors = list(islice(validator.iter_errors(arguments), max_errors + 1))
     except Exception as exc:  # a $ref that points nowhere: the schema's fault, not the model's

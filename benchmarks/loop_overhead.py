@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import statistics
 import time
 
@@ -64,7 +63,6 @@ def per_step_us(steps: int, driver: str) -> float:
     model = Replay(make_turns(steps))
     limits = Limits(max_steps=None)
     executor = "sequential" if driver == "run, sequential" else "threads"
-    gc.collect()
     start = time.perf_counter()
     r = agentkit.run(model, "go", tools=[lookup], limits=limits, executor=executor)
     elapsed = time.perf_counter() - start
@@ -75,7 +73,6 @@ def per_step_us(steps: int, driver: str) -> float:
 async def aper_step_us(steps: int) -> float:
     model = Replay(make_turns(steps))
     limits = Limits(max_steps=None)
-    gc.collect()
     start = time.perf_counter()
     r = await agentkit.arun(model, "go", tools=[lookup], limits=limits)
     elapsed = time.perf_counter() - start

@@ -608,6 +608,15 @@ def test_the_base_executor_has_no_batch_strategy():
 
 # -- under asyncio, a quick sync tool runs on the event loop (issue 7, item 7) -------------------------------
 
+async def _with_company(coro):
+    """Await `coro` while another task waits on the same loop: the run is no longer alone there."""
+    company = asyncio.ensure_future(asyncio.sleep(30))
+    try:
+        return await coro
+    finally:
+        company.cancel()
+
+
 def test_asyncio_runs_a_sync_tool_in_place_once_it_proved_quick():
     trace = Trace()
 
@@ -616,14 +625,26 @@ def test_asyncio_runs_a_sync_tool_in_place_once_it_proved_quick():
             for i in range(3):
                 await ex.arun_batch([sync_job(str(i), lambda: threading.current_thread().name, tool="quick")], trace)
 
-    asyncio.run(main())
+    asyncio.run(_with_company(main()))
     workers = [e.data["worker"] for e in trace.of("tool_start")]
     here = threading.current_thread().name  # asyncio.run keeps the loop in this thread
-    assert workers[0].startswith("agentkit-asyncio")  # unknown at first: a worker thread
+    assert workers[0].startswith("agentkit-asyncio")  # unknown at first, and the loop is shared: a thread
     assert workers[1:] == [here, here]  # then in place: no hop to a thread and back
 
 
-def test_asyncio_keeps_slow_sync_tools_and_tools_with_a_timeout_off_the_event_loop():
+def test_asyncio_runs_a_sync_tool_in_place_when_the_run_is_alone_on_the_loop():
+    trace = Trace()
+
+    async def main():
+        with AsyncioExecutor() as ex:
+            ex.RUN_IN_PLACE_BELOW = 0.0  # nothing counts as quick: only being alone decides
+            await ex.arun_batch([sync_job("a", lambda: 1, tool="any")], trace)
+
+    asyncio.run(main())
+    assert [e.data["worker"] for e in trace.of("tool_start")] == [threading.current_thread().name]
+
+
+def test_asyncio_keeps_slow_sync_tools_and_tools_with_a_timeout_off_a_shared_event_loop():
     trace = Trace()
     loop_thread = threading.current_thread().name
 
@@ -636,8 +657,15 @@ def test_asyncio_keeps_slow_sync_tools_and_tools_with_a_timeout_off_the_event_lo
             for i in range(3):
                 await ex.arun_batch([sync_job(f"t{i}", lambda: 1, tool="timed", timeout=5.0)], trace)
 
-    asyncio.run(main())
+    asyncio.run(_with_company(main()))
     assert all(e.data["worker"] != loop_thread for e in trace.of("tool_start"))
+
+    async def alone():  # a timeout needs a thread to be kept, also with nobody else on the loop
+        with AsyncioExecutor() as ex:
+            await ex.arun_batch([sync_job("t", lambda: 1, tool="timed", timeout=5.0)], trace)
+
+    asyncio.run(alone())
+    assert trace.of("tool_start")[-1].data["worker"] != loop_thread
 
 
 def test_a_tool_run_in_place_cannot_change_the_callers_contextvars():
