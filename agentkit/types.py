@@ -163,6 +163,7 @@ class ToolCall:
 
 # Built once: json.dumps(value, ensure_ascii=False, default=str) would build a new encoder on every call.
 _ENVELOPE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+_json_string = json.encoder.encode_basestring  # a str as JSON text, non-ASCII kept (as ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,10 +203,17 @@ class ToolResult:
         return {"toolCallId": self.call_id, "name": self.name, "ok": False, "error": self.error}
 
     def content(self) -> str:
-        """The exact text sent back to the model."""
+        """The exact text sent back to the model: json.dumps(self.envelope(), ensure_ascii=False), or `text`."""
         if self.text is not None:
             return self.text
-        return _ENVELOPE_ENCODER.encode(self.envelope())
+        if not (isinstance(self.call_id, str) and isinstance(self.name, str)):
+            return _ENVELOPE_ENCODER.encode(self.envelope())
+        # The envelope's JSON written out: it is built for every call, and its fixed head needs no encoder
+        # (tests/test_types.py checks that this is always exactly json.dumps of the envelope).
+        head = f'{{"toolCallId": {_json_string(self.call_id)}, "name": {_json_string(self.name)}, '
+        if self.ok:
+            return f'{head}"ok": true, "result": {_ENVELOPE_ENCODER.encode(self.result)}}}'
+        return f'{head}"ok": false, "error": {_ENVELOPE_ENCODER.encode(self.error)}}}'
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))

@@ -161,7 +161,7 @@ def _parse(raw: Any, required: Iterable[str], max_bytes: int, max_depth: int) ->
         if size > max_bytes:
             return None, _too_large(size, max_bytes)
         try:
-            value = _DECODER.decode(raw)
+            value = _decode(raw)
         except json.JSONDecodeError as exc:
             return None, ArgumentError("bad_json", _bad_json_message(raw, exc))
         except _NotJSON as exc:
@@ -198,6 +198,21 @@ def _reject_constant(name: str) -> Any:
 
 # Built once: json.loads(text, parse_constant=...) would build a new decoder on every call.
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_JSON_WHITESPACE = " \t\n\r"
+
+
+def _decode(text: str) -> Any:
+    """json.loads(text), the same value and the same errors, minus two regular-expression scans per call:
+    whitespace around the document is rare in arguments, so it is looked for only when it is there."""
+    start = 0
+    if text[0] in _JSON_WHITESPACE:
+        start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
+    value, end = _DECODER.raw_decode(text, start)
+    if end != len(text):
+        rest = text[end:].lstrip(_JSON_WHITESPACE)
+        if rest:
+            raise json.JSONDecodeError("Extra data", text, len(text) - len(rest))
+    return value
 
 
 def _bad_json_message(raw: str, exc: json.JSONDecodeError) -> str:

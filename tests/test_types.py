@@ -287,3 +287,19 @@ def test_summing_usages_matches_summing_the_counts(items):
 def test_usage_from_a_partial_dict_defaults_to_zero():
     assert Usage.from_dict({}) == Usage(0, 0)
     assert Usage.from_dict({"output_tokens": "7"}) == Usage(0, 7)
+
+
+# -- the envelope's text is exactly json.dumps of the envelope ---------------------------------------------
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                           lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(), kids, max_size=3),
+                           max_leaves=10)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(call_id=st.text(), name=st.text(), result=json_values, ok=st.booleans(), message=st.text())
+def test_envelope_text_is_json_dumps_of_the_envelope(call_id, name, result, ok, message):
+    call = ToolCall(call_id, name, "{}", {})
+    r = ToolResult.success(call, result) if ok else ToolResult.failure(call, "tool_error", message)
+    assert r.content() == json.dumps(r.envelope(), ensure_ascii=False, default=str)
+    assert json.loads(r.content()) == json.loads(json.dumps(r.envelope(), default=str))

@@ -391,3 +391,27 @@ def test_without_the_fast_validator_the_gates_give_the_same_results(monkeypatch)
         assert {f.name: validate_arguments(FIXTURES.tools[f.tool], f.raw) for f in FIXTURES} == expected
     finally:
         VALIDATORS.clear()
+
+
+# -- gate 1 reads JSON exactly as json.loads does (it skips json's whitespace scans for speed) ------------
+
+json_bits = st.sampled_from([" ", "\t", "\n", "\r", "{", "}", "[", "]", '"a"', ":", ",", "1", "-", ".", "e", "true",
+                             "null", "NaN", "x", "\u00a0", '"\\u00e9"', '""'])
+
+
+@settings(max_examples=examples(2000), deadline=None)
+@given(text=st.lists(json_bits, min_size=1, max_size=12).map("".join))
+def test_the_parse_gate_reads_text_exactly_as_json_loads(text):
+    result = parse_gate(text)
+    try:
+        expected = json.loads(text)
+    except ValueError as exc:
+        if text.strip():
+            assert not result.ok and result.first.kind in ("bad_json", "not_object")
+            if isinstance(exc, json.JSONDecodeError) and "NaN" not in text:
+                assert exc.msg in result.first.message and f"char {exc.pos}" in result.first.message
+        return
+    if isinstance(expected, dict):
+        assert result.ok and result.arguments == expected
+    else:
+        assert not result.ok and result.first.kind in ("not_object", "bad_json")
