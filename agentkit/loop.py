@@ -21,8 +21,9 @@ One step of the loop, as a numbered recipe (the `# 1.` ... `# 6.` markers in the
     RunTools(jobs, trace)                the driver runs the jobs and hands the outcomes to take_outcomes()
     Done(run)                            the run has ended: result() returns it, or raises its error
 
-so `run()` and `arun()` are a dozen lines each and cannot drift apart, and the core is tested and fuzzed
-without any I/O. Whether the run ends is decided in one method, `_why_stop`, in one order of precedence.
+so `run()` and `arun()` are one short `while` loop each and cannot drift apart, and the core is tested
+and fuzzed without any I/O. Whether the run ends is decided in one method, `_why_stop`, in one order of
+precedence; what `run()` and `arun()` accept is one `Settings` object.
 
 Every tool call keeps exactly one result, whatever ends the run: a final answer, a limit, a cancel, the
 step cap, return_direct, an error policy or a limit that raises, a bug in an approval hook, Ctrl-C. A
@@ -30,9 +31,9 @@ turn with calls enters the history together with its answers (the raising call i
 that never ran "not_run"), so `run.messages`, the partial run an exception carries, and a Thread's
 messages never hold an unanswered call, and a Thread stays usable after a run raised. This is where
 agentkit differs from LangChain v1: `create_agent` with a checkpointer saves the orphaned call when a
-tool raises and sends it to the model on the thread's next invocation, which a real provider answers
-with a 400 ("an assistant message with 'tool_calls' must be followed by tool messages"; see
-langchain-ai/langgraph issue 531).
+tool raises, and sends it to the model on the thread's next invocation, which a real provider refuses
+with a 400 (OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages responding
+to each 'tool_call_id'."; the symptom of langchain-ai/langgraph issue 531).
 
 Left out on purpose: streaming tokens to the caller (see HTTPModel.stream), memory summarisation, and
 multi-agent hand-offs; they sit around this loop, not inside it.
