@@ -20,10 +20,6 @@
         ├── ProviderTimeout        no answer in time, or the connection dropped (retryable)
         └── BadResponseError       2xx with a body that is not the format's JSON (truncated, invalid, cut stream)
 
-Cancelling is a stop reason ("user_cancel"), not an error. An exception from a function you gave the run
-(an approval hook, a rule, a tool_choice function, an on_event listener) propagates as itself, after the
-run has answered every call and written its messages back to the Thread.
-
 Messages never contain API keys: `ProviderError` text is built from the response body, never the request.
 """
 
@@ -57,7 +53,12 @@ class ToolTimeout(AgentkitError, TimeoutError):
 
 
 class RunError(AgentkitError):
-    """The run ended by raising; `run` is the partial Run (messages, trace, counters) up to that point."""
+    """The run ended by raising; `run` is the partial Run (messages, trace, counters) up to that point.
+
+    Cancelling is a stop reason ("user_cancel"), not an error. An exception from a function you gave the
+    run (an approval hook, a rule, a tool_choice function, an on_event listener) propagates as itself,
+    after the run has answered every call and written its messages back to the Thread.
+    """
 
     def __init__(self, message: str, run: Any = None):
         super().__init__(message)
