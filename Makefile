@@ -24,8 +24,9 @@ lab: $(STAMP)
 
 # Lint, then unit tests, property tests and every notebook under nbval, in one pytest run.
 # Provider variables are cleared: stored notebook outputs come from the simulator, never a paid API.
+# HYPOTHESIS_PROFILE=full runs every property test at its full example count (local runs: "quick").
 test: $(STAMP) lint bench-data
-	env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
+	env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL HYPOTHESIS_PROFILE=full $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 # BFCL's public data for agentkit.bench, read from the bfcl-eval wheel into the user cache; a no-op once there.
@@ -35,6 +36,7 @@ bench-data: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check agentkit tests benchmarks tools
 
+# The quick Hypothesis profile: for iterating locally.
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 

@@ -13,9 +13,9 @@
         result = run(model, "What's the weather in Tokyo?", tools=[get_weather])
         print(result.output, result.stop_reason)
 
-The modules, from the ground floor up (each imports only from the ones above it):
-types, errors, trace, tools, validate, policies, execute, loop, models, providers, http, sim, bench,
-viz, widgets. `import agentkit` loads the core only; HTTPModel, the simulator and the charts load on
+The modules, from the ground floor up (each imports only from the ones before it):
+types, errors, trace, strict, tools, validate, fixtures, policies, execute, loop, models, providers, http,
+sim, lab, viz. `import agentkit` loads the core only; HTTPModel, the simulator and the charts load on
 first use.
 """
 
@@ -47,7 +47,7 @@ __all__ = [
 
 # Loaded on first use, so that `import agentkit` stays fast and pulls in no HTTP server or plotting.
 _LAZY = {"HTTPModel": ("agentkit.http", "HTTPModel")}
-_LAZY_MODULES = {"sim", "providers", "http", "viz", "widgets", "bench", "mcp", "validate", "lab"}
+_LAZY_MODULES = {"fixtures", "providers", "http", "sim", "lab", "viz", "widgets", "bench", "mcp"}
 
 
 def __getattr__(name: str) -> Any:

@@ -6,11 +6,12 @@
     │                              update without its result message); names the tool
     ├── ScriptError                a ScriptedModel ran out of steps, or steps were left unconsumed
     ├── ToolTimeout                a tool ran past its timeout (also a TimeoutError)
-    ├── RunError                   the run stopped by raising; `.run` holds the partial Run
+    ├── RunError                   the run stopped by raising; `.run` holds the partial Run, in which
+    │   │                          every tool call has its result (a Thread stays usable)
     │   ├── LimitExceeded          a Limits cap with exit_behavior="error"
-    │   ├── ToolExecutionError     a tool raised and the error policy said "raise" (__cause__ = original)
-    │   ├── ModelCallError         the model call failed (__cause__ = the ProviderError or other)
-    │   └── RunCancelled           (never raised by default: cancellation is a stop reason, not an error)
+    │   ├── ToolExecutionError     the error policy said "raise": a tool raised (__cause__ = original),
+    │   │                          or a call was refused at a gate
+    │   └── ModelCallError         the model call failed (__cause__ = the ProviderError or other)
     └── ProviderError              an HTTP model call failed; carries status, provider error type, message
         ├── BadRequestError        400/404/413/422: the request is wrong; retrying will not help
         ├── AuthenticationError    401/403, or a key that is missing or malformed (checked when built)
@@ -56,7 +57,12 @@ class ToolTimeout(AgentkitError, TimeoutError):
 
 
 class RunError(AgentkitError):
-    """The run ended by raising; `run` is the partial Run (messages, trace, counters) up to that point."""
+    """The run ended by raising; `run` is the partial Run (messages, trace, counters) up to that point.
+
+    Cancelling is a stop reason ("user_cancel"), not an error. An exception from a function you gave the
+    run (an approval hook, a rule, a tool_choice function, an on_event listener) propagates as itself,
+    after the run has answered every call and written its messages back to the Thread.
+    """
 
     def __init__(self, message: str, run: Any = None):
         super().__init__(message)
@@ -64,22 +70,22 @@ class RunError(AgentkitError):
 
 
 class LimitExceeded(RunError):
+    """`limit` names the Limits field ("max_tool_calls", ...); `count` of `maximum` were reached."""
+
     def __init__(self, message: str, run: Any = None, limit: str = "", count: int = 0, maximum: int = 0):
         super().__init__(message, run)
         self.limit, self.count, self.maximum = limit, count, maximum
 
 
 class ToolExecutionError(RunError):
+    """`call` is the ToolCall that ended the run."""
+
     def __init__(self, message: str, run: Any = None, call: Any = None):
         super().__init__(message, run)
         self.call = call
 
 
 class ModelCallError(RunError):
-    pass
-
-
-class RunCancelled(RunError):
     pass
 
 

@@ -11,11 +11,15 @@ Why three executors, and what they get right:
   to the CPU count. Python's default pool has `min(32, cpu_count + 4)` workers — 6 on a 2-core machine —
   so 8 one-second tools run in two waves and take 2 s; here they take 1 s.
 - `AsyncioExecutor` awaits async tools concurrently and runs sync tools off the event loop, on its own
-  pool sized the same way (`asyncio.to_thread` would use the default pool and its waves).
+  pool sized the same way (`asyncio.to_thread` would use the default pool and its waves). A sync tool
+  runs on the event loop itself when it took under a millisecond last time, or when the run's task is
+  alone on the loop: for an instant tool the hop to a thread and back is most of the cost of a step,
+  and with nobody else on the loop the hop buys nothing (see RUN_IN_PLACE_BELOW).
 
 All three: carry `contextvars` into worker threads, enforce per-call timeouts, retry per the call's
 `Retry` policy, and record a span (start, end, worker, ok) per attempt into the trace. A job never
-raises out of an executor: its exception comes back in `Outcome.error`.
+raises out of an executor: its exception comes back in `Outcome.error`. The retry decisions live in
+`Attempts`, which the sync `run_job` and the async `arun_job` share.
 
 Left out on purpose: process pools (tools share the run's state) and killing a hung thread (Python
 cannot; a timed-out sync tool keeps running in a daemon thread, and its late result is dropped).
@@ -30,17 +34,19 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, NamedTuple
 
 from .errors import ToolTimeout
 from .policies import Retry
 from .trace import Trace
 
 
-@dataclass(frozen=True)
-class Job:
-    """One tool call ready to run. `invoke(attempt)` returns the value, or a coroutine for async tools."""
+class Job(NamedTuple):
+    """One tool call ready to run. `invoke(attempt)` returns the value, or a coroutine for async tools.
+
+    A NamedTuple, like Outcome: immutable, and built for every call on the loop's hot path, where a
+    frozen dataclass costs several times as much to make.
+    """
 
     call_id: str
     tool: str
@@ -51,8 +57,9 @@ class Job:
     idempotent: bool = False
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
+    """What became of one job: its value, or the exception it raised, after this many attempts."""
+
     value: Any = None
     error: BaseException | None = None
     attempts: int = 1
@@ -62,8 +69,13 @@ class Outcome:
         return self.error is None
 
 
-def _run_in_daemon_thread(fn: Callable[[], Any], timeout: float | None, tool: str) -> Any:
-    """Run fn in a fresh daemon thread and wait at most `timeout` seconds for it."""
+def run_in_daemon_thread(fn: Callable[[], Any], timeout: float | None, name: str) -> Any:
+    """fn() in a fresh daemon thread, waiting at most `timeout` seconds (None: as long as it takes).
+
+    Two uses: bounding a sync call that Python cannot interrupt (past the timeout it raises ToolTimeout
+    and the thread is left to finish on its own, its result dropped), and running a coroutine with
+    asyncio.run from code whose thread already has an event loop (a Jupyter cell).
+    """
     box: dict[str, Any] = {}
     ctx = contextvars.copy_context()
 
@@ -73,20 +85,87 @@ def _run_in_daemon_thread(fn: Callable[[], Any], timeout: float | None, tool: st
         except BaseException as exc:  # noqa: BLE001 — handed back to the caller's thread
             box["error"] = exc
 
-    worker = threading.Thread(target=target, name=f"agentkit-{tool}", daemon=True)
+    worker = threading.Thread(target=target, name=f"agentkit-{name}", daemon=True)
     worker.start()
     worker.join(timeout)
     if worker.is_alive():
-        raise ToolTimeout(tool, timeout or 0.0)
+        raise ToolTimeout(name, timeout or 0.0)
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+class Attempts:
+    """The attempts of one job: what to record, and whether to try again. No I/O, no sleeping.
+
+        attempts = Attempts(job, trace, rng)
+        attempts.started("worker-1")      # tool_start of attempt 1
+        attempts.failed(exc)  -> 0.52     # tool_end (failed) and a retry event: wait, then attempt 2
+        attempts.failed(exc)  -> None     # no retry left, or not one to retry: give up
+        attempts.gave_up(exc) -> Outcome(error=exc, attempts=2)
+        attempts.succeeded(v) -> Outcome(value=v, attempts=...)   # tool_end (ok)
+
+    `run_job` and `arun_job` share these decisions, so the sync and the async path cannot drift apart:
+    they differ only in how they call the tool and how they wait.
+    """
+
+    __slots__ = ("job", "trace", "number", "_rng", "_delays", "_start")
+
+    def __init__(self, job: Job, trace: Trace, rng: random.Random):
+        self.job, self.trace = job, trace
+        self.number = 1  # the attempt under way, 1-based
+        self._rng = rng
+        self._delays: Iterator[float] | None = None  # the retry's delays, drawn on the first failure
+        self._start = 0.0
+
+    def started(self, worker: str) -> None:
+        job = self.job
+        self._start = self.trace.record("tool_start", call_id=job.call_id, tool=job.tool, attempt=self.number,
+                                        worker=worker).t
+
+    def succeeded(self, value: Any) -> Outcome:
+        self._ended(ok=True)
+        return Outcome(value=value, attempts=self.number)
+
+    def failed(self, exc: BaseException) -> float | None:
+        """Seconds to wait before the next attempt, or None when there is no next attempt."""
+        job = self.job
+        self._ended(ok=False, error=type(exc).__name__)
+        retry = job.retry
+        if retry is None or not retry.applies_to(exc, job.idempotent):
+            return None
+        if self._delays is None:
+            self._delays = retry.delays(self._rng)
+        delay = next(self._delays, None)
+        if delay is not None:
+            self.number += 1
+            self.trace.record("retry", call_id=job.call_id, tool=job.tool, attempt=self.number, delay=delay)
+        return delay
+
+    def gave_up(self, exc: BaseException) -> Outcome:
+        return Outcome(error=exc, attempts=self.number)
+
+    def _ended(self, ok: bool, error: str | None = None) -> None:
+        job, duration = self.job, self.trace.now() - self._start
+        if ok:
+            self.trace.record("tool_end", call_id=job.call_id, tool=job.tool, attempt=self.number, ok=True,
+                              duration=duration)
+        else:
+            self.trace.record("tool_end", call_id=job.call_id, tool=job.tool, attempt=self.number, ok=False,
+                              error=error, duration=duration)
 
 
 class Executor:
     """Shared machinery: one job with retries and spans, sync and async. Subclasses choose concurrency."""
 
     name = "base"
+
+    #: Under asyncio, a sync tool whose last attempt took less than this runs on the event loop itself:
+    #: the hop to a worker thread and back costs more than the tool (tens of microseconds, far more on a
+    #: busy machine), and a millisecond is too short to hold up other tasks. So does any sync tool while
+    #: the run's task is the only one on the loop: then there is nobody a blocked loop could hold up. A
+    #: tool with a timeout always goes to a worker thread, where its deadline can be kept.
+    RUN_IN_PLACE_BELOW = 0.001
 
     def __init__(self, max_concurrency: int = 64, *, seed: int | None = 0,
                  sleep: Callable[[float], Any] = time.sleep, asleep: Callable[[float], Any] = asyncio.sleep):
@@ -97,6 +176,7 @@ class Executor:
         self.sleep, self.asleep = sleep, asleep
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._quick: dict[str, bool] = {}  # tool name -> its last attempt was quicker than RUN_IN_PLACE_BELOW
 
     # -- the pool: created lazily; ThreadPoolExecutor starts a thread only when no idle one is free,
     #    so a batch of N calls gets N workers (up to max_concurrency), and later batches reuse them.
@@ -117,87 +197,81 @@ class Executor:
     def __exit__(self, *exc):
         self.close()
 
-    # -- one attempt, synchronously, in whatever thread calls it ---------------------------------
-    @staticmethod
-    def _attempt_sync(job: Job, attempt: int) -> Any:
-        if job.is_async:
-            # asyncio.run needs a thread without a running loop (a notebook's main thread has one).
-            return _run_in_daemon_thread(lambda: asyncio.run(job.invoke(attempt)), job.timeout, job.tool)
-        if job.timeout is not None:
-            return _run_in_daemon_thread(lambda: _resolve(job.invoke(attempt)), job.timeout, job.tool)
-        value = job.invoke(attempt)
-        if inspect.isawaitable(value):  # a sync function that returned a coroutine
-            return _run_in_daemon_thread(lambda: asyncio.run(_await(value)), None, job.tool)
-        return value
-
+    # -- one job, synchronously, in whatever thread calls it ----------------------------------------------
     def run_job(self, job: Job, trace: Trace) -> Outcome:
         """Run one job to an Outcome: attempts, retries with backoff, a span per attempt."""
-        delays = job.retry.delays(self.rng) if job.retry else iter(())
-        attempt = 1
+        attempts = Attempts(job, trace, self.rng)
         while True:
-            start = trace.record("tool_start", call_id=job.call_id, tool=job.tool, attempt=attempt,
-                                 worker=threading.current_thread().name)
+            attempts.started(threading.current_thread().name)
             try:
-                value = self._attempt_sync(job, attempt)
+                value = self._call(job, attempts.number)
             except Exception as exc:  # noqa: BLE001 — the policy decides, not the executor
-                trace.record("tool_end", call_id=job.call_id, tool=job.tool, attempt=attempt, ok=False,
-                             error=type(exc).__name__, duration=trace.now() - start.t)
-                delay = next(delays, None) if job.retry and job.retry.applies_to(exc, job.idempotent) else None
+                delay = attempts.failed(exc)
                 if delay is None:
-                    return Outcome(error=exc, attempts=attempt)
-                trace.record("retry", call_id=job.call_id, tool=job.tool, attempt=attempt + 1, delay=delay)
+                    return attempts.gave_up(exc)
                 self.sleep(delay)
-                attempt += 1
                 continue
-            trace.record("tool_end", call_id=job.call_id, tool=job.tool, attempt=attempt, ok=True,
-                         duration=trace.now() - start.t)
-            return Outcome(value=value, attempts=attempt)
-
-    # -- one job on the event loop ------------------------------------------------------------------
-    async def arun_job(self, job: Job, trace: Trace) -> Outcome:
-        delays = job.retry.delays(self.rng) if job.retry else iter(())
-        attempt = 1
-        loop = asyncio.get_running_loop()
-        while True:
-            start_t = trace.now()
-            try:
-                if job.is_async:
-                    task = asyncio.current_task()
-                    trace.record("tool_start", call_id=job.call_id, tool=job.tool, attempt=attempt,
-                                 worker=task.get_name() if task else "asyncio")
-                    value = await _within(_await(job.invoke(attempt)), job.timeout, job.tool)
-                else:
-                    value = await _within(
-                        loop.run_in_executor(self.pool(), contextvars.copy_context().run,
-                                             self._sync_in_worker, job, attempt, trace), job.timeout, job.tool)
-            except Exception as exc:  # noqa: BLE001
-                trace.record("tool_end", call_id=job.call_id, tool=job.tool, attempt=attempt, ok=False,
-                             error=type(exc).__name__, duration=trace.now() - start_t)
-                delay = next(delays, None) if job.retry and job.retry.applies_to(exc, job.idempotent) else None
-                if delay is None:
-                    return Outcome(error=exc, attempts=attempt)
-                trace.record("retry", call_id=job.call_id, tool=job.tool, attempt=attempt + 1, delay=delay)
-                await self.asleep(delay)
-                attempt += 1
-                continue
-            trace.record("tool_end", call_id=job.call_id, tool=job.tool, attempt=attempt, ok=True,
-                         duration=trace.now() - start_t)
-            return Outcome(value=value, attempts=attempt)
+            return attempts.succeeded(value)
 
     @staticmethod
-    def _sync_in_worker(job: Job, attempt: int, trace: Trace) -> Any:
-        trace.record("tool_start", call_id=job.call_id, tool=job.tool, attempt=attempt,
-                     worker=threading.current_thread().name)
+    def _call(job: Job, attempt: int) -> Any:
+        if job.is_async:
+            # asyncio.run needs a thread without a running loop (a notebook's main thread has one).
+            return run_in_daemon_thread(lambda: asyncio.run(job.invoke(attempt)), job.timeout, job.tool)
+        if job.timeout is not None:
+            return run_in_daemon_thread(lambda: _resolve(job.invoke(attempt)), job.timeout, job.tool)
         value = job.invoke(attempt)
-        if inspect.isawaitable(value):
-            value = asyncio.run(_await(value))
+        if inspect.isawaitable(value):  # a sync function that returned a coroutine
+            return run_in_daemon_thread(lambda: asyncio.run(_await(value)), None, job.tool)
         return value
+
+    # -- one job on the event loop --------------------------------------------------------------------------
+    async def arun_job(self, job: Job, trace: Trace) -> Outcome:
+        """The same as run_job, awaited: async tools on the event loop, sync ones on the pool (or in place)."""
+        attempts = Attempts(job, trace, self.rng)
+        while True:
+            try:
+                if job.is_async or job.timeout is not None or not (self._quick.get(job.tool) or _alone()):
+                    value = await self._acall(job, attempts)
+                else:  # in place: quick last time, or nobody else on the loop (see RUN_IN_PLACE_BELOW)
+                    value = contextvars.copy_context().run(self._timed_call, job, attempts)
+                    if inspect.isawaitable(value):
+                        value = await value
+            except Exception as exc:  # noqa: BLE001
+                delay = attempts.failed(exc)
+                if delay is None:
+                    return attempts.gave_up(exc)
+                await self.asleep(delay)
+                continue
+            return attempts.succeeded(value)
+
+    async def _acall(self, job: Job, attempts: Attempts) -> Any:
+        if job.is_async:
+            task = asyncio.current_task()
+            attempts.started(task.get_name() if task else "asyncio")
+            # a task of its own: the tool's contextvars changes stay inside it, and a deadline can cancel it
+            return await _within(asyncio.ensure_future(_await(job.invoke(attempts.number))), job.timeout,
+                                 job.tool)
+        value = await _within(asyncio.get_running_loop().run_in_executor(
+            self.pool(), contextvars.copy_context().run, self._timed_call, job, attempts), job.timeout, job.tool)
+        return await _await(value) if inspect.isawaitable(value) else value
+
+    def _timed_call(self, job: Job, attempts: Attempts) -> Any:
+        """One attempt of a sync tool under asyncio, remembering whether it was quick (see RUN_IN_PLACE_BELOW)."""
+        attempts.started(threading.current_thread().name)
+        start = time.perf_counter()
+        try:
+            return job.invoke(attempts.number)
+        finally:
+            self._quick[job.tool] = time.perf_counter() - start < self.RUN_IN_PLACE_BELOW
 
     # -- batches: subclasses override --------------------------------------------------------------
     def run_batch(self, jobs: list[Job], trace: Trace) -> list[Outcome]:
         raise NotImplementedError
 
     async def arun_batch(self, jobs: list[Job], trace: Trace) -> list[Outcome]:
+        if len(jobs) == 1:  # nothing to overlap with: no tasks to schedule, no semaphore
+            return [await self.arun_job(jobs[0], trace)]
         semaphore = asyncio.Semaphore(self.max_concurrency)
 
         async def bounded(job: Job) -> Outcome:
@@ -205,6 +279,11 @@ class Executor:
                 return await self.arun_job(job, trace)
 
         return list(await asyncio.gather(*(bounded(j) for j in jobs)))
+
+
+def _alone() -> bool:
+    """Whether the current task is the only one on the running event loop."""
+    return len(asyncio.all_tasks()) <= 1
 
 
 async def _await(awaitable: Any) -> Any:
@@ -265,7 +344,7 @@ class AsyncioExecutor(Executor):
     def run_batch(self, jobs: list[Job], trace: Trace) -> list[Outcome]:
         # Called from sync code (run()): give the batch its own event loop in a worker thread, since
         # the caller's thread may already have a running loop (Jupyter).
-        return _run_in_daemon_thread(lambda: asyncio.run(self.arun_batch(jobs, trace)), None, "batch")
+        return run_in_daemon_thread(lambda: asyncio.run(self.arun_batch(jobs, trace)), None, "batch")
 
 
 EXECUTORS = {"sequential": SequentialExecutor, "threads": ThreadExecutor, "asyncio": AsyncioExecutor}

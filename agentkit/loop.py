@@ -1,25 +1,39 @@
-"""The agent loop: a sans-I/O core that decides, and two short drivers that do the I/O.
+"""The agent loop: a sans-I/O core that decides what happens next, and two short drivers that do the I/O.
 
     run = agentkit.run(model, "東京の天気と、1ドル何円か教えて", tools=[get_weather, get_exchange_rate])
     run.output        # the final answer
     run.stop_reason   # StopReason.FINAL_ANSWER
     run.trace.table() # what happened, in order
 
-One step of the loop, as a numbered recipe (the phases are the methods of `LoopCore`):
+One step of the loop, as a numbered recipe (the `# 1.` ... `# 6.` markers in the code are these steps):
 
     1. build the request: the whole conversation + the tool list (re-sent every turn) + tool_choice
-    2. call the model -> ModelTurn (text, tool calls, stop signal, usage)           [driver]
-    3. no tool calls -> stop "final_answer"
-    4. check limits: step cap, per-run / per-thread / per-tool caps, repeated identical calls
-    5. per call: lookup -> parse -> schema -> rules -> approval -> execute (retries, timeout) [driver]
-       -> envelope
-    6. append one result per call, in the model's emitted order, and go to 1
+    2. call the model -> ModelTurn (text, tool calls, stop signal, usage)                  [driver]
+    3. no tool calls -> the run ends with "final_answer"
+    4. check limits: the step cap, the tool-call caps (per run, per thread, per tool), repeated calls
+    5. per call: lookup -> parse -> schema -> rules -> approval -> a Job; the driver runs the jobs
+       (retries, timeouts) [driver], and each outcome becomes a result (envelope, error policy)
+    6. answer every call, in the model's emitted order; decide whether the run ends; go to 1
 
-`LoopCore` never does I/O: it is given model turns and tool outcomes and answers "what next?", so
-`run()` and `arun()` are a dozen lines each and cannot drift apart, and the core can be fuzzed.
+`LoopCore.next()` is the one place that decides what happens next. It answers one of
 
-Every tool call in the history gets exactly one result — also when a batch is cut short by a limit, a
-cancel or the step cap — because providers reject a conversation with an unanswered call.
+    CallModel(messages, tools, options)  the driver calls the model and hands the turn to take_turn()
+    RunTools(jobs, trace)                the driver runs the jobs and hands the outcomes to take_outcomes()
+    Done(run)                            the run has ended: result() returns it, or raises its error
+
+so `run()` and `arun()` are one short `while` loop each and cannot drift apart, and the core is tested
+and fuzzed without any I/O. Whether the run ends is decided in one method, `_why_stop`, in one order of
+precedence; what `run()` and `arun()` accept is one `Settings` object.
+
+Every tool call keeps exactly one result, whatever ends the run: a final answer, a limit, a cancel, the
+step cap, return_direct, an error policy or a limit that raises, a bug in an approval hook, Ctrl-C. A
+turn with calls enters the history together with its answers (the raising call its error result, calls
+that never ran "not_run"), so `run.messages`, the partial run an exception carries, and a Thread's
+messages never hold an unanswered call, and a Thread stays usable after a run raised. This is where
+agentkit differs from LangChain v1: `create_agent` with a checkpointer saves the orphaned call when a
+tool raises, and sends it to the model on the thread's next invocation, which a real provider refuses
+with a 400 (OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages responding
+to each 'tool_call_id'."; the symptom of langchain-ai/langgraph issue 531).
 
 Left out on purpose: streaming tokens to the caller (see HTTPModel.stream), memory summarisation, and
 multi-agent hand-offs; they sit around this loop, not inside it.
@@ -31,19 +45,20 @@ import asyncio
 import enum
 import inspect
 import json
+import threading
 import uuid
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Sequence, Union
+from typing import Any, Callable, Iterable, NamedTuple, Sequence, Union
 
 from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, ToolTimeout
-from .execute import Executor, Job, Outcome, make_executor
-from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicyLike, LimitHit, Limits,
-                       normalize_approval, resolve_error_policy)
+from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
+from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits,
+                       normalize_approval, resolve_error_policy, sanitize_error_text)
 from .tools import Tool, ToolContext, Update
 from .trace import Event, Trace
-from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, Usage
-from .validate import error_result, sanitize_error_text, validate_arguments
+from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, ToolSpec, Usage, json_shape
+from .validate import MAX_BYTES, MAX_DEPTH, error_result, validate_arguments
 
 
 class StopReason(str, enum.Enum):
@@ -52,9 +67,9 @@ class StopReason(str, enum.Enum):
     FINAL_ANSWER = "final_answer"  # the model answered without asking for tools
     MAX_STEPS = "max_steps"  # the step cap: the model was called Limits.max_steps times
     TOOL_LIMIT = "tool_limit"  # a per-run, per-thread or per-tool cap with exit_behavior "end"
-    REPEATED_CALL = "repeated_call"  # the same call (name + arguments) past Limits.repeat_limit
+    REPEATED_CALL = "repeated_call"  # the same call (name + arguments) past Limits.max_repeats
     RETURN_DIRECT = "return_direct"  # every call of the last batch was a return_direct tool
-    USER_CANCEL = "user_cancel"  # cancel was set from outside
+    USER_CANCEL = "user_cancel"  # cancel was set from outside (or Ctrl-C, or the task was cancelled)
     SCHEMA_FAIL = "schema_fail"  # more argument errors than Limits.max_invalid_calls
     ERROR = "error"  # the run raised (the exception carries this Run)
 
@@ -74,14 +89,14 @@ class Run:
     stop_reason: StopReason | None = None
     output: Any = None  # the final answer text (or the direct result, or the limit message)
     steps: int = 0  # model calls
-    tool_calls: int = 0  # calls admitted by the limits (valid or not)
+    tool_call_count: int = 0  # tool calls admitted by the limits (valid or not)
     tool_runs: int = 0  # tool executions, retries included
     invalid_calls: int = 0  # calls refused by lookup / parse / schema / rules
     usage: Usage = field(default_factory=Usage)
     results: list[ToolResult] = field(default_factory=list)
     state: dict = field(default_factory=dict)
     limit: LimitHit | None = None
-    error: BaseException | None = None
+    error: BaseException | None = None  # what ended the run by raising: the original exception if any
     trace: Trace = field(default_factory=Trace, repr=False)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12], repr=False)
     start_index: int = 0  # where this run's messages begin (earlier ones came from the Thread)
@@ -92,7 +107,7 @@ class Run:
 
     def summary(self) -> dict:
         """The counters as a plain dict: handy for tables and assertions."""
-        return {"stop_reason": str(self.stop_reason), "steps": self.steps, "tool_calls": self.tool_calls,
+        return {"stop_reason": str(self.stop_reason), "steps": self.steps, "tool_call_count": self.tool_call_count,
                 "tool_runs": self.tool_runs, "invalid_calls": self.invalid_calls,
                 "limit": self.limit.limit if self.limit else None}
 
@@ -103,235 +118,404 @@ class Thread:
         thread = Thread()
         agentkit.run(model, "Remember Osaka", tools=tools, thread=thread)
         agentkit.run(model, "Which city?", tools=tools, thread=thread)   # sees the first exchange
+
+    Every run writes its messages back, also one that raised: every call in them has its result.
     """
 
     def __init__(self, messages: Iterable[Message] = (), state: dict | None = None):
         self.messages: list[Message] = list(messages)
         self.state: dict = dict(state or {})
-        self.tool_calls = 0
+        self.tool_call_count = 0
         self.runs: list[Run] = []
 
 
-@dataclass
+@dataclass(frozen=True)
+class Settings:
+    """How a run behaves: what `run()` / `arun()` take besides the model, prompt, tools, thread, trace and
+    executor. The core reads its choices from here and nowhere else.
+
+    tool_timeout (seconds) bounds every tool without a `timeout` of its own. It is off by default because
+    Python cannot interrupt a function: a timed call runs in a thread of its own, which costs about 50 µs
+    a call; set it whenever a tool could hang.
+    """
+
+    system: str | None = None
+    limits: Limits | None = None  # None: Limits() (20 model calls at most)
+    on_tool_error: ErrorPolicyLike = "report"
+    tool_choice: ToolChoicePolicy = "auto"
+    parallel_tool_calls: bool | None = None
+    stream: bool = False
+    approve: Callable[[ToolCall, ToolContext], Any] | None = None
+    cancel: Any = None  # a threading.Event (or anything with is_set()), or a function returning a bool
+    tool_timeout: float | None = None
+    on_event: Callable[[Event], Any] | None = None
+    policy: ErrorPolicy = field(init=False, repr=False)  # on_tool_error, resolved once
+
+    def __post_init__(self) -> None:
+        limits = Limits() if self.limits is None else self.limits
+        if not isinstance(limits, Limits):
+            raise TypeError(f"limits={self.limits!r}: use Limits(...) or None")
+        object.__setattr__(self, "limits", limits)
+        object.__setattr__(self, "policy", resolve_error_policy(self.on_tool_error))
+        timeout = self.tool_timeout
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not 0 < timeout <= threading.TIMEOUT_MAX):
+            raise ValueError(f"tool_timeout={timeout!r}: use a number of seconds > 0, or None for no timeout")
+        if self.parallel_tool_calls is not None and not isinstance(self.parallel_tool_calls, bool):
+            raise TypeError(f"parallel_tool_calls={self.parallel_tool_calls!r}: use True, False or None")
+
+
+# -- what the core answers: the driver's next move ------------------------------------------------------
+
+class CallModel(NamedTuple):
+    messages: list[Message]
+    tools: tuple[ToolSpec, ...]
+    options: ModelOptions
+
+
+class RunTools(NamedTuple):
+    jobs: list[Job]
+    trace: Trace
+
+
+class Done(NamedTuple):
+    run: Run
+
+
+@dataclass(slots=True)
 class _Slot:
-    """One call of a batch on its way to a result: either already answered, or waiting for a job."""
+    """One call of the current turn on its way to its one result."""
 
     call: ToolCall
     result: ToolResult | None = None
-    job: Job | None = None
+    job: Job | None = None  # waiting for the executor while result is None
     tool: Tool | None = None
 
 
-@dataclass
-class _Batch:
-    slots: list[_Slot]
-    stop: LimitHit | None = None  # a limit that ends the run after this batch
+@dataclass(frozen=True)
+class _Ending:
+    """How the run ends: the reason, what `run.output` says, and for an ending that raises, the error."""
 
-    def jobs(self) -> list[Job]:
-        return [s.job for s in self.slots if s.job is not None]
+    reason: StopReason
+    output: Any = None
+    error: RunError | None = None
+    cause: BaseException | None = None  # the exception behind `error` (raise error from cause)
+    limit: LimitHit | None = None
 
 
 class LoopCore:
-    """The decisions of the loop, without I/O. Drivers call, in a cycle:
+    """The decisions of the loop, without I/O. A driver asks `next()` and does what it says:
 
-        request() -> (messages, tool specs, options) or None when stopped
-        on_turn(turn) -> list of Jobs to execute (possibly empty)
-        on_outcomes(outcomes)
+        CallModel -> call the model, then take_turn(turn)      (or model_failed(exc))
+        RunTools  -> run the jobs, then take_outcomes(outcomes)
+        Done      -> return result()                           (which raises if the run ended by raising)
+
+    and calls abort(exc) if anything else raises on the way, so that the conversation is closed anyway.
     """
 
-    def __init__(self, tools: Sequence[Tool], messages: list[Message], *, limits: Limits,
-                 on_tool_error: ErrorPolicyLike, tool_choice: ToolChoicePolicy,
-                 parallel_tool_calls: bool | None, stream: bool, thread: Thread | None,
-                 approve: Callable | None, cancel: Any, trace: Trace, start_index: int, state: dict,
-                 tool_timeout: float | None = None):
+    def __init__(self, tools: Sequence[Tool], prompt: Any, settings: Settings | None = None, *,
+                 thread: Thread | None = None, trace: Trace | None = None):
+        tools = list(tools)
         self.tools = {t.name: t for t in tools}
         if len(self.tools) != len(tools):
             raise ValueError("two tools share a name: " + ", ".join(sorted(
                 {t.name for t in tools if sum(u.name == t.name for u in tools) > 1})))
         self.specs = tuple(t.spec for t in tools)
-        self.limits, self.policy = limits, resolve_error_policy(on_tool_error)
-        self.tool_choice, self.parallel, self.stream = tool_choice, parallel_tool_calls, stream
-        self.thread, self.approve, self.cancel = thread, approve, cancel
-        self.tool_timeout = tool_timeout  # for tools without a timeout of their own
-        self.run = Run(messages, trace=trace, start_index=start_index, state=state)
-        self.per_tool: dict[str, int] = {}
-        self.repeats: dict[tuple[str, str], int] = {}
-        self.batch: _Batch | None = None
-        self.chars = sum(_size(m) for m in messages)  # request size, kept up to date incrementally
-        self._check_tool_choice(tool_choice)
+        self.settings = settings = settings if settings is not None else Settings()
+        self.limits = settings.limits
+        _check_tool_choice(settings.tool_choice, self.tools)
+        self.thread = thread
 
-    # -- helpers -----------------------------------------------------------------------------------
-    @property
-    def stopped(self) -> bool:
-        return self.run.stop_reason is not None
+        history = list(thread.messages) if thread is not None else []
+        if settings.system and not any(m.role == "system" for m in history):
+            history.insert(0, Message.system(settings.system))
+        start = len(history)
+        history.extend(_as_messages(prompt))
+        trace = trace if trace is not None else Trace()
+        if settings.on_event is not None:
+            trace.listeners.append(settings.on_event)
+        self.run = Run(messages=history, trace=trace, start_index=start,
+                       state=dict(thread.state) if thread is not None else {})
+        self.chars = sum(_size(m) for m in history)  # request size, kept up to date incrementally
 
-    def _append(self, message: Message) -> None:
-        self.run.messages.append(message)
-        self.chars += _size(message)
+        limits = self.limits
+        # without any tool-call cap, admitting a call is just counting it
+        self.capped = any(cap is not None for cap in (limits.max_tool_calls, limits.max_thread_tool_calls,
+                                                      limits.max_calls_per_tool, limits.max_repeats,
+                                                      *(t.max_calls for t in tools)))
+        self.per_tool: dict[str, int] = {}  # calls admitted per tool name
+        self.repeats: dict[tuple[str, str], int] = {}  # calls admitted per (name, canonical arguments)
+        self.options: dict[str, ModelOptions] = {}  # per tool_choice word, built on first use
+        self.any_direct = any(t.return_direct for t in tools)
+        self.turn: ModelTurn | None = None  # the model's last answer
+        self.batch: list[_Slot] | None = None  # its calls, until they are answered
+        # Facts for _why_stop, recorded where they happen:
+        self.hit: LimitHit | None = None  # a cap reached with exit_behavior "end"/"error", or the step cap
+        self.failure: tuple[RunError, BaseException | None] | None = None  # an error to raise, and its cause
+        self.direct: list[Any] | None = None  # the results of a batch of return_direct calls
+        self.ending: _Ending | None = None  # set once: how the run ended
 
-    def _cancelled(self) -> bool:
-        c = self.cancel
-        if c is None:
-            return False
-        return bool(c.is_set() if hasattr(c, "is_set") else c())
+    # -- the one place that decides -------------------------------------------------------------------------
 
-    def stop(self, reason: StopReason, output: Any = None) -> None:
+    def next(self) -> CallModel | RunTools | Done:
+        """What the driver does now."""
+        if self.batch is not None:
+            jobs = [slot.job for slot in self.batch if slot.result is None]
+            if jobs:  # 5. the calls that passed the gates, for the driver to execute
+                return RunTools(jobs, self.run.trace)
+            self._answer_batch()  # 6.
+        if self.ending is None:
+            ending = self._why_stop()
+            if ending is None:
+                return self._request()  # 1.
+            self._end(ending)
+        return Done(self.run)
+
+    def _why_stop(self) -> _Ending | None:
+        """Whether the run ends before the next model call, and how; in order of precedence."""
+        run, limits = self.run, self.limits
+        if self.failure is not None:  # the model call failed, or an error policy said raise
+            error, cause = self.failure
+            return _Ending(StopReason.ERROR, error=error, cause=cause)
+        if self.turn is not None and not self.turn.tool_calls:  # 3. no tool calls: the model has answered
+            return _Ending(StopReason.FINAL_ANSWER, output=self.turn.text)
+        hit = self.hit
+        if hit is None and limits.max_steps is not None:  # also max_steps=0, before the first model call
+            hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
+        if hit is None and self.settings.cancel is not None and self._cancelled():
+            return _Ending(StopReason.USER_CANCEL)
+        if hit is None and limits.max_invalid_calls is not None:
+            hit = self._over("max_invalid_calls", run.invalid_calls, limits.max_invalid_calls)
+        if hit is not None:  # a cap ends the run: with a final message naming it, or by raising
+            text = hit.message()
+            if limits.exit_behavior == "error":
+                error = LimitExceeded(text, run, hit.limit, hit.count, hit.maximum)
+                return _Ending(StopReason.ERROR, output=text, error=error, limit=hit)
+            return _Ending(StopReason(hit.stop_reason), output=text, limit=hit)
+        if self.direct is not None:  # every call of the batch was return_direct
+            return _Ending(StopReason.RETURN_DIRECT, output=self.direct[0] if len(self.direct) == 1 else self.direct)
+        return None
+
+    def _end(self, ending: _Ending) -> None:
         run = self.run
-        run.stop_reason, run.output = reason, output
-        run.trace.record("stop", reason=reason.value, steps=run.steps, tool_calls=run.tool_calls)
+        self.ending = ending
+        if ending.limit is not None:
+            run.limit = ending.limit
+            self._append(Message.assistant(ending.output))  # the final message names the limit and the counts
+        run.stop_reason, run.output = ending.reason, ending.output
+        if ending.error is not None:
+            run.error = ending.cause if ending.cause is not None else ending.error
+        self._write_back()
+        run.trace.record("stop", reason=ending.reason.value, steps=run.steps, tool_calls=run.tool_call_count)
 
-    def _check_tool_choice(self, choice: ToolChoicePolicy) -> None:
-        if isinstance(choice, dict) and choice.get("name") not in self.tools:
-            raise ValueError(f"tool_choice names {choice.get('name')!r}, which is not among the tools "
-                             f"({', '.join(self.tools) or 'none'})")
-        if isinstance(choice, str) and choice not in ("auto", "none", "required", "required_first"):
-            raise ValueError(f"tool_choice={choice!r}: use 'auto', 'none', 'required', 'required_first', "
-                             "{'name': tool}, or a function (step, run) -> choice")
+    def result(self) -> Run:
+        """The finished Run, or the RunError it ended with (carrying the same Run) raised."""
+        if self.ending is None:
+            raise RuntimeError("result() before the run ended: drive it with next() until Done")
+        if self.ending.error is not None:
+            raise self.ending.error from self.ending.cause
+        return self.run
+
+    def abort(self, exc: BaseException) -> None:
+        """Something raised outside the core's decisions (a hook's bug, a broken listener, Ctrl-C): close
+        the conversation, so that every call has its result and a Thread stays usable, then let it go on."""
+        run, ended_here = self.run, self.ending is None
+        if ended_here:
+            cancelled = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+            self.ending = _Ending(StopReason.USER_CANCEL if cancelled else StopReason.ERROR, cause=exc)
+            run.stop_reason, run.error = self.ending.reason, exc
+        for slot in self.batch or ():
+            if slot.result is None:
+                slot.result = _not_run(slot.call, f"the run stopped ({type(exc).__name__})")
+        try:
+            if self.batch is not None:
+                self._answer_batch()
+            if ended_here:
+                run.trace.record("stop", reason=run.stop_reason.value, steps=run.steps,
+                                 tool_calls=run.tool_call_count)
+        except Exception:  # noqa: BLE001 — a second failure (a broken listener) must not hide the first
+            pass
+        finally:
+            self._write_back()
+
+    # -- 1. build the request ----------------------------------------------------------------------------
+
+    def _request(self) -> CallModel:
+        run, settings = self.run, self.settings
+        choice = self._choice_for_this_turn() if self.specs else "auto"
+        options = self.options.get(choice) if isinstance(choice, str) else None
+        if options is None:
+            options = ModelOptions(tool_choice=choice, parallel_tool_calls=settings.parallel_tool_calls,
+                                   stream=settings.stream)
+            if isinstance(choice, str):  # the same few options every turn: built once
+                self.options[choice] = options
+        run.steps += 1
+        run.trace.record("model_request", step=run.steps, messages=len(run.messages), tools=len(self.specs),
+                         tool_choice=options.tool_choice, chars=self.chars)
+        return CallModel(run.messages, self.specs, options)
 
     def _choice_for_this_turn(self) -> ToolChoice:
-        choice = self.tool_choice
+        choice = self.settings.tool_choice
+        if choice == "auto":
+            return choice
         if choice == "required_first":  # force a tool on the first turn only, or no final answer is possible
             return "required" if self.run.steps == 0 else "auto"
         if callable(choice):
             choice = choice(self.run.steps, self.run)
-            self._check_tool_choice(choice)
+            _check_tool_choice(choice, self.tools)
         return choice
 
-    # -- phase 1: build the request ------------------------------------------------------------------
-    def request(self) -> tuple[list[Message], tuple, ModelOptions] | None:
+    # -- 2. the model's answer (the driver called the model) ---------------------------------------------
+
+    def model_failed(self, exc: BaseException) -> None:
+        error = ModelCallError(f"the model call failed at step {self.run.steps}: {exc}", self.run)
+        self.failure = (error, exc)
+
+    def take_turn(self, turn: ModelTurn) -> None:
         run, limits = self.run, self.limits
-        if self.stopped:
-            return None
-        if self._cancelled():
-            self.stop(StopReason.USER_CANCEL)
-            return None
-        if limits.max_steps is not None and run.steps >= limits.max_steps:  # only when max_steps == 0
-            self._hit(LimitHit("max_steps", run.steps, limits.max_steps))
-            return None
-        options = ModelOptions(tool_choice=self._choice_for_this_turn() if self.specs else "auto",
-                               parallel_tool_calls=self.parallel, stream=self.stream)
-        run.steps += 1
-        run.trace.record("model_request", step=run.steps, messages=len(run.messages), tools=len(self.specs),
-                         tool_choice=options.tool_choice, chars=self.chars)
-        return run.messages, self.specs, options
-
-    def on_model_error(self, exc: BaseException) -> None:
-        self.run.error = exc
-        self.stop(StopReason.ERROR)
-        raise ModelCallError(f"the model call failed at step {self.run.steps}: {exc}", self.run) from exc
-
-    # -- phases 2-5: read the turn, check limits, prepare the calls ----------------------------------
-    def on_turn(self, turn: ModelTurn) -> list[Job]:
-        run = self.run
-        run.usage = run.usage + turn.usage
+        if turn.usage.input_tokens or turn.usage.output_tokens:
+            run.usage = run.usage + turn.usage
+        # turn.stop is the provider's signal for this turn ("tool_calls", "length", ...), not the run's end
         run.trace.record("model_response", step=run.steps, text_chars=len(turn.text or ""),
                          tool_calls=len(turn.tool_calls), stop=turn.stop, usage=turn.usage.total_tokens)
-        self._append(turn.as_message())
+        self.turn = turn
+        if not turn.tool_calls:  # 3. no tool calls: the answer joins the history; next() ends the run
+            self._append(turn.as_message())
+            return
+        self.batch = [_Slot(call) for call in turn.tool_calls]
 
-        # 3. no tool calls: the model has answered
-        if not turn.tool_calls:
-            self.stop(StopReason.FINAL_ANSWER, turn.text)
-            return []
+        # 4. the step cap: results could not reach the model any more, so the calls are not run
+        if limits.max_steps is not None:
+            self.hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
+        # 4.-5. per call: the caps, then lookup -> parse -> schema -> rules -> approval -> a job
+        for slot in self.batch:
+            if self.hit is not None or self.failure is not None:  # cut short by an earlier call of the batch
+                slot.result = _not_run(slot.call, self._why_cut_short())
+                continue
+            hit = self._admit(slot.call)
+            if hit is None:
+                self._prepare(slot)
+            elif limits.exit_behavior == "continue":
+                slot.result = ToolResult.failure(slot.call, "limit", hit.message(), text=CONTINUE_TEXT)
+            else:
+                self.hit = hit
+                slot.result = _not_run(slot.call, hit.message())
+        if self.failure is not None:  # the run ends by raising: nothing of this batch runs any more
+            for slot in self.batch:
+                if slot.result is None:
+                    slot.result = _not_run(slot.call, self._why_cut_short())
 
-        # 4. the step cap: results cannot reach the model any more, so requested tools are not run
-        if self.limits.max_steps is not None and run.steps >= self.limits.max_steps:
-            hit = LimitHit("max_steps", run.steps, self.limits.max_steps)
-            self.batch = _Batch([_Slot(c, self._not_run(c, hit)) for c in turn.tool_calls], stop=hit)
-            return []
+    def _why_cut_short(self) -> str:
+        if self.hit is not None:
+            return self.hit.message()
+        error = self.failure[0]
+        where = f" at call {error.call.id}" if getattr(error, "call", None) is not None else ""
+        return f"the run stopped{where} ({type(error).__name__})"
 
-        # 4-5. per call: limits, then lookup -> parse -> schema -> rules -> approval -> a job
-        slots = []
-        stop: LimitHit | None = None
-        for call in turn.tool_calls:
-            if stop is not None:  # the batch was cut short by an earlier call of it
-                slots.append(_Slot(call, self._not_run(call, stop)))
-                continue
-            hit = self._admit(call)
-            if hit is not None and self.limits.exit_behavior == "continue":
-                slots.append(_Slot(call, ToolResult.failure(call, "limit", hit.message(), text=CONTINUE_TEXT)))
-                continue
-            if hit is not None:
-                stop = hit
-                slots.append(_Slot(call, self._not_run(call, hit)))
-                continue
-            slots.append(self._prepare(call))
-        self.batch = _Batch(slots, stop)
-        return self.batch.jobs()
+    # -- 4. limits ----------------------------------------------------------------------------------------
 
     def _admit(self, call: ToolCall) -> LimitHit | None:
-        """Count the call against every cap; the first cap it would exceed, or None (and it is counted)."""
-        run, limits, tool = self.run, self.limits, self.tools.get(call.name)
-        caps = [("run_limit", run.tool_calls, limits.run_limit)]
-        if self.thread is not None:
-            caps.append(("thread_limit", self.thread.tool_calls, limits.thread_limit))
-        per_tool = [c for c in ((limits.per_tool or {}).get(call.name), tool.max_calls if tool else None)
-                    if c is not None]
+        """Count the call against every cap: the first cap it would exceed (recorded), or None (counted)."""
+        run, limits, thread = self.run, self.limits, self.thread
+        if not self.capped:
+            self._count(call, None)
+            return None
+        caps = [("max_tool_calls", run.tool_call_count, limits.max_tool_calls)]
+        if thread is not None:
+            caps.append(("max_thread_tool_calls", thread.tool_call_count, limits.max_thread_tool_calls))
+        tool = self.tools.get(call.name)
+        per_tool = [cap for cap in ((limits.max_calls_per_tool or {}).get(call.name),
+                                    tool.max_calls if tool is not None else None) if cap is not None]
         if per_tool:
-            caps.append((f"per_tool:{call.name}", self.per_tool.get(call.name, 0), min(per_tool)))
-        # the canonical spelling costs a json.dumps: only pay for it when a repeat limit is set
-        key = (call.name, _canonical(call)) if limits.repeat_limit is not None else None
+            caps.append((f"max_calls_per_tool:{call.name}", self.per_tool.get(call.name, 0), min(per_tool)))
+        # the canonical spelling costs a json.dumps: only pay for it when a repeat cap is set
+        key = (call.name, _canonical(call)) if limits.max_repeats is not None else None
         if key is not None:
-            caps.append(("repeat_limit", self.repeats.get(key, 0), limits.repeat_limit))
+            caps.append(("max_repeats", self.repeats.get(key, 0), limits.max_repeats))
         for name, used, cap in caps:
             if cap is not None and used + 1 > cap:
-                hit = LimitHit(name, used + 1, cap)
-                run.trace.record("limit", call_id=call.id, limit=name, count=used + 1, maximum=cap,
-                                 action="blocked" if limits.exit_behavior == "continue" else limits.exit_behavior)
-                return hit
-        run.tool_calls += 1
-        if self.thread is not None:
-            self.thread.tool_calls += 1
-        self.per_tool[call.name] = self.per_tool.get(call.name, 0) + 1
-        if key is not None:
-            self.repeats[key] = self.repeats.get(key, 0) + 1
+                action = "blocked" if limits.exit_behavior == "continue" else limits.exit_behavior
+                return self._reached(LimitHit(name, used + 1, cap), action, call.id)
+        self._count(call, key)
         return None
 
-    def _not_run(self, call: ToolCall, hit: LimitHit) -> ToolResult:
-        return ToolResult.failure(call, "not_run", f"not run: {hit.message()}")
+    def _count(self, call: ToolCall, repeat_key: tuple[str, str] | None) -> None:
+        self.run.tool_call_count += 1
+        if self.thread is not None:
+            self.thread.tool_call_count += 1
+        self.per_tool[call.name] = self.per_tool.get(call.name, 0) + 1
+        if repeat_key is not None:
+            self.repeats[repeat_key] = self.repeats.get(repeat_key, 0) + 1
+
+    def _over(self, limit: str, count: int, maximum: int, or_equal: bool = False) -> LimitHit | None:
+        """The run-level cap `limit` (model calls, invalid calls), recorded, when `count` is above `maximum`
+        (or at it, with or_equal: at the step cap no further model call is allowed); else None."""
+        if count < maximum or (count == maximum and not or_equal):
+            return None
+        return self._reached(LimitHit(limit, count, maximum))
+
+    def _reached(self, hit: LimitHit, action: str | None = None, call_id: str | None = None) -> LimitHit:
+        """Record a cap once, where it is noticed; "end" or "error" unless told otherwise."""
+        if action is None:
+            action = "error" if self.limits.exit_behavior == "error" else "end"
+        detail = {"call_id": call_id} if call_id is not None else {}
+        self.run.trace.record("limit", **detail, limit=hit.limit, count=hit.count, maximum=hit.maximum,
+                              action=action)
+        return hit
+
+    def _cancelled(self) -> bool:
+        cancel = self.settings.cancel
+        return bool(cancel.is_set() if hasattr(cancel, "is_set") else cancel())
+
+    # -- 5. lookup -> parse -> schema -> rules -> approval -> a job; then the outcome ----------------------
+
+    def _prepare(self, slot: _Slot) -> None:
+        call, tool = slot.call, self.tools.get(slot.call.name)
+        if tool is None:  # lookup: an unknown name (a typo, or a stale cached tool list)
+            known = ", ".join(sorted(self.tools)) or "none"
+            self._refuse(slot, ToolResult.failure(
+                call, "unknown_tool", f"no tool named {call.name!r}; available tools: {known}"), "lookup")
+            return
+        checked = validate_arguments(tool, call.raw_arguments)  # parse -> schema -> rules
+        if not checked.ok:
+            self._refuse(slot, error_result(call, checked), checked.gate or "parse")
+            return
+        self._gate(call, "rules", True)
+        arguments = checked.arguments
+        if self.settings.approve is not None:  # a human (or a rule) may approve, deny or edit the call
+            decision = normalize_approval(self.settings.approve(call, self._context(tool, call, 1)))
+            if isinstance(decision, Deny):
+                self._gate(call, "approval", False, "denied")
+                slot.result = ToolResult.failure(call, "denied", decision.reason)
+                return
+            if isinstance(decision, Edit):
+                checked = validate_arguments(tool, decision.arguments)
+                if not checked.ok:
+                    self._refuse(slot, error_result(call, checked), "approval")
+                    return
+                arguments = checked.arguments
+            self._gate(call, "approval", True)
+        slot.tool, slot.job = tool, self._job(tool, call, arguments)
 
     def _gate(self, call: ToolCall, gate: str, ok: bool, kind: str | None = None) -> None:
         self.run.trace.record("gate", call_id=call.id, tool=call.name, gate=gate, ok=ok, error=kind)
 
-    def _refuse(self, call: ToolCall, result: ToolResult, gate: str) -> _Slot:
-        """An argument error or unknown tool: reported to the model, unless the policy says raise."""
+    def _refuse(self, slot: _Slot, result: ToolResult, gate: str) -> None:
+        """An argument error or an unknown tool: reported to the model; under "raise" the run ends too."""
+        call = slot.call
         self.run.invalid_calls += 1
         self._gate(call, gate, False, result.error_kind)
-        if self.policy.raise_argument_errors:
-            self.batch = None
-            self.run.error = None
-            self.stop(StopReason.ERROR)
-            raise ToolExecutionError(f"tool call {call.name!r} ({call.id}) refused at the {gate} gate: "
-                                     f"{result.error['message']}", self.run, call)
-        return _Slot(call, result)
-
-    def _prepare(self, call: ToolCall) -> _Slot:
-        tool = self.tools.get(call.name)
-        if tool is None:  # lookup: an unknown name (a typo, or a stale cached tool list)
-            known = ", ".join(sorted(self.tools)) or "none"
-            return self._refuse(call, ToolResult.failure(
-                call, "unknown_tool", f"no tool named {call.name!r}; available tools: {known}"), "lookup")
-        checked = validate_arguments(tool, call.raw_arguments)  # parse -> schema -> rules
-        if not checked.ok:
-            return self._refuse(call, error_result(call, checked), checked.gate or "parse")
-        self._gate(call, "rules", True)
-        arguments = checked.arguments
-        if self.approve is not None:  # a human (or a rule) may approve, deny or edit the call
-            decision = normalize_approval(self.approve(call, self._context(tool, call, 1)))
-            if isinstance(decision, Deny):
-                self._gate(call, "approval", False, "denied")
-                return _Slot(call, ToolResult.failure(call, "denied", decision.reason))
-            if isinstance(decision, Edit):
-                checked = validate_arguments(tool, decision.arguments)
-                if not checked.ok:
-                    return self._refuse(call, error_result(call, checked), "approval")
-                arguments = checked.arguments
-            self._gate(call, "approval", True)
-        return _Slot(call, None, self._job(tool, call, arguments), tool)
+        slot.result = result
+        if self.settings.policy.raise_argument_errors and self.failure is None:
+            error = ToolExecutionError(f"tool call {call.name!r} ({call.id}) refused at the {gate} gate: "
+                                       f"{result.error['message']}", self.run, call)
+            self.failure = (error, None)
 
     def _context(self, tool: Tool, call: ToolCall, attempt: int) -> ToolContext:
-        return ToolContext(call_id=call.id, tool_name=tool.name, state=MappingProxyType(self.run.state),
-                           step=self.run.steps, counters=MappingProxyType(self.per_tool),
-                           run_id=self.run.run_id, attempt=attempt, trace=self.run.trace)
+        run = self.run
+        return ToolContext(call_id=call.id, tool_name=tool.name, state=MappingProxyType(run.state), step=run.steps,
+                           counters=MappingProxyType(self.per_tool), run_id=run.run_id, attempt=attempt,
+                           trace=run.trace)
 
     def _job(self, tool: Tool, call: ToolCall, arguments: dict) -> Job:
         if tool.context_param:
@@ -340,39 +524,19 @@ class LoopCore:
         else:
             def invoke(attempt: int) -> Any:
                 return tool.invoke(arguments, None)
-        timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
-        return Job(call.id, tool.name, invoke, tool.is_async, timeout, self.policy.retry, tool.idempotent)
+        timeout = tool.timeout if tool.timeout is not None else self.settings.tool_timeout
+        return Job(call_id=call.id, tool=tool.name, invoke=invoke, is_async=tool.is_async, timeout=timeout,
+                   retry=self.settings.policy.retry, idempotent=tool.idempotent)
 
-    # -- phase 6: results in emitted order, then decide whether to go on -------------------------------
-    def on_outcomes(self, outcomes: Sequence[Outcome]) -> None:
-        run, batch = self.run, self.batch
-        assert batch is not None, "on_outcomes() without a pending batch"
-        waiting = [slot for slot in batch.slots if slot.job is not None]
+    def take_outcomes(self, outcomes: Sequence[Outcome]) -> None:
+        """The executor's outcomes, one per job in the order given: each becomes its call's result."""
+        waiting = [slot for slot in self.batch or () if slot.result is None]
         if len(waiting) != len(outcomes):
             raise ValueError(f"{len(outcomes)} outcomes for {len(waiting)} jobs: an executor lost or added results")
-        run.tool_runs += sum(o.attempts for o in outcomes)  # counted first: a raising policy may end the run
+        for outcome in outcomes:  # all counted first: turning an outcome into a result may raise (a hook's bug)
+            self.run.tool_runs += outcome.attempts
         for slot, outcome in zip(waiting, outcomes):
             slot.result = self._result(slot, outcome)
-        cancelled = self._cancelled()
-        for slot in batch.slots:
-            result = slot.result
-            run.results.append(result)
-            run.trace.record("result", call_id=result.call_id, tool=result.name, ok=result.ok,
-                             error=result.error_kind)
-            self._append(Message.tool(result))
-        self.batch = None
-
-        # why we might stop now, in order of precedence
-        if batch.stop is not None:
-            self._hit(batch.stop)
-        elif cancelled:
-            self.stop(StopReason.USER_CANCEL)
-        elif self.limits.max_invalid_calls is not None and run.invalid_calls > self.limits.max_invalid_calls:
-            self._hit(LimitHit("max_invalid_calls", run.invalid_calls, self.limits.max_invalid_calls))
-        elif all(s.tool is not None and s.tool.return_direct and s.result.ok for s in batch.slots):
-            # return_direct ends the run only when *every* call of the batch asks for it
-            direct = [s.result.result for s in batch.slots]
-            self.stop(StopReason.RETURN_DIRECT, direct[0] if len(direct) == 1 else direct)
 
     def _result(self, slot: _Slot, outcome: Outcome) -> ToolResult:
         call, tool = slot.call, slot.tool
@@ -390,72 +554,58 @@ class LoopCore:
             except ToolReturnError as exc:
                 outcome = Outcome(error=exc, attempts=outcome.attempts)
         exc = outcome.error
-        text = self.policy.decide(exc, call)
-        if text is None:  # the policy says raise
-            self.batch = None
-            self.run.error = exc
-            self.stop(StopReason.ERROR)
+        text = self.settings.policy.decide(exc, call)
+        if text is None and self.failure is None:  # the policy says raise: this call still gets its result
             said = str(exc) if isinstance(exc, ToolReturnError) else f"tool {call.name!r} raised {exc!r}"
-            raise ToolExecutionError(said, self.run, call) from exc
+            self.failure = (ToolExecutionError(said, self.run, call), exc)
         kind = "timeout" if isinstance(exc, ToolTimeout) else (
             "bad_return" if isinstance(exc, ToolReturnError) else "tool_error")
         message = sanitize_error_text(f"{type(exc).__name__}: {exc}")
         if outcome.attempts > 1:
             message += f" (after {outcome.attempts} attempts)"
-        return ToolResult.failure(call, kind, message, text=None if text == REPORT else text)
+        return ToolResult.failure(call, kind, message, text=text if text not in (None, REPORT) else None)
 
-    def _hit(self, hit: LimitHit) -> None:
-        """A cap that ends the run: raise (exit_behavior="error") or stop with a message naming it."""
-        run = self.run
-        run.limit = hit
-        text = hit.message()
-        run.trace.record("limit", limit=hit.limit, count=hit.count, maximum=hit.maximum,
-                         action="error" if self.limits.exit_behavior == "error" else "end")
-        self._append(Message.assistant(text))
-        if self.limits.exit_behavior == "error":
-            self.stop(StopReason.ERROR, text)
-            raise LimitExceeded(text, run, hit.limit, hit.count, hit.maximum)
-        self.stop(StopReason(hit.stop_reason), text)
+    # -- 6. every call answered, in the model's emitted order ----------------------------------------------
 
+    def _answer_batch(self) -> None:
+        """The turn and its answers join the history together: the history never holds an unanswered call."""
+        run, batch = self.run, self.batch
+        self.batch = None
+        self._append(self.turn.as_message())
+        for slot in batch:
+            run.results.append(slot.result)
+            self._append(Message.tool(slot.result))
+        for slot in batch:  # recorded after the history is whole: a listener that raises cannot split it
+            result = slot.result
+            run.trace.record("result", call_id=result.call_id, tool=result.name, ok=result.ok,
+                             error=result.error_kind)
+        # return_direct ends the run only when *every* call of the batch asks for it, and succeeded
+        if self.any_direct and all(slot.tool is not None and slot.tool.return_direct and slot.result.ok
+                                   for slot in batch):
+            self.direct = [slot.result.result for slot in batch]
 
-def _size(message: Message) -> int:
-    size = len(message.content or "")
-    for call in message.tool_calls:
-        raw = call.raw_arguments
-        size += len(call.name) + (len(raw) if isinstance(raw, str) else len(json.dumps(raw, default=str)))
-    return size
+    def _append(self, message: Message) -> None:
+        self.run.messages.append(message)
+        self.chars += _size(message)
 
-
-def _canonical(call: ToolCall) -> str:
-    """The arguments in one spelling, so {"a":1,"b":2} and {"b":2,"a":1} count as the same call."""
-    if call.arguments is not None:
-        try:
-            return json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
-        except (TypeError, ValueError, RecursionError):
-            pass
-    return str(call.raw_arguments)
+    def _write_back(self) -> None:
+        thread = self.thread
+        if thread is not None and (not thread.runs or thread.runs[-1] is not self.run):
+            thread.messages = list(self.run.messages)
+            thread.runs.append(self.run)
 
 
-# -- the drivers -----------------------------------------------------------------------------------------
+def _not_run(call: ToolCall, why: str) -> ToolResult:
+    return ToolResult.failure(call, "not_run", f"not run: {why}")
 
-def _start(prompt: Any, tools: Sequence[Tool], *, system: str | None, thread: Thread | None,
-           limits: Limits | None, on_tool_error: ErrorPolicyLike, tool_choice: ToolChoicePolicy,
-           parallel_tool_calls: bool | None, stream: bool, approve: Callable | None, cancel: Any,
-           on_event: Callable[[Event], Any] | None, trace: Trace | None,
-           tool_timeout: float | None) -> LoopCore:
-    history = list(thread.messages) if thread is not None else []
-    start = len(history)
-    if system and not any(m.role == "system" for m in history):
-        history.insert(0, Message.system(system))
-    history.extend(_as_messages(prompt))
-    trace = trace or Trace()
-    if on_event is not None:
-        trace.listeners.append(on_event)
-    state = thread.state if thread is not None else {}
-    return LoopCore(list(tools), history, limits=limits if limits is not None else Limits(),
-                    on_tool_error=on_tool_error, tool_choice=tool_choice,
-                    parallel_tool_calls=parallel_tool_calls, stream=stream, thread=thread, approve=approve,
-                    cancel=cancel, trace=trace, start_index=start, state=dict(state), tool_timeout=tool_timeout)
+
+def _check_tool_choice(choice: Any, tools: dict[str, Tool]) -> None:
+    if isinstance(choice, dict) and choice.get("name") not in tools:
+        raise ValueError(f"tool_choice names {choice.get('name')!r}, which is not among the tools "
+                         f"({', '.join(tools) or 'none'})")
+    if isinstance(choice, str) and choice not in ("auto", "none", "required", "required_first"):
+        raise ValueError(f"tool_choice={choice!r}: use 'auto', 'none', 'required', 'required_first', "
+                         "{'name': tool}, or a function (step, run) -> choice")
 
 
 def _as_messages(prompt: Any) -> list[Message]:
@@ -470,86 +620,104 @@ def _as_messages(prompt: Any) -> list[Message]:
     raise TypeError(f"prompt must be a str, a Message or a list of Messages, not {type(prompt).__name__}")
 
 
-def _finish(core: LoopCore, thread: Thread | None) -> Run:
-    run = core.run
-    if thread is not None:
-        thread.messages = list(run.messages)
-        thread.runs.append(run)
-    return run
+def _size(message: Message) -> int:
+    """Characters a message adds to the request (arguments given as an object measured without recursion)."""
+    size = len(message.content or "")
+    for call in message.tool_calls:
+        raw = call.raw_arguments
+        size += len(call.name) + (len(raw) if isinstance(raw, str) else json_shape(raw, max_size=MAX_BYTES)[0])
+    return size
 
+
+def _canonical(call: ToolCall) -> str:
+    """The arguments in one spelling, so {"a":1,"b":2} and {"b":2,"a":1} count as the same call."""
+    if call.arguments is None:  # text that is not a JSON object: the text itself
+        return call.raw_arguments if isinstance(call.raw_arguments, str) else "<not an object>"
+    if json_shape(call.arguments, max_depth=MAX_DEPTH)[1] > MAX_DEPTH:  # json.dumps would recurse too deep;
+        return "<too deep>"  # the parse gate refuses such a call anyway
+    return json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+# -- the drivers: do what the core says, and nothing else ---------------------------------------------------
 
 def run(model: Any, prompt: Any, tools: Sequence[Tool] = (), *, system: str | None = None,
         limits: Limits | None = None, on_tool_error: ErrorPolicyLike = "report",
         tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None, stream: bool = False,
-        executor: str | Executor | None = "threads", max_concurrency: int = 64, thread: Thread | None = None,
-        approve: Callable | None = None, cancel: Any = None, on_event: Callable[[Event], Any] | None = None,
-        trace: Trace | None = None, tool_timeout: float | None = None) -> Run:
+        approve: Callable | None = None, cancel: Any = None, tool_timeout: float | None = None,
+        on_event: Callable[[Event], Any] | None = None, thread: Thread | None = None, trace: Trace | None = None,
+        executor: str | Executor | None = "threads", max_concurrency: int = 64) -> Run:
     """Run the loop to a stop reason and return the Run. `model` has complete(messages, tools, options).
 
-    `tool_timeout` (seconds) bounds every tool without a `timeout` of its own. It is off by default
-    because Python cannot interrupt a function: a timed call runs in a separate thread, which costs
-    about 50 µs a call; set it whenever a tool could hang.
+    The keywords up to `on_event` are the run's `Settings` (see there, e.g. `tool_timeout`); `thread`
+    carries the conversation over from earlier runs; `executor` runs the tool calls ("threads",
+    "sequential", "asyncio" or an Executor). A run that ends by raising raises a RunError whose `.run`
+    is the partial Run, with every call answered.
     """
-    core = _start(prompt, tools, system=system, thread=thread, limits=limits, on_tool_error=on_tool_error,
-                  tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls, stream=stream,
-                  approve=approve, cancel=cancel, on_event=on_event, trace=trace, tool_timeout=tool_timeout)
+    core = LoopCore(tools, prompt, Settings(
+        system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
+        tool_timeout=tool_timeout, on_event=on_event), thread=thread, trace=trace)
     pool, owned = make_executor(executor, max_concurrency=max_concurrency)
     complete = _sync_complete(model)
     try:
-        while (request := core.request()) is not None:
+        while not isinstance(step := core.next(), Done):
+            if isinstance(step, RunTools):
+                core.take_outcomes(pool.run_batch(step.jobs, step.trace))  # 5. execute
+                continue
             try:
-                turn = complete(*request)
-            except Exception as exc:  # noqa: BLE001 — becomes ModelCallError carrying the run
-                core.on_model_error(exc)
-            jobs = core.on_turn(turn)
-            if core.batch is not None:
-                core.on_outcomes(pool.run_batch(jobs, core.run.trace))
-    except RunError:
-        _finish(core, thread)
+                turn = complete(*step)  # 2. call the model
+            except Exception as exc:  # noqa: BLE001 — the run ends with ModelCallError carrying it
+                core.model_failed(exc)
+                continue
+            core.take_turn(turn)
+    except BaseException as exc:
+        core.abort(exc)
         raise
     finally:
         if owned:
             pool.close()
-    return _finish(core, thread)
+    return core.result()
 
 
 async def arun(model: Any, prompt: Any, tools: Sequence[Tool] = (), *, system: str | None = None,
                limits: Limits | None = None, on_tool_error: ErrorPolicyLike = "report",
                tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None,
-               stream: bool = False, executor: str | Executor | None = "asyncio", max_concurrency: int = 64,
-               thread: Thread | None = None, approve: Callable | None = None, cancel: Any = None,
-               on_event: Callable[[Event], Any] | None = None, trace: Trace | None = None,
-               tool_timeout: float | None = None) -> Run:
-    """The same loop as `run`, driven from asyncio: model.acomplete and tools awaited concurrently."""
-    core = _start(prompt, tools, system=system, thread=thread, limits=limits, on_tool_error=on_tool_error,
-                  tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls, stream=stream,
-                  approve=approve, cancel=cancel, on_event=on_event, trace=trace, tool_timeout=tool_timeout)
+               stream: bool = False, approve: Callable | None = None, cancel: Any = None,
+               tool_timeout: float | None = None, on_event: Callable[[Event], Any] | None = None,
+               thread: Thread | None = None, trace: Trace | None = None,
+               executor: str | Executor | None = "asyncio", max_concurrency: int = 64) -> Run:
+    """The same loop as `run`, driven from asyncio: model.acomplete and the tools are awaited."""
+    core = LoopCore(tools, prompt, Settings(
+        system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
+        tool_timeout=tool_timeout, on_event=on_event), thread=thread, trace=trace)
     pool, owned = make_executor(executor, default="asyncio", max_concurrency=max_concurrency)
     acomplete = _async_complete(model)
     try:
-        while (request := core.request()) is not None:
+        while not isinstance(step := core.next(), Done):
+            if isinstance(step, RunTools):
+                core.take_outcomes(await pool.arun_batch(step.jobs, step.trace))  # 5. execute
+                continue
             try:
-                turn = await acomplete(*request)
+                turn = await acomplete(*step)  # 2. call the model
             except Exception as exc:  # noqa: BLE001
-                core.on_model_error(exc)
-            jobs = core.on_turn(turn)
-            if core.batch is not None:
-                core.on_outcomes(await pool.arun_batch(jobs, core.run.trace))
-    except RunError:
-        _finish(core, thread)
+                core.model_failed(exc)
+                continue
+            core.take_turn(turn)
+    except BaseException as exc:
+        core.abort(exc)
         raise
     finally:
         if owned:
             pool.close()
-    return _finish(core, thread)
+    return core.result()
 
 
 def _sync_complete(model: Any) -> Callable[..., ModelTurn]:
     if hasattr(model, "complete"):
         return model.complete
-    if hasattr(model, "acomplete"):
-        from .execute import _run_in_daemon_thread
-        return lambda *a: _run_in_daemon_thread(lambda: asyncio.run(model.acomplete(*a)), None, "model")
+    if hasattr(model, "acomplete"):  # an async-only model from sync code, even inside a running loop
+        return lambda *a: run_in_daemon_thread(lambda: asyncio.run(model.acomplete(*a)), None, "model")
     if callable(model):
         return model
     raise TypeError(f"{type(model).__name__} is not a model: give it complete(messages, tools, options)")

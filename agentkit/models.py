@@ -16,6 +16,7 @@ For a model that reads the request and decides, use the simulator (`agentkit.sim
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from typing import Any, Callable, Sequence
@@ -31,7 +32,7 @@ def call(name: str, arguments: dict | None = None, *, id: str | None = None, raw
     if raw is not None:
         return ToolCall.from_raw(id or "", name, raw)
     args = arguments or {}
-    return ToolCall(id or "", name, json.dumps(args, ensure_ascii=False), args)
+    return ToolCall(id=id or "", name=name, raw_arguments=json.dumps(args, ensure_ascii=False), arguments=args)
 
 
 def as_turn(step: Any, step_number: int) -> ModelTurn:
@@ -47,10 +48,10 @@ def as_turn(step: Any, step_number: int) -> ModelTurn:
     else:
         raise ScriptError(f"script step {step_number} is a {type(step).__name__}; use a ModelTurn, a str, "
                           "a list of ToolCalls or a function returning one of them")
-    calls = tuple(c if c.id else ToolCall(f"call_{step_number}_{i}", c.name, c.raw_arguments, c.arguments)
+    calls = tuple(c if c.id else dataclasses.replace(c, id=f"call_{step_number}_{i}")
                   for i, c in enumerate(turn.tool_calls))
     if calls != turn.tool_calls:
-        turn = ModelTurn(turn.text, calls, turn.stop, turn.native_stop, turn.usage, turn.model, turn.id, turn.raw)
+        turn = dataclasses.replace(turn, tool_calls=calls)
     return turn
 
 

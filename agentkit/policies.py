@@ -13,6 +13,10 @@ Error policies (`on_tool_error=` of `run`) for exceptions raised *inside* a tool
 Argument errors (bad JSON, schema, rules) and unknown tools are not exceptions of the tool: they are
 always reported to the model, except under "raise", which raises for them too.
 
+What "report" shows is `sanitize_error_text(exception)`: no stack traces, URLs, hostnames, IPs, e-mail
+addresses, SQL or file paths reach the model. The exception itself is yours: a function policy receives
+it, and `Run.results` / the trace's `tool_end` events say which call failed with which exception type.
+
 Limits (`limits=` of `run`): one dataclass, None switches a cap off. `exit_behavior` says what
 happens when a tool-call cap is hit: "continue" answers the over-limit calls with an error and lets the
 model go on; "end" stops with a final message naming the limit and the counts; "error" raises
@@ -23,7 +27,9 @@ Left out on purpose: circuit breakers and per-exception backoff tables (a callab
 
 from __future__ import annotations
 
+import functools
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, Mapping, Union
 
@@ -99,20 +105,20 @@ def resolve_error_policy(policy: ErrorPolicyLike) -> ErrorPolicy:
         return policy
     if isinstance(policy, Retry):
         inner = resolve_error_policy(policy.on_failure)
-        return ErrorPolicy(policy, policy, inner.raise_argument_errors, inner._decide)
+        return ErrorPolicy(source=policy, retry=policy, raise_argument_errors=inner.raise_argument_errors,
+                           _decide=inner._decide)
     if policy == "report":
-        return ErrorPolicy(policy, None, False, lambda exc, call: REPORT)
+        return ErrorPolicy(source=policy, _decide=lambda exc, call: REPORT)
     if policy == "raise":
-        return ErrorPolicy(policy, None, True, lambda exc, call: None)
+        return ErrorPolicy(source=policy, raise_argument_errors=True, _decide=lambda exc, call: None)
     if isinstance(policy, str):
-        return ErrorPolicy(policy, None, False, lambda exc, call: policy)
+        return ErrorPolicy(source=policy, _decide=lambda exc, call: policy)
     if isinstance(policy, type) and issubclass(policy, BaseException):
         policy = (policy,)
     if isinstance(policy, tuple) and policy and all(
             isinstance(p, type) and issubclass(p, BaseException) for p in policy):
         classes = policy
-        return ErrorPolicy(policy, None, False,
-                           lambda exc, call: REPORT if isinstance(exc, classes) else None)
+        return ErrorPolicy(source=policy, _decide=lambda exc, call: REPORT if isinstance(exc, classes) else None)
     if isinstance(policy, type):  # a class is callable, but int(exc, call) is not a policy
         raise TypeError(f"on_tool_error={policy!r} is not a policy: a class must be an exception class")
     if callable(policy):
@@ -122,70 +128,127 @@ def resolve_error_policy(policy: ErrorPolicyLike) -> ErrorPolicy:
                 raise TypeError(f"on_tool_error function returned {type(text).__name__}; "
                                 "return a str for the model, or None to raise")
             return text
-        return ErrorPolicy(policy, None, False, decide)
+        return ErrorPolicy(source=policy, _decide=decide)
     raise TypeError(f"on_tool_error={policy!r} is not a policy: use 'report', 'raise', a text, "
                     "exception class(es), a function (exc, call) -> str | None, or Retry(...)")
+
+
+# -- error text a model may read: what "report" shows of a tool's exception ----------------------------
+
+@functools.lru_cache(maxsize=1)
+def _redactions() -> tuple[tuple[re.Pattern, str], ...]:
+    """(pattern, replacement) in the order they run; compiled on first use, not at import."""
+    return (
+        (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+"), "<url>"),
+        (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "<email>"),
+        (re.compile(r"(?is)\b(?:select\b.+?\bfrom\b|insert\s+into\b|update\s+\S+\s+set\b|"
+                    r"delete\s+from\b|(?:create|drop|alter|truncate)\s+"
+                    r"(?:table|index|view|database|schema)\b)[^\n]*"), "<sql>"),
+        (re.compile(r"\b[A-Za-z]:\\[^\s'\"]+"), "<path>"),
+        (re.compile(r"(?<![\w.:/])(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?"), "<path>"),
+        # IPv6: hex groups and colons with a hex letter or a "::" somewhere (so 12:30:45 stays a time)
+        (re.compile(r"\[[0-9a-fA-F:]+\](?::\d+)?|(?<![\w:])(?=[0-9a-fA-F:]*(?:::|[a-fA-F]))"
+                    r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?![\w:])"), "<ip>"),
+        (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"), "<ip>"),
+        # hostnames: a known suffix, or a country code after two labels, or localhost, or name:port
+        (re.compile(r"(?i)\b(?:(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|cloud|"
+                    r"internal|local|lan|corp|intra|svc|cluster)"
+                    r"|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){2,}[a-z]{2}|localhost)\b(?::\d{1,5})?"
+                    r"|\b[a-z][a-z0-9-]*:\d{4,5}\b"), "<host>"),
+    )
+
+
+_TRACE_LINE = r'^\s*(File ".*", line \d+.*|at [\w$.<>]+\(.*\)|Traceback \(most recent call last\):)\s*$'
+
+
+def sanitize_error_text(text: str, max_length: int = 300) -> str:
+    """Exception text made safe and short enough to show a model: no stack traces, URLs, hostnames, IPs,
+    e-mail addresses, SQL or file paths.
+
+        sanitize_error_text('could not connect to db-7.prod.internal:5432 (SELECT * FROM users)')
+        -> 'could not connect to <host> (<sql>)'
+
+    Pattern-based, so it errs towards removing too much.
+    Left out on purpose: secrets that look like ordinary words (a redaction list belongs to the app).
+    """
+    lines = [line for line in str(text).splitlines() if not re.match(_TRACE_LINE, line)]
+    if "Traceback (most recent call last)" in str(text):
+        # after a traceback's frames come source lines; the last line is the exception itself
+        lines = [line for line in lines if line.strip()][-1:]
+    out = " ".join(line.strip() for line in lines if line.strip())
+    for pattern, replacement in _redactions():
+        out = pattern.sub(replacement, out)
+    out = re.sub(r"\s+", " ", out).strip()
+    return out if len(out) <= max_length else out[:max_length - 1] + "…"
 
 
 # -- limits --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Limits:
-    """Caps on a run. None switches a cap off.
+    """Caps on a run, each named `max_<what it counts>`. None switches a cap off.
 
-    max_steps      model calls per run (the iteration cap; requested tools are not run at the cap)
-    run_limit      tool calls per run
-    thread_limit   tool calls across all runs of one Thread
-    per_tool       {"tool_name": cap} per run (a tool's own `max_calls` flag adds to this)
-    repeat_limit   how many times the same tool with the same arguments may run per run
-    max_invalid_calls  argument errors (bad JSON, schema, rules, unknown tool) per run before the run
-                   stops with "schema_fail"
-    exit_behavior  "continue" | "end" | "error" when a tool-call cap is hit (max_steps always stops:
-                   with "error" it raises, otherwise it ends)
+    max_steps              model calls per run (the iteration cap; requested tools are not run at the cap)
+    max_tool_calls         tool calls per run
+    max_thread_tool_calls  tool calls across all runs of one Thread
+    max_calls_per_tool     {"tool_name": cap} per run (a tool's own `max_calls` flag adds to this)
+    max_repeats            how often the same tool with the same arguments may run per run
+    max_invalid_calls      argument errors (bad JSON, schema, rules, unknown tool) per run before the
+                           run stops with "schema_fail"
+    exit_behavior          "continue" | "end" | "error" when a tool-call cap is hit (max_steps always
+                           stops: with "error" it raises, otherwise it ends)
+
+    LangChain's ToolCallLimitMiddleware calls the first two tool-call caps `run_limit` and `thread_limit`;
+    the final message keeps its words ("Tool call limit reached: run limit exceeded (4/3 calls).") so that
+    the two can be compared side by side.
 
     The default caps a run at 20 model calls: an agent that never stops is the most common bug, and a
     cap you did not choose is better than none (LangGraph's default is 10,007 steps).
     """
 
     max_steps: int | None = 20
-    run_limit: int | None = None
-    thread_limit: int | None = None
-    per_tool: Mapping[str, int] | None = None
-    repeat_limit: int | None = None
+    max_tool_calls: int | None = None
+    max_thread_tool_calls: int | None = None
+    max_calls_per_tool: Mapping[str, int] | None = None
+    max_repeats: int | None = None
     max_invalid_calls: int | None = None
     exit_behavior: ExitBehavior = "end"
 
     def __post_init__(self):
-        for name in ("max_steps", "run_limit", "thread_limit", "repeat_limit", "max_invalid_calls"):
+        for name in ("max_steps", "max_tool_calls", "max_thread_tool_calls", "max_repeats", "max_invalid_calls"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise ValueError(f"Limits.{name}={value!r}: use a whole number >= 0, or None for no cap")
-        if self.per_tool is not None and not isinstance(self.per_tool, Mapping):
-            raise TypeError(f"Limits.per_tool={self.per_tool!r}: use a dict {{tool_name: cap}}")
-        for tool_name, cap in (self.per_tool or {}).items():
+        if self.max_calls_per_tool is not None and not isinstance(self.max_calls_per_tool, Mapping):
+            raise TypeError(f"Limits.max_calls_per_tool={self.max_calls_per_tool!r}: use a dict {{tool_name: cap}}")
+        for tool_name, cap in (self.max_calls_per_tool or {}).items():
             if not isinstance(cap, int) or isinstance(cap, bool) or cap < 0:
-                raise ValueError(f"Limits.per_tool[{tool_name!r}]={cap!r}: use a whole number >= 0")
+                raise ValueError(f"Limits.max_calls_per_tool[{tool_name!r}]={cap!r}: use a whole number >= 0")
         if self.exit_behavior not in ("continue", "end", "error"):
             raise ValueError(f"Limits.exit_behavior={self.exit_behavior!r}: use 'continue', 'end' or 'error'")
 
 
 @dataclass(frozen=True)
 class LimitHit:
-    """Which cap a call ran into, with the counts the final message names."""
+    """Which cap was reached, with the counts the final message names.
 
-    limit: str  # "run_limit", "thread_limit", "per_tool:<name>", "repeat_limit", "max_steps"
+    `limit` is the Limits field ("max_tool_calls", "max_steps", ...); for a per-tool cap it also names
+    the tool: "max_calls_per_tool:search".
+    """
+
+    limit: str
     count: int
     maximum: int
 
     @property
     def stop_reason(self) -> str:
-        return {"repeat_limit": "repeated_call", "max_steps": "max_steps",
+        return {"max_repeats": "repeated_call", "max_steps": "max_steps",
                 "max_invalid_calls": "schema_fail"}.get(self.limit, "tool_limit")
 
     def message(self) -> str:
-        label = {"run_limit": "run limit", "thread_limit": "thread limit", "repeat_limit": "repeat limit",
-                 "max_steps": "step limit", "max_invalid_calls": "invalid call limit",
-                 }.get(self.limit, self.limit.replace("per_tool:", "limit for "))
+        label = {"max_tool_calls": "run limit", "max_thread_tool_calls": "thread limit",
+                 "max_repeats": "repeat limit", "max_steps": "step limit", "max_invalid_calls": "invalid call limit",
+                 }.get(self.limit, self.limit.replace("max_calls_per_tool:", "limit for "))
         unit = "model calls" if self.limit == "max_steps" else "calls"
         head = "Step limit reached" if self.limit == "max_steps" else "Tool call limit reached"
         return f"{head}: {label} exceeded ({self.count}/{self.maximum} {unit})."

@@ -22,10 +22,18 @@ The words of this module:
                    (call id, read-only run state, step, per-tool counters, run id, attempt)
     Update         return Update(state={...}, message=...) to change run state *and* answer the call
     RuleViolation  raised by a rule (gate 3) to refuse a call, with the path of the culprit field
-    to_strict      rewrite a schema for OpenAI strict mode; strict_problems says what is missing
+
+`@tool(strict=True)` rewrites the schema for OpenAI strict mode with `agentkit.strict.to_strict`.
 
 The schema comes from pydantic (we do not write a schema generator); the conversion of JSON arguments
 to Python values uses the same pydantic model, built once per tool.
+
+Every tool is checked when it is defined, so a mistake shows up at its definition with the tool's name,
+not as a failed call in the middle of a run: the schema must be valid JSON Schema 2020-12 (checked
+against the meta-schema), plain JSON (no NaN), self-contained (every $ref resolves) and satisfiable
+(no empty enum, no minimum above maximum, defaults that fit); the function must return one value (no
+generators, no classes); the flags must be of their kind (`timeout` a finite number of seconds,
+`max_calls` a whole number, not True). Each refusal is a ToolDefinitionError naming the parameter.
 
 Left out on purpose: positional-only parameters and *args/**kwargs (a model sends one JSON object, so
 every parameter needs a name); output schemas; type hints that only resolve inside a function body
@@ -42,13 +50,16 @@ import inspect
 import json
 import math
 import re
+import threading
 import typing
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType, UnionType
 from typing import Any, Union
 
 from .errors import ToolDefinitionError, ToolReturnError
+from .strict import accepts_null, json_type, subschemas, to_strict, walk
 from .types import ToolSpec
 
 #: A business rule (gate 3): gets the schema-valid JSON arguments, returns a refusal message or None.
@@ -147,16 +158,16 @@ class Tool:
     _convert: Callable[[dict], dict] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name or ""):
+        # Every way of building a Tool ends here, so every tool is checked: a mistake surfaces when the
+        # tool is defined, with its name, not at the first call in the middle of a run.
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise ToolDefinitionError(
                 f"tool name {self.name!r} is not allowed: use 1-64 letters, digits, '_' or '-'")
-        if not isinstance(self.parameters, dict) or _json_type(self.parameters) != "object":
-            raise ToolDefinitionError(f"tool {self.name!r}: parameters must be an object schema "
-                                      f"({{'type': 'object', 'properties': ...}})")
-        if self.timeout is not None and not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
-            raise ToolDefinitionError(f"tool {self.name!r}: timeout must be a positive number of seconds")
-        if self.max_calls is not None and not (isinstance(self.max_calls, int) and self.max_calls >= 1):
-            raise ToolDefinitionError(f"tool {self.name!r}: max_calls must be an integer >= 1")
+        check_flags(self.name, description=self.description, return_direct=self.return_direct,
+                    idempotent=self.idempotent, timeout=self.timeout, max_calls=self.max_calls,
+                    strict=self.strict)
+        check_function(self.name, self.fn)
+        check_parameters(self.name, self.parameters)
         rules = tuple(self.rules)
         for rule in rules:
             if not callable(rule):
@@ -187,10 +198,13 @@ class Tool:
                                     "properties": {"text": {"type": "string"}}, "required": ["text"]},
                                     lambda text: text)
         """
+        if strict:  # check what was written, before the rewrite moves defaults into descriptions
+            check_parameters(name, parameters)
         # A private copy: validators are cached per schema object, so nobody may change it under us.
         params = to_strict(parameters) if strict else copy.deepcopy(parameters)
-        return cls(name, description, params, fn, _is_async(fn), context_param, return_direct, idempotent,
-                   timeout, max_calls, strict, tuple(rules))
+        return cls(name=name, description=description, parameters=params, fn=fn, is_async=_is_async(fn),
+                   context_param=context_param, return_direct=return_direct, idempotent=idempotent,
+                   timeout=timeout, max_calls=max_calls, strict=strict, rules=tuple(rules))
 
     def with_rules(self, *rules: Rule) -> Tool:
         """A copy with more gate-3 rules (a frozen Tool cannot grow a `@my_tool.rule` decorator)."""
@@ -239,6 +253,169 @@ class Tool:
 
 
 # ----------------------------------------------------------------------------------------------------------
+# Checked at definition: what would otherwise fail at the first call, or on the wire
+# ----------------------------------------------------------------------------------------------------------
+
+def check_flags(tool_name: str, *, description: Any, return_direct: Any, idempotent: Any, timeout: Any,
+                max_calls: Any, strict: Any) -> None:
+    """Refuse a flag of the wrong kind: `timeout=float("inf")` would fail every call with OverflowError."""
+    def refuse(flag: str, value: Any, wanted: str) -> ToolDefinitionError:
+        return ToolDefinitionError(f"tool {tool_name!r}: {flag}={value!r}: {wanted}")
+
+    if not isinstance(description, str):
+        raise refuse("description", description, "use a str")
+    for flag, value in (("return_direct", return_direct), ("idempotent", idempotent), ("strict", strict)):
+        if not isinstance(value, bool):
+            raise refuse(flag, value, "use True or False")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not 0 < timeout <= threading.TIMEOUT_MAX):  # also refuses NaN
+        raise refuse("timeout", timeout, f"use a number of seconds > 0 (at most {threading.TIMEOUT_MAX:g}), "
+                                         f"or None for no timeout")
+    if max_calls is not None and (isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1):
+        raise refuse("max_calls", max_calls, "use a whole number >= 1, or None for no cap")
+
+
+def check_function(tool_name: str, fn: Any) -> None:
+    """Refuse what cannot answer a call with one value: classes, generators, non-callables."""
+    if isinstance(fn, type):
+        raise ToolDefinitionError(f"tool {tool_name!r}: {fn.__qualname__} is a class; a tool is a function "
+                                  f"(or an object with __call__)")
+    if not callable(fn):
+        raise ToolDefinitionError(f"tool {tool_name!r}: {fn!r} is not callable")
+    call = fn if inspect.isroutine(fn) else type(fn).__call__
+    if inspect.isgeneratorfunction(call) or inspect.isasyncgenfunction(call):
+        raise ToolDefinitionError(f"tool {tool_name!r}: the function is a generator; every call needs exactly "
+                                  f"one result, so collect the items and return them as a list")
+
+
+def check_parameters(tool_name: str, schema: Any) -> None:
+    """Refuse a parameters schema that could not go on the wire, or that no arguments could satisfy.
+
+    In order: an object schema; plain JSON (no NaN, Infinity or Python objects); valid against the
+    JSON Schema 2020-12 meta-schema; every $ref resolvable; no empty enum or minimum above maximum; every
+    parameter's default valid against the parameter's own schema. Each refusal names the parameter.
+    """
+    if not isinstance(schema, dict) or json_type(schema) != "object":
+        raise ToolDefinitionError(f"tool {tool_name!r}: parameters must be an object schema "
+                                  f"({{'type': 'object', 'properties': ...}}), got {_short(schema)}")
+    names = list(schema["properties"]) if isinstance(schema.get("properties"), dict) else []
+
+    def refuse(pointer: str, problem: str) -> ToolDefinitionError:
+        return ToolDefinitionError(f"tool {tool_name!r}: {_place(pointer, names)}: {problem}")
+
+    problem = _not_json(schema)
+    if problem is not None:
+        raise refuse(*problem)
+    # jsonschema loads here, at the first definition, not when agentkit is imported (it is slow to import)
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        pointer = "#" + "".join(f"/{p}" for p in exc.absolute_path)
+        raise refuse(pointer, f"not valid JSON Schema 2020-12: {_shorten(exc.message)}") from None
+    for pointer, ref in _dangling_refs(schema):
+        raise refuse(pointer, f"$ref {ref!r} points nowhere (schemas must be self-contained: "
+                              f"put definitions under $defs)")
+    for pointer, node in walk(schema):
+        problem = _unsatisfiable(node)
+        if problem is not None:
+            raise refuse(pointer, f"{problem}: no arguments could ever pass")
+    validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    for name in names:
+        sub = schema["properties"][name]
+        if isinstance(sub, dict) and "default" in sub:
+            wrong = next(iter(validator.evolve(schema=sub).iter_errors(sub["default"])), None)
+            if wrong is not None:
+                hint = "; if it means 'not given', allow null (in Python: `int | None = None`)" if (
+                    sub["default"] is None) else ""
+                raise refuse(f"#/properties/{name}", f"the default {_short(sub['default'])} does not fit its own "
+                                                     f"schema ({_shorten(wrong.message)}){hint}")
+
+
+def _place(pointer: str, names: list[str]) -> str:
+    """'parameter 'city'' for anything under #/properties/city; the JSON pointer elsewhere."""
+    for name in names:
+        prefix = f"#/properties/{name}"
+        if pointer == prefix or pointer.startswith(prefix + "/"):
+            inner = pointer[len(prefix):]
+            return f"parameter {name!r}" + (f" (at {inner[1:]})" if inner else "")
+    return "parameters" if pointer == "#" else f"parameters at {pointer}"
+
+
+def _not_json(value: Any) -> tuple[str, str] | None:
+    """(pointer, problem) for the first thing in `value` that JSON cannot carry, or None. No recursion."""
+    stack: list[tuple[str, Any]] = [("#", value)]
+    while stack:
+        pointer, node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return pointer, f"{node!r} is not a JSON number; the schema could not be sent to a model"
+        if isinstance(node, dict):
+            for key, child in node.items():
+                if not isinstance(key, str):
+                    return pointer, f"the key {key!r} is not a string; JSON object keys are strings"
+                stack.append((f"{pointer}/{key}", child))
+        elif isinstance(node, (list, tuple)):
+            stack.extend((f"{pointer}/{i}", child) for i, child in enumerate(node))
+        elif not (node is None or isinstance(node, (str, int, float, bool))):
+            return pointer, f"a {type(node).__qualname__} is not JSON; the schema could not be sent to a model"
+    return None
+
+
+def _dangling_refs(schema: dict) -> Iterator[tuple[str, str]]:
+    """(pointer, $ref) for every $ref that does not resolve inside the schema (remote ones included)."""
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    root = DRAFT202012.create_resource(schema)
+    resolver = Registry().with_resource(root.id() or "", root).resolver(root.id() or "")
+    stack = [("#", schema, resolver)]
+    while stack:
+        pointer, node, resolver = stack.pop()
+        if "$id" in node and node is not schema:  # a nested $id starts a new base for the refs below it
+            resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+        for key in ("$ref", "$dynamicRef"):
+            if isinstance(node.get(key), str):
+                try:
+                    resolver.lookup(node[key])
+                except Unresolvable:
+                    yield f"{pointer}/{key}", node[key]
+        stack.extend((pointer + suffix, sub, resolver) for suffix, sub in subschemas(node))
+
+
+#: Lower and upper bounds that cannot both hold when the first is above (or, for "<", at) the second.
+_BOUNDS = (("minimum", "maximum", ">"), ("exclusiveMinimum", "exclusiveMaximum", ">="),
+           ("minimum", "exclusiveMaximum", ">="), ("exclusiveMinimum", "maximum", ">="),
+           ("minLength", "maxLength", ">"), ("minItems", "maxItems", ">"),
+           ("minProperties", "maxProperties", ">"), ("minContains", "maxContains", ">"))
+
+
+def _unsatisfiable(node: dict) -> str | None:
+    if node.get("enum") == []:
+        return "the enum is empty (an Enum class without members?)"
+    for low, high, clash in _BOUNDS:
+        a, b = node.get(low), node.get(high)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and (a > b if clash == ">" else a >= b):
+            return f"{low} {a:g} is {'above' if clash == '>' else 'not below'} {high} {b:g}"
+    properties = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+    if node.get("additionalProperties") is False and not node.get("patternProperties"):
+        missing = [name for name in node.get("required") or () if name not in properties]
+        if missing:
+            return f"{missing[0]!r} is required but not a property of this closed object"
+    return None
+
+
+def _short(value: Any) -> str:
+    return _shorten(json.dumps(value, default=repr) if not isinstance(value, float) else repr(value))
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# ----------------------------------------------------------------------------------------------------------
 # @tool
 # ----------------------------------------------------------------------------------------------------------
 
@@ -271,9 +448,12 @@ def _build(fn: Callable[..., Any], *, name: str | None, description: str | None,
     if isinstance(fn, Tool) or not callable(fn):
         raise ToolDefinitionError(f"@tool needs a plain function, got {fn!r}")
     tool_name = name or getattr(fn, "__name__", "")
-    if not _NAME.match(tool_name):
+    if not isinstance(tool_name, str) or not _NAME.match(tool_name):
         raise ToolDefinitionError(f"tool name {tool_name!r} is not allowed: use 1-64 letters, digits, "
                                   f"'_' or '-' (a lambda needs name=...)")
+    check_function(tool_name, fn)
+    check_flags(tool_name, description="" if description is None else description, return_direct=return_direct,
+                idempotent=idempotent, timeout=timeout, max_calls=max_calls, strict=strict)
 
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     doc_params = {p.arg_name: p.description for p in doc.params if p.description}
@@ -318,19 +498,29 @@ def _build(fn: Callable[..., Any], *, name: str | None, description: str | None,
 
     try:
         model = create_model(f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
-        raw_schema = model.model_json_schema()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            raw_schema = model.model_json_schema()
     except Exception as exc:  # pydantic raises several kinds; name the culprit parameter
         raise _type_error(tool_name, fields, aliases, exc) from exc
+    for key in fields:  # pydantic only warns about a default it cannot write as JSON, and leaves it out
+        pname = aliases[key]
+        if pname in has_default and "default" not in raw_schema["properties"].get(pname, {}) and caught:
+            raise ToolDefinitionError(f"tool {tool_name!r}: parameter {pname!r}: the default "
+                                      f"{_shorten(repr(signature.parameters[pname].default))} cannot be written as "
+                                      f"JSON, so the model could not be told it")
 
     parameters = _tidy_schema(raw_schema)
     # In strict mode, null for an optional parameter that cannot be None means "use the default".
     null_means_default = frozenset(p for p in has_default
-                                   if not _accepts_null(parameters["properties"].get(p, {})))
-    if strict:
+                                   if not accepts_null(parameters["properties"].get(p, {})))
+    if strict:  # check what pydantic wrote, before the rewrite moves defaults into descriptions
+        check_parameters(tool_name, parameters)
         parameters = to_strict(parameters)
     convert = _converter(model, aliases, null_means_default if strict else frozenset())
-    return Tool(tool_name, description, parameters, fn, _is_async(fn), context_param, return_direct,
-                idempotent, timeout, max_calls, strict, rules, convert)
+    return Tool(name=tool_name, description=description, parameters=parameters, fn=fn, is_async=_is_async(fn),
+                context_param=context_param, return_direct=return_direct, idempotent=idempotent,
+                timeout=timeout, max_calls=max_calls, strict=strict, rules=rules, _convert=convert)
 
 
 def _type_hints(fn: Callable[..., Any], tool_name: str, signature: inspect.Signature) -> dict[str, Any]:
@@ -409,7 +599,7 @@ def _auto_title(name: str) -> str:
 
 def _tidy_schema(raw: dict) -> dict:
     """pydantic's schema, minus titles that only repeat names, with the root keys in reading order."""
-    for node in _walk(raw):
+    for _, node in walk(raw):
         props = node.get("properties")
         if isinstance(props, dict):
             for key, sub in props.items():
@@ -429,15 +619,22 @@ def _tidy_schema(raw: dict) -> dict:
 def _converter(model: Any, aliases: dict[str, str], null_means_default: frozenset) -> Callable[[dict], dict]:
     from pydantic import ValidationError
 
+    validate_python = model.__pydantic_validator__.validate_python  # model_validate without its wrapper
+
     def convert(arguments: dict) -> dict:
         if null_means_default:
             arguments = {k: v for k, v in arguments.items() if not (v is None and k in null_means_default)}
         try:
-            text = json.dumps(arguments)
-        except (TypeError, ValueError):
-            # Called from Python with Python values (an Enum member, a date): take them as they are.
-            validated = model.model_validate(arguments, strict=True)
-        else:
+            # Most arguments are already of the declared Python types (str, int, list[str] ...): strict
+            # validation of the Python values accepts exactly those, and costs no JSON round trip.
+            validated = validate_python(arguments, strict=True)
+        except ValidationError as python_error:
+            try:
+                text = json.dumps(arguments)
+            except (TypeError, ValueError):  # Python values that JSON cannot carry: that error stands
+                raise python_error from None
+            # JSON text is the form a model sends: strict JSON validation builds Enum members, dates,
+            # tuples and nested models from it, and still never turns "5" into 5.
             try:
                 validated = model.model_validate_json(text, strict=True)
             except ValidationError as exc:
@@ -521,248 +718,3 @@ def _json_key(key: Any, tool_name: str) -> str:
         return json.dumps(key)  # what json.dumps itself does with such keys
     raise ToolReturnError(tool_name, f"returned a dict with a key of type {type(key).__qualname__!r}; "
                                      f"JSON object keys are strings")
-
-
-# ----------------------------------------------------------------------------------------------------------
-# OpenAI strict mode: lint and rewrite
-# ----------------------------------------------------------------------------------------------------------
-# Strict mode (constrained decoding) accepts a JSON Schema subset: every object closed with
-# additionalProperties: false, every property listed in required ("optional" = nullable), and none of the
-# keywords below. It lives here, not in validate, because @tool(strict=True) needs it to build the schema.
-
-#: Keywords OpenAI strict mode rejects (its structured-outputs guide; same list as pydantic-ai's profile).
-STRICT_UNSUPPORTED = ("minLength", "maxLength", "patternProperties", "unevaluatedProperties",
-                      "propertyNames", "minProperties", "maxProperties", "unevaluatedItems", "contains",
-                      "minContains", "maxContains", "uniqueItems",
-                      # composition beyond anyOf
-                      "allOf", "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas")
-#: The string formats strict mode knows.
-STRICT_FORMATS = ("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid")
-
-# Keywords whose value is one subschema / a list of them / a name -> subschema mapping.
-_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-        "unevaluatedItems", "unevaluatedProperties")
-_MANY = ("anyOf", "oneOf", "allOf", "prefixItems")
-_NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-
-
-def _children(node: dict) -> Iterator[tuple[str, dict]]:
-    """(JSON-pointer suffix, subschema) for every direct subschema of `node`."""
-    for key in _ONE:
-        if isinstance(node.get(key), dict):
-            yield f"/{key}", node[key]
-    for key in _MANY:
-        if isinstance(node.get(key), list):
-            for i, sub in enumerate(node[key]):
-                if isinstance(sub, dict):
-                    yield f"/{key}/{i}", sub
-    if isinstance(node.get("items"), list):  # draft-4 style tuple items
-        for i, sub in enumerate(node["items"]):
-            if isinstance(sub, dict):
-                yield f"/items/{i}", sub
-    for key in _NAMED:
-        if isinstance(node.get(key), dict):
-            for name, sub in node[key].items():
-                if isinstance(sub, dict):
-                    yield f"/{key}/{name}", sub
-
-
-def _walk(schema: dict) -> Iterator[dict]:
-    yield schema
-    for _, sub in _children(schema):
-        yield from _walk(sub)
-
-
-def _walk_with_pointer(schema: dict, pointer: str = "#") -> Iterator[tuple[str, dict]]:
-    yield pointer, schema
-    for suffix, sub in _children(schema):
-        yield from _walk_with_pointer(sub, pointer + suffix)
-
-
-def _json_type(node: dict) -> str | None:
-    t = node.get("type")
-    if t == "object" or (isinstance(t, list) and "object" in t) or (t is None and "properties" in node):
-        return "object"
-    return t if isinstance(t, str) else None
-
-
-_ANNOTATIONS = {"description", "title", "examples", "default", "$comment"}
-
-
-def _accepts_null(node: Any) -> bool:
-    if not isinstance(node, dict) or not set(node) - _ANNOTATIONS:  # no constraint at all
-        return True
-    t = node.get("type")
-    if t == "null" or (isinstance(t, list) and "null" in t):
-        return True
-    if None in (node.get("enum") or ()) or ("const" in node and node["const"] is None):
-        return True
-    return any(_accepts_null(b) for key in ("anyOf", "oneOf") for b in node.get(key) or ())
-
-
-def strict_problems(schema: dict) -> list[str]:
-    """Why `schema` would be rejected by OpenAI strict mode ([] when it is fine). Each line names a place.
-
-        strict_problems({"type": "object", "properties": {"city": {"type": "string"}}})
-        -> ["#: additionalProperties must be false", "#: 'city' must be listed in required (make it
-            nullable if it is optional)"]
-
-    Left out on purpose: size limits (nesting depth, property and enum counts), which change over time
-    and which no rewrite can fix.
-    """
-    problems = []
-    if _json_type(schema) != "object" or "anyOf" in schema:
-        problems.append("#: the root must be a plain object schema (type: object, no anyOf)")
-    for pointer, node in _walk_with_pointer(schema):
-        for key in STRICT_UNSUPPORTED:
-            if key in node:
-                problems.append(f"{pointer}: '{key}' is not supported in strict mode")
-        fmt = node.get("format")
-        if fmt is not None and fmt not in STRICT_FORMATS:
-            problems.append(f"{pointer}: format {fmt!r} is not supported in strict mode")
-        if "default" in node:
-            problems.append(f"{pointer}: 'default' is not supported in strict mode (OpenAI ignores it, "
-                            f"Azure rejects it); say it in the description")
-        if "$ref" in node and len(node) > 1:
-            siblings = ", ".join(k for k in node if k != "$ref")
-            problems.append(f"{pointer}: '$ref' with sibling keywords ({siblings}) must be inlined")
-        if _json_type(node) == "object":
-            if node.get("additionalProperties") is not False:
-                problems.append(f"{pointer}: additionalProperties must be false")
-            required = set(node.get("required") or ())
-            for prop in node.get("properties") or {}:
-                if prop not in required:
-                    problems.append(f"{pointer}: {prop!r} must be listed in required "
-                                    f"(make it nullable if it is optional)")
-    return problems
-
-
-def to_strict(schema: dict) -> dict:
-    """The OpenAI-strict variant of `schema` (a new dict; the input is not changed).
-
-        to_strict({"type": "object", "properties": {"days": {"type": "integer", "default": 1}}})
-        -> {"type": "object", "properties": {"days": {"type": ["integer", "null"],
-            "description": "(default=1)"}}, "required": ["days"], "additionalProperties": False}
-
-    Every object gets additionalProperties: false and lists every property in required; properties that
-    were optional become nullable; unsupported keywords and defaults move into the description (so the
-    model still reads them; gate 2 still checks the schema the model saw); oneOf becomes anyOf, allOf is
-    merged, $ref with siblings is inlined. `to_strict(to_strict(s)) == to_strict(s)`.
-    Left out on purpose: map types (dict[str, X]) cannot be strict; they become closed, empty objects.
-    """
-    root = copy.deepcopy(schema)
-    if "type" not in root and "anyOf" not in root:
-        root = {"type": "object", **root}
-    defs = {**(root.get("definitions") or {}), **(root.get("$defs") or {})}
-    return _strict_node(root, defs, frozenset())
-
-
-def _strict_node(node: dict, defs: dict, inside: frozenset) -> dict:
-    """Rewrite one subschema (children included). `inside`: the $refs being inlined or defined around
-    this node; a reference back to one of them is not inlined again, so recursive schemas stay finite."""
-    notes = []
-    # $ref with siblings: inline the definition, like the OpenAI SDK does; a plain $ref stays as it is
-    if "$ref" in node and len(node) > 1:
-        ref = node["$ref"]
-        resolved = _resolve(node, defs) if ref not in inside else None
-        if resolved is None:  # recursive or not local: keep the $ref alone inside anyOf, siblings outside
-            node = {"anyOf": [{"$ref": ref}], **{k: v for k, v in node.items() if k != "$ref"}}
-        else:
-            node, inside = resolved, inside | {ref}
-    while isinstance(node.get("allOf"), list):  # merge the parts (a part may bring its own allOf)
-        for part in node.pop("allOf"):
-            part = _resolve(part, defs) if isinstance(part, dict) else None
-            if part is None:
-                continue
-            if "properties" in part:
-                node.setdefault("properties", {}).update(part.pop("properties"))
-            if "required" in part:
-                node["required"] = list(dict.fromkeys([*node.get("required", []), *part.pop("required")]))
-            for key, value in part.items():
-                node.setdefault(key, value)
-    if "oneOf" in node:
-        node["anyOf"] = node.get("anyOf", []) + node.pop("oneOf")
-    if "default" in node:
-        default = node.pop("default")
-        if default is not None:
-            notes.append(f"default={_compact(default)}")
-    for key in STRICT_UNSUPPORTED:
-        if key in node:
-            notes.append(f"{key}={_compact(node.pop(key))}")
-    if "format" in node and node["format"] not in STRICT_FORMATS:
-        notes.append(f"format={_compact(node.pop('format'))}")
-    if notes:
-        note = "(" + "; ".join(notes) + ")"
-        node["description"] = f"{node['description']} {note}" if node.get("description") else note
-
-    # children first, so that nullable wrappers wrap finished subschemas
-    for key in _ONE:
-        if isinstance(node.get(key), dict):
-            node[key] = _strict_node(node[key], defs, inside)
-    for key in ("anyOf", "prefixItems", "items"):
-        if isinstance(node.get(key), list):
-            node[key] = [_strict_node(s, defs, inside) if isinstance(s, dict) else s for s in node[key]]
-    if isinstance(node.get("properties"), dict):
-        node["properties"] = {k: _strict_node(s, defs, inside) if isinstance(s, dict) else s
-                              for k, s in node["properties"].items()}
-    for key in ("$defs", "definitions"):
-        if isinstance(node.get(key), dict):
-            node[key] = {k: _strict_node(s, defs, inside | {f"#/{key}/{k}"}) if isinstance(s, dict) else s
-                         for k, s in node[key].items()}
-
-    if _json_type(node) == "object":
-        props = node.get("properties") or {}
-        required = set(node.get("required") or ())
-        for prop in props:
-            if prop not in required:
-                props[prop] = _nullable(props[prop])
-        if "type" not in node:
-            node["type"] = "object"
-        if props or "required" in node:  # an empty object needs no `required` (and strict_problems agrees)
-            node["required"] = list(props)
-        node["additionalProperties"] = False
-    return node
-
-
-def _local_ref(ref: str, defs: dict) -> dict | None:
-    for prefix in ("#/$defs/", "#/definitions/"):
-        if ref.startswith(prefix) and ref[len(prefix):] in defs:
-            return defs[ref[len(prefix):]]
-    return None
-
-
-def _resolve(node: dict, defs: dict) -> dict | None:
-    """`node` with its local $ref replaced by the definition (siblings win); None if it points elsewhere."""
-    for _ in range(16):  # an alias of an alias ... but never an endless loop
-        if "$ref" not in node:
-            return node
-        target = _local_ref(node["$ref"], defs)
-        if target is None:
-            return None
-        node = {**copy.deepcopy(target), **{k: v for k, v in node.items() if k != "$ref"}}
-    return None
-
-
-def _nullable(node: dict) -> dict:
-    if _accepts_null(node):
-        return node
-    node = dict(node)
-    if "const" in node:
-        node["enum"] = [node.pop("const")]
-    if not any(key in node for key in ("type", "enum", "anyOf")):
-        # a bare $ref (or anything else): offer null as an alternative, keep the description outside
-        outside = {k: node.pop(k) for k in ("description", "title") if k in node}
-        return {"anyOf": [node, {"type": "null"}], **outside}
-    if "type" in node:
-        t = node["type"]
-        node["type"] = [*t, "null"] if isinstance(t, list) else [t, "null"]
-    if "enum" in node:
-        node["enum"] = [*node["enum"], None]
-    if "anyOf" in node:
-        node["anyOf"] = [*node["anyOf"], {"type": "null"}]
-    return node
-
-
-def _compact(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text if len(text) <= 60 else text[:57] + "..."

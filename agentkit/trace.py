@@ -8,13 +8,14 @@ Event kinds (the `kind` field), in the order a step produces them:
 
     model_request   step, messages, tools, tool_choice, chars (request size, counted incrementally)
     model_response  step, text_chars, tool_calls, stop, usage
-    limit           limit, count, maximum, action ("blocked", "end", "error")
+    limit           call_id (for a tool-call cap), limit (the Limits field), count, maximum, action
+                    ("blocked", "end", "error"); recorded once, where the cap is reached
     gate            call_id, tool, gate ("lookup", "parse", "schema", "rules", "approval"), ok, error
     tool_start      call_id, tool, attempt, worker
     tool_end        call_id, tool, attempt, ok, error, duration
     retry           call_id, tool, attempt, delay
     result          call_id, tool, ok, error (the error kind)
-    stop            reason, steps, tool_calls
+    stop            reason, steps, tool_calls (Run.tool_call_count); always the last event of a run
 
 Timestamps come from `time.perf_counter()` relative to the trace's start, so they only ever go up.
 Recording is one small object appended to a list: the trace costs about a microsecond per event and
@@ -42,6 +43,9 @@ class Event(NamedTuple):
 
     def to_dict(self) -> dict:
         return {"seq": self.seq, "t": self.t, "kind": self.kind, **self.data}
+
+
+_new_tuple = tuple.__new__
 
 
 @dataclass(frozen=True)
@@ -79,11 +83,14 @@ class Trace:
         return self._clock() - self._t0
 
     def record(self, kind: str, /, **data: Any) -> Event:
+        events = self.events
         with self._lock:  # tool workers record from several threads
-            event = Event(len(self.events), self._clock() - self._t0, kind, data)
-            self.events.append(event)
-        for listener in self.listeners:
-            listener(event)
+            # tuple.__new__ directly: the NamedTuple's own __new__ is one Python call more, six times a step
+            event = _new_tuple(Event, (len(events), self._clock() - self._t0, kind, data))
+            events.append(event)
+        if self.listeners:
+            for listener in self.listeners:
+                listener(event)
         return event
 
     # -- reading ------------------------------------------------------------------------------------

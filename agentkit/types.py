@@ -11,7 +11,8 @@ Every other module speaks in these five words, whatever the provider:
 Plus `ToolSpec` (what a model is told about a tool) and `ModelOptions` (per-request switches).
 
 `to_dict()` / `from_dict()` turn each into plain JSON and back; tuples are used instead of lists so
-that a frozen value really cannot change under you.
+that a frozen value really cannot change under you. The classes use __slots__: the loop builds several
+of them per step, and slotted instances are smaller and quicker to make.
 
 Left out on purpose: images, audio and other non-text content, and provider-specific fields (those
 stay in `ModelTurn.raw`).
@@ -41,7 +42,7 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
@@ -61,7 +62,7 @@ class Usage:
         return cls(int(d.get("input_tokens", 0)), int(d.get("output_tokens", 0)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolSpec:
     """What the model is told about one tool: the part of a `Tool` that goes on the wire."""
 
@@ -76,7 +77,39 @@ class ToolSpec:
     @classmethod
     def from_dict(cls, d: dict) -> ToolSpec:
         parameters = d["parameters"] if "parameters" in d else {"type": "object", "properties": {}}
-        return cls(d["name"], d.get("description", ""), parameters, bool(d.get("strict", False)))
+        return cls(name=d["name"], description=d.get("description", ""), parameters=parameters,
+                   strict=bool(d.get("strict", False)))
+
+
+def json_shape(value: Any, *, max_depth: int | None = None, max_size: int | None = None) -> tuple[int, int]:
+    """(about how many characters `value` takes as JSON, how deeply it nests), without recursion.
+
+    Stops early, with the figures so far, once the depth passes `max_depth` or the size `max_size`: an
+    object nested 10,000 deep or ten megabytes wide is measured only as far as a limit needs. The size
+    counts strings exactly and other scalars as 8: close enough for limits and request sizes.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    size = depth = 0
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, (dict, list, tuple)):
+            depth = max(depth, level)
+            if max_depth is not None and depth > max_depth:
+                break
+            size += 2 + len(node)
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    size += len(key) + 3 if isinstance(key, str) else 8
+                    stack.append((child, level + 1))
+            else:
+                stack.extend((child, level + 1) for child in node)
+        elif isinstance(node, str):
+            size += len(node) + 2
+        else:
+            size += 8  # a number, bool or null
+        if max_size is not None and size > max_size:
+            break
+    return size, depth
 
 
 def parse_arguments(raw: str | dict | None) -> dict | None:
@@ -92,7 +125,7 @@ def parse_arguments(raw: str | dict | None) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """The model asks the application to run `name` with these arguments; `id` links the answer.
 
@@ -108,7 +141,7 @@ class ToolCall:
     @classmethod
     def from_raw(cls, id: str, name: str, raw: str | dict | None) -> ToolCall:
         raw = "" if raw is None else raw
-        return cls(id, name, raw, parse_arguments(raw))
+        return cls(id=id, name=name, raw_arguments=raw, arguments=parse_arguments(raw))
 
     def arguments_json(self) -> str:
         """The arguments as the JSON string OpenAI-style APIs carry (raw text kept when it was text)."""
@@ -125,10 +158,15 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, d: dict) -> ToolCall:
-        return cls(d["id"], d["name"], d.get("raw_arguments", "{}"), d.get("arguments"))
+        return cls(id=d["id"], name=d["name"], raw_arguments=d.get("raw_arguments", "{}"), arguments=d.get("arguments"))
 
 
-@dataclass(frozen=True)
+# Built once: json.dumps(value, ensure_ascii=False, default=str) would build a new encoder on every call.
+_ENVELOPE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+_json_string = json.encoder.encode_basestring  # a str as JSON text, non-ASCII kept (as ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     """The application's answer to one call, in the stable envelope the model reads.
 
@@ -147,37 +185,46 @@ class ToolResult:
 
     @classmethod
     def success(cls, call: ToolCall, result: Any) -> ToolResult:
-        return cls(call.id, call.name, True, result=result)
+        return cls(call.id, call.name, True, result)  # positional: built once per call, on the hot path
 
     @classmethod
     def failure(cls, call: ToolCall, kind: str, message: str, path: str | None = None,
                 keyword: str | None = None, text: str | None = None) -> ToolResult:
         error = {"kind": kind, "message": message, "path": path, "keyword": keyword}
-        return cls(call.id, call.name, False, error=error, text=text)
+        return cls(call_id=call.id, name=call.name, ok=False, error=error, text=text)
 
     @property
     def error_kind(self) -> str | None:
         return self.error["kind"] if self.error else None
 
     def envelope(self) -> dict:
-        head = {"toolCallId": self.call_id, "name": self.name, "ok": self.ok}
-        return {**head, "result": self.result} if self.ok else {**head, "error": self.error}
+        if self.ok:
+            return {"toolCallId": self.call_id, "name": self.name, "ok": True, "result": self.result}
+        return {"toolCallId": self.call_id, "name": self.name, "ok": False, "error": self.error}
 
     def content(self) -> str:
-        """The exact text sent back to the model."""
+        """The exact text sent back to the model: json.dumps(self.envelope(), ensure_ascii=False), or `text`."""
         if self.text is not None:
             return self.text
-        return json.dumps(self.envelope(), ensure_ascii=False, default=str)
+        if not (isinstance(self.call_id, str) and isinstance(self.name, str)):
+            return _ENVELOPE_ENCODER.encode(self.envelope())
+        # The envelope's JSON written out: it is built for every call, and its fixed head needs no encoder
+        # (tests/test_types.py checks that this is always exactly json.dumps of the envelope).
+        head = f'{{"toolCallId": {_json_string(self.call_id)}, "name": {_json_string(self.name)}, '
+        if self.ok:
+            return f'{head}"ok": true, "result": {_ENVELOPE_ENCODER.encode(self.result)}}}'
+        return f'{head}"ok": false, "error": {_ENVELOPE_ENCODER.encode(self.error)}}}'
 
     def to_dict(self) -> dict:
         return _plain(asdict(self))
 
     @classmethod
     def from_dict(cls, d: dict) -> ToolResult:
-        return cls(d["call_id"], d["name"], d["ok"], d.get("result"), d.get("error"), d.get("text"))
+        return cls(call_id=d["call_id"], name=d["name"], ok=d["ok"], result=d.get("result"), error=d.get("error"),
+                   text=d.get("text"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """One entry of the conversation.
 
@@ -194,11 +241,11 @@ class Message:
 
     @classmethod
     def system(cls, text: str) -> Message:
-        return cls("system", text)
+        return cls(role="system", content=text)
 
     @classmethod
     def user(cls, text: str) -> Message:
-        return cls("user", text)
+        return cls(role="user", content=text)
 
     @classmethod
     def assistant(cls, text: str | None = None, tool_calls: tuple[ToolCall, ...] | list = ()) -> Message:
@@ -206,6 +253,7 @@ class Message:
 
     @classmethod
     def tool(cls, result: ToolResult) -> Message:
+        # positional (role, content, tool_calls, tool_call_id, name, is_error): one per call, on the hot path
         return cls("tool", result.content(), (), result.call_id, result.name, not result.ok)
 
     def to_dict(self) -> dict:
@@ -214,11 +262,11 @@ class Message:
     @classmethod
     def from_dict(cls, d: dict) -> Message:
         calls = tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ())
-        return cls(d["role"], d.get("content"), calls, d.get("tool_call_id"), d.get("name"),
-                   bool(d.get("is_error", False)))
+        return cls(role=d["role"], content=d.get("content"), tool_calls=calls, tool_call_id=d.get("tool_call_id"),
+                   name=d.get("name"), is_error=bool(d.get("is_error", False)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModelTurn:
     """One model response, whatever the provider.
 
@@ -243,12 +291,12 @@ class ModelTurn:
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelTurn:
-        return cls(d.get("text"), tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ()),
-                   d.get("stop", "stop"), d.get("native_stop"), Usage.from_dict(d.get("usage") or {}),
-                   d.get("model"), d.get("id"), d.get("raw"))
+        return cls(text=d.get("text"), tool_calls=tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ()),
+                   stop=d.get("stop", "stop"), native_stop=d.get("native_stop"),
+                   usage=Usage.from_dict(d.get("usage") or {}), model=d.get("model"), id=d.get("id"), raw=d.get("raw"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModelOptions:
     """Per-request switches the loop hands to a model together with the messages and tools."""
 
@@ -263,5 +311,6 @@ class ModelOptions:
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelOptions:
-        return cls(d.get("tool_choice", "auto"), d.get("parallel_tool_calls"), bool(d.get("stream", False)),
-                   d.get("max_tokens"), d.get("temperature"))
+        return cls(tool_choice=d.get("tool_choice", "auto"), parallel_tool_calls=d.get("parallel_tool_calls"),
+                   stream=bool(d.get("stream", False)), max_tokens=d.get("max_tokens"),
+                   temperature=d.get("temperature"))

@@ -14,8 +14,9 @@
            Nothing is coerced: "5" for an integer is an error that says so.
 3. rules   the tool's own business checks (date order, permissions), only after 1 and 2 passed.
 
-Also here: `error_result` (the envelope for a failed gate), `sanitize_error_text` (exception text safe
-to show a model), the argument fixtures (`load_fixtures`), and strict-mode lint re-exported from tools.
+Also here: `error_result` (the envelope for a failed gate), and OpenAI strict mode's linter and rewrite
+(`strict_problems`, `to_strict`) re-exported from `agentkit.strict`. The shared argument examples live in
+`agentkit.fixtures`; the text a model reads when a *tool* fails is sanitised in `agentkit.policies`.
 
 Left out on purpose: repairing arguments (closing brackets, unquoting numbers): the model is told what is
 wrong and fixes its own call; and remote `$ref`s (schemas are self-contained).
@@ -23,36 +24,29 @@ wrong and fixes its own call; and remote `$ref`s (schemas are self-contained).
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal, NamedTuple
 
 from .errors import ToolDefinitionError
-from .tools import RuleViolation, Tool, strict_problems, to_strict
-from .types import ToolCall, ToolResult
-
-if TYPE_CHECKING:  # pathlib loads with the fixtures, not with agentkit
-    from pathlib import Path
+from .strict import strict_problems, to_strict
+from .tools import RuleViolation, Tool
+from .types import ToolCall, ToolResult, json_shape
 
 __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
     "ArgumentError",
-    "Fixture",
-    "FixtureSet",
     "GateResult",
     "ValidatorCache",
     "date_order",
     "error_result",
-    "load_fixtures",
     "parse_gate",
     "rules_gate",
-    "sanitize_error_text",
     "schema_gate",
     "strict_problems",
     "to_strict",
@@ -68,7 +62,7 @@ MAX_DEPTH = 64          # deeper nesting is refused before any recursive code (j
 MAX_ERRORS = 50         # a model needs the first few errors, not 100,000 of them
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArgumentError:
     """One thing wrong with a call's arguments. `path` is a JSON path like `$.items[0].qty` (or None)."""
 
@@ -81,10 +75,11 @@ class ArgumentError:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class GateResult:
+class GateResult(NamedTuple):
     """The outcome of the gates. `arguments` is the parsed object whenever parsing worked (also when a
-    later gate failed, so traces can show it); `gate` says where it failed (None when ok)."""
+    later gate failed, so traces can show it); `gate` says where it failed (None when ok).
+
+    A NamedTuple (immutable, cheap to build): every tool call produces one."""
 
     ok: bool
     arguments: dict | None = None
@@ -107,10 +102,6 @@ class GateResult:
                 "errors": [e.to_dict() for e in self.errors]}
 
 
-def _fail(gate: Gate, errors: Iterable[ArgumentError], arguments: dict | None = None) -> GateResult:
-    return GateResult(False, arguments, gate, tuple(errors))
-
-
 # ----------------------------------------------------------------------------------------------------------
 # All three, in order
 # ----------------------------------------------------------------------------------------------------------
@@ -122,15 +113,18 @@ def validate_arguments(tool: Tool | Any, raw: str | dict | None, *, max_bytes: i
     Never raises for anything the model sent; raises ToolDefinitionError if the tool's own schema is
     not valid JSON Schema, and lets a rule's own bug (an exception other than RuleViolation) propagate.
     """
-    parsed = parse_gate(raw, required=tuple(tool.parameters.get("required") or ()), max_bytes=max_bytes,
-                        max_depth=max_depth)
-    if not parsed.ok:
-        return parsed
-    checked = schema_gate(tool.parameters, parsed.arguments, max_errors=max_errors,
-                          name=getattr(tool, "name", None))
-    if not checked.ok:
-        return checked
-    return rules_gate(getattr(tool, "rules", ()), parsed.arguments)
+    schema = tool.parameters
+    arguments, problem = _parse(raw, schema.get("required") or (), max_bytes, max_depth)
+    if problem is not None:
+        return GateResult(ok=False, gate="parse", errors=(problem,))
+    errors = _schema_errors(schema, arguments, max_errors, getattr(tool, "name", None))
+    if errors:
+        return GateResult(ok=False, arguments=arguments, gate="schema", errors=errors)
+    rules = getattr(tool, "rules", ())
+    errors = _rule_errors(rules, arguments) if rules else ()
+    if errors:
+        return GateResult(ok=False, arguments=arguments, gate="rules", errors=errors)
+    return GateResult(ok=True, arguments=arguments)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -146,30 +140,37 @@ def parse_gate(raw: str | dict | None, *, required: tuple[str, ...] = (), max_by
     required parameters that means "no arguments". When fields are required, empty text is a cut-off or
     failed generation, and "the arguments were empty" is the message that helps the model fix it.
     """
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
+    arguments, problem = _parse(raw, required, max_bytes, max_depth)
+    if problem is not None:
+        return GateResult(ok=False, gate="parse", errors=(problem,))
+    return GateResult(ok=True, arguments=arguments)
+
+
+def _parse(raw: Any, required: Iterable[str], max_bytes: int, max_depth: int) -> tuple[Any, ArgumentError | None]:
+    """(the arguments as a dict, None), or (None, what is wrong with them)."""
+    if raw is None or (isinstance(raw, str) and (not raw or raw.isspace())):
         if not required:
-            return GateResult(True, {})
-        return _fail("parse", [ArgumentError("bad_json", "the arguments were empty; expected a JSON object "
-                                             f"with {_names(required)}")])
+            return {}, None
+        return None, ArgumentError("bad_json", f"the arguments were empty; expected a JSON object with "
+                                               f"{_names(required)}")
     if isinstance(raw, (bytes, bytearray)):
         raw = bytes(raw).decode("utf-8", errors="replace")
     if isinstance(raw, str):
         # len() counts characters; UTF-8 needs at most 4 bytes each, so encode only when it could matter
         size = len(raw) if len(raw) > max_bytes or len(raw) * 4 <= max_bytes else len(raw.encode("utf-8"))
         if size > max_bytes:
-            return _fail("parse", [_too_large(size, max_bytes)])
+            return None, _too_large(size, max_bytes)
         try:
-            value = json.loads(raw, parse_constant=_reject_constant)
+            value = _decode(raw)
         except json.JSONDecodeError as exc:
-            return _fail("parse", [ArgumentError("bad_json", _bad_json_message(raw, exc))])
+            return None, ArgumentError("bad_json", _bad_json_message(raw, exc))
         except _NotJSON as exc:
-            return _fail("parse", [ArgumentError("bad_json", str(exc))])
+            return None, ArgumentError("bad_json", str(exc))
         except RecursionError:  # json's C parser refuses ~1000+ levels with RecursionError: same verdict
-            return _fail("parse", [_too_deep(max_depth)])
+            return None, _too_deep(max_depth)
         if isinstance(value, str) and value.strip().startswith("{"):
-            return _fail("parse", [ArgumentError(
-                "not_object", "the arguments are a JSON string that contains JSON (encoded twice); "
-                              "send the object itself, not a string")])
+            return None, ArgumentError("not_object", "the arguments are a JSON string that contains JSON "
+                                                     "(encoded twice); send the object itself, not a string")
         # Nesting needs an opening bracket per level: when there are fewer brackets than the depth limit,
         # skip the walk (two C-speed counts instead of visiting every node, on every call).
         shallow = raw.count("{") + raw.count("[") <= max_depth
@@ -179,11 +180,11 @@ def parse_gate(raw: str | dict | None, *, required: tuple[str, ...] = (), max_by
         problem = _shape_problem(raw, max_bytes=max_bytes, max_depth=max_depth)
         value = raw
     if problem is not None:
-        return _fail("parse", [problem])
+        return None, problem
     if not isinstance(value, dict):
-        return _fail("parse", [ArgumentError("not_object", f"the arguments must be a JSON object, got "
-                                                           f"{_a(_json_type_of(value))}: {_show(value)}")])
-    return GateResult(True, value)
+        return None, ArgumentError("not_object", f"the arguments must be a JSON object, got "
+                                                 f"{_a(_json_type_of(value))}: {_show(value)}")
+    return value, None
 
 
 class _NotJSON(ValueError):
@@ -193,6 +194,25 @@ class _NotJSON(ValueError):
 def _reject_constant(name: str) -> Any:
     # Python's json reads NaN/Infinity, but they are not JSON and no provider would accept them back.
     raise _NotJSON(f"{name} is not valid JSON (JSON numbers are finite)")
+
+
+# Built once: json.loads(text, parse_constant=...) would build a new decoder on every call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_JSON_WHITESPACE = " \t\n\r"
+
+
+def _decode(text: str) -> Any:
+    """json.loads(text), the same value and the same errors, minus two regular-expression scans per call:
+    whitespace around the document is rare in arguments, so it is looked for only when it is there."""
+    start = 0
+    if text[0] in _JSON_WHITESPACE:
+        start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
+    value, end = _DECODER.raw_decode(text, start)
+    if end != len(text):
+        rest = text[end:].lstrip(_JSON_WHITESPACE)
+        if rest:
+            raise json.JSONDecodeError("Extra data", text, len(text) - len(rest))
+    return value
 
 
 def _bad_json_message(raw: str, exc: json.JSONDecodeError) -> str:
@@ -210,31 +230,13 @@ def _too_deep(limit: int) -> ArgumentError:
 
 
 def _shape_problem(value: Any, *, max_bytes: int | None, max_depth: int) -> ArgumentError | None:
-    """Depth (and, for objects that never were text, approximate JSON size) with an explicit stack.
-
-    No recursion: a 10,000-deep object must not raise RecursionError here or anywhere after."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    size = 0
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            if depth > max_depth:
-                return _too_deep(max_depth)
-            size += 2 + len(node)
-            for key, child in node.items():
-                size += len(key) + 3 if isinstance(key, str) else 8
-                stack.append((child, depth + 1))
-        elif isinstance(node, (list, tuple)):
-            if depth > max_depth:
-                return _too_deep(max_depth)
-            size += 2 + len(node)
-            stack.extend((child, depth + 1) for child in node)
-        elif isinstance(node, str):
-            size += len(node) + 2
-        else:
-            size += 8  # a number, bool or null; close enough for a one-megabyte limit
-        if max_bytes is not None and size > max_bytes:
-            return _too_large(size, max_bytes)
+    """Depth (and, for objects that never were text, approximate JSON size), measured without recursion:
+    a 10,000-deep object must not raise RecursionError here or anywhere after."""
+    size, depth = json_shape(value, max_depth=max_depth, max_size=max_bytes)
+    if depth > max_depth:
+        return _too_deep(max_depth)
+    if max_bytes is not None and size > max_bytes:
+        return _too_large(size, max_bytes)
     return None
 
 
@@ -322,14 +324,29 @@ def _compile_fast(schema: dict) -> Any:
 def schema_gate(schema: dict, arguments: dict, *, max_errors: int = MAX_ERRORS,
                 name: str | None = None) -> GateResult:
     """Validate against `schema` and report every error (up to max_errors), sorted by path then keyword."""
-    from itertools import islice
+    errors = _schema_errors(schema, arguments, max_errors, name)
+    if errors:
+        return GateResult(ok=False, arguments=arguments, gate="schema", errors=errors)
+    return GateResult(ok=True, arguments=arguments)
 
+
+def _schema_errors(schema: dict, arguments: dict, max_errors: int, name: str | None) -> tuple[ArgumentError, ...]:
     validator, fast = VALIDATORS.pair(schema, name)
     if fast is not None and fast.is_valid(arguments):
-        return GateResult(True, arguments)
-    raw_errors = list(islice(validator.iter_errors(arguments), max_errors + 1))
+        return ()
+    from itertools import islice
+    try:
+        raw_errors = list(islice(validator.iter_errors(arguments), max_errors + 1))
+    except Exception as exc:  # a $ref that points nowhere: the schema's fault, not the model's
+        from referencing.exceptions import Unresolvable
+
+        if not isinstance(exc, Unresolvable):
+            raise
+        who = f"tool {name!r}: " if name else ""
+        raise ToolDefinitionError(f"{who}the parameters have a $ref that points nowhere: "
+                                  f"{getattr(exc, 'ref', None) or exc}") from None
     if not raw_errors:
-        return GateResult(True, arguments)
+        return ()
     errors: list[ArgumentError] = []
     seen: set[tuple] = set()
     for err in raw_errors[:max_errors]:
@@ -340,7 +357,7 @@ def schema_gate(schema: dict, arguments: dict, *, max_errors: int = MAX_ERRORS,
     errors.sort(key=lambda e: (_path_sort_key(e.path), e.keyword or "", e.message))
     if len(raw_errors) > max_errors:
         errors.append(ArgumentError("schema", f"more errors not shown (the first {max_errors} are above)"))
-    return _fail("schema", errors, arguments)
+    return tuple(errors)
 
 
 def _explain(err: Any) -> list[ArgumentError]:
@@ -499,6 +516,13 @@ def rules_gate(rules: Iterable[Any], arguments: dict) -> GateResult:
 
     A rule returns None (fine) or a message (refused), or raises RuleViolation(message, path).
     """
+    errors = _rule_errors(rules, arguments)
+    if errors:
+        return GateResult(ok=False, arguments=arguments, gate="rules", errors=errors)
+    return GateResult(ok=True, arguments=arguments)
+
+
+def _rule_errors(rules: Iterable[Any], arguments: dict) -> tuple[ArgumentError, ...]:
     errors = []
     for rule in rules:
         keyword = getattr(rule, "__name__", type(rule).__name__)
@@ -512,7 +536,7 @@ def rules_gate(rules: Iterable[Any], arguments: dict) -> GateResult:
         if not isinstance(verdict, str):
             raise TypeError(f"rule {keyword!r} returned {verdict!r}; a rule returns None or a message")
         errors.append(ArgumentError("rule", verdict, None, keyword))
-    return _fail("rules", errors, arguments) if errors else GateResult(True, arguments)
+    return tuple(errors)
 
 
 def _rule_path(path: str | None) -> str | None:
@@ -551,170 +575,3 @@ def error_result(call: ToolCall, gate_result: GateResult) -> ToolResult:
     message = first.message if len(gate_result.errors) == 1 else (
         f"{len(gate_result.errors)} problems: {gate_result.message()}")
     return ToolResult.failure(call, first.kind, message, first.path, first.keyword)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Error text a model may read
-# ----------------------------------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=1)
-def _redactions() -> tuple[tuple[re.Pattern, str], ...]:
-    """(pattern, replacement) in the order they run; compiled on first use, not at import."""
-    return (
-        (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+"), "<url>"),
-        (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "<email>"),
-        (re.compile(r"(?is)\b(?:select\b.+?\bfrom\b|insert\s+into\b|update\s+\S+\s+set\b|"
-                    r"delete\s+from\b|(?:create|drop|alter|truncate)\s+"
-                    r"(?:table|index|view|database|schema)\b)[^\n]*"), "<sql>"),
-        (re.compile(r"\b[A-Za-z]:\\[^\s'\"]+"), "<path>"),
-        (re.compile(r"(?<![\w.:/])(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?"), "<path>"),
-        # IPv6: hex groups and colons with a hex letter or a "::" somewhere (so 12:30:45 stays a time)
-        (re.compile(r"\[[0-9a-fA-F:]+\](?::\d+)?|(?<![\w:])(?=[0-9a-fA-F:]*(?:::|[a-fA-F]))"
-                    r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?![\w:])"), "<ip>"),
-        (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b"), "<ip>"),
-        # hostnames: a known suffix, or a country code after two labels, or localhost, or name:port
-        (re.compile(r"(?i)\b(?:(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|cloud|"
-                    r"internal|local|lan|corp|intra|svc|cluster)"
-                    r"|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){2,}[a-z]{2}|localhost)\b(?::\d{1,5})?"
-                    r"|\b[a-z][a-z0-9-]*:\d{4,5}\b"), "<host>"),
-    )
-
-
-_TRACE_LINE = r'^\s*(File ".*", line \d+.*|at [\w$.<>]+\(.*\)|Traceback \(most recent call last\):)\s*$'
-
-
-def sanitize_error_text(text: str, max_length: int = 300) -> str:
-    """Exception text made safe and short enough to show a model: no stack traces, URLs, hostnames, IPs,
-    e-mail addresses, SQL or file paths.
-
-        sanitize_error_text('could not connect to db-7.prod.internal:5432 (SELECT * FROM users)')
-        -> 'could not connect to <host> (<sql>)'
-
-    Pattern-based, so it errs towards removing too much; the raw text still goes to the trace.
-    Left out on purpose: secrets that look like ordinary words (a redaction list belongs to the app).
-    """
-    lines = [line for line in str(text).splitlines() if not re.match(_TRACE_LINE, line)]
-    if "Traceback (most recent call last)" in str(text):
-        # after a traceback's frames come source lines; the last line is the exception itself
-        lines = [line for line in lines if line.strip()][-1:]
-    out = " ".join(line.strip() for line in lines if line.strip())
-    for pattern, replacement in _redactions():
-        out = pattern.sub(replacement, out)
-    out = re.sub(r"\s+", " ", out).strip()
-    return out if len(out) <= max_length else out[:max_length - 1] + "…"
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Fixtures: the same argument examples for tests, notebooks and manual checks
-# ----------------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Fixture:
-    """One recorded set of arguments and what the gates must say about it.
-
-    `raw` is the file's text exactly (what an OpenAI-style API carries); `arguments` is it parsed (what
-    Anthropic, Gemini and MCP carry), or None when the text is not JSON."""
-
-    name: str
-    tool: str
-    file: str
-    raw: str
-    gate: Gate | None            # None: all gates pass
-    kind: ErrorKind | None = None
-    keyword: str | None = None
-    path: str | None = None
-    note: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.gate is None
-
-    @property
-    def arguments(self) -> Any:
-        try:
-            return json.loads(self.raw)
-        except ValueError:
-            return None
-
-
-@dataclass(frozen=True)
-class FixtureSet:
-    """The fixture tools (with canned results) and cases; iterate it, or index by case name."""
-
-    tools: Mapping[str, Tool]
-    cases: tuple[Fixture, ...]
-    root: Path | None = field(default=None, compare=False)
-
-    def __iter__(self):
-        return iter(self.cases)
-
-    def __len__(self) -> int:
-        return len(self.cases)
-
-    def __getitem__(self, name: str) -> Fixture:
-        for case in self.cases:
-            if case.name == name:
-                return case
-        raise KeyError(name)
-
-
-_RULE_FACTORIES = {"date_order": date_order}
-
-
-def load_fixtures(path: str | Path | None = None) -> FixtureSet:
-    """Load data/fixtures (or `path`): fixtures.json lists the cases, tools.json the tools they target.
-
-        fixtures = load_fixtures()
-        for case in fixtures:
-            result = validate_arguments(fixtures.tools[case.tool], case.raw)
-            assert result.gate == case.gate
-    """
-    from pathlib import Path
-
-    root = Path(path) if path is not None else _find_fixtures()
-    index_file = root / "fixtures.json"
-    if not index_file.is_file():
-        raise FileNotFoundError(f"no fixtures.json in {root}; pass load_fixtures(path=...) pointing at the "
-                                f"repository's data/fixtures directory")
-    index = json.loads(index_file.read_text(encoding="utf-8"))
-    specs = json.loads((root / index.get("tools", "tools.json")).read_text(encoding="utf-8"))
-    tools = {name: _fixture_tool(name, spec) for name, spec in specs.items()}
-    cases = []
-    for name, entry in index["fixtures"].items():
-        if entry["tool"] not in tools:
-            raise ValueError(f"fixture {name!r} names unknown tool {entry['tool']!r}")
-        cases.append(Fixture(name, entry["tool"], entry["file"],
-                             (root / entry["file"]).read_text(encoding="utf-8").strip(),
-                             entry.get("gate"), entry.get("kind"), entry.get("keyword"), entry.get("path"),
-                             entry.get("note", "")))
-    return FixtureSet(tools, tuple(cases), root)
-
-
-def _find_fixtures() -> Path:
-    from pathlib import Path
-
-    # The kit's checkout first (agentkit/../data/fixtures), then the working directory and its parent,
-    # which covers notebooks run from notebooks/.
-    here = Path(__file__).resolve().parent.parent
-    for base in (here, Path.cwd(), Path.cwd().parent):
-        candidate = base / "data" / "fixtures"
-        if (candidate / "fixtures.json").is_file():
-            return candidate
-    raise FileNotFoundError("cannot find data/fixtures (looked next to the agentkit package and in the "
-                            "working directory); pass load_fixtures(path=...)")
-
-
-def _fixture_tool(name: str, spec: dict) -> Tool:
-    result = spec.get("example_result")
-
-    def answer(**_arguments: Any) -> Any:
-        return json.loads(json.dumps(result))  # a fresh copy each call
-
-    rules = []
-    for rule in spec.get("rules", ()):
-        (factory, args), = rule.items()
-        rules.append(_RULE_FACTORIES[factory](*args))
-    answer.__name__ = name
-    return Tool.from_schema(name, spec.get("description", ""), spec["parameters"], answer,
-                            strict=bool(spec.get("strict", False)), rules=rules,
-                            idempotent=bool(spec.get("idempotent", True)))

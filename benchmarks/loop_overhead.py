@@ -1,20 +1,33 @@
-"""Per-step cost of the loop: scripted model, instant tool, validation and trace on.
+"""Per-step cost of the loop: replayed model turns, one instant tool call per step, validation and trace on.
 
-    python benchmarks/loop_overhead.py
+    python benchmarks/loop_overhead.py            # median of 5 runs per row
+    python benchmarks/loop_overhead.py --runs 9   # more runs, steadier medians on a busy machine
 
 One "step" = one model call + one tool call (lookup, parse, schema, rules, execute, envelope, trace).
-The model replays precomputed turns, so what is measured is the loop itself. Median of 5 runs after a
-warm-up, for runs of 50 and 200 steps: a loop whose per-step work does not grow with the history gives
-the same figure for both. Target: <= 50 us per step (LangGraph create_agent: 1,150 us at 200 steps).
+The model hands out precomputed turns, so what is measured is the loop itself. Each row is the median of
+several runs after a warm-up, for runs of 50, 200 and 1,000 steps: a loop whose per-step work does not
+grow with the history gives the same figure for every length.
+
+Rows: `run()` on its default executor (threads) and on the sequential one; `arun()` on its default
+executor (asyncio) with the same *sync* tool and a model with `acomplete`, awaited inside one running
+event loop, as in an async application or a notebook (starting an event loop is not the loop's cost).
+
+Targets: `run()` <= 25 us per step at 50 steps; `arun()` <= 1.5 x `run()`; both flat to 1,000 steps.
+Peers (shared/reference/performance_anchors.md): LangGraph create_agent 1,000 us (50 steps) / 1,150 us
+(200 steps).
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import statistics
 import time
 
 import agentkit
 from agentkit import Limits, ModelTurn, ToolCall, tool
+
+LENGTHS = (50, 200, 1000)
 
 
 @tool
@@ -24,42 +37,75 @@ def lookup(key: str, limit: int = 10) -> str:
 
 
 class Replay:
-    """The cheapest possible model: hands out precomputed turns."""
+    """The cheapest possible model: hands out precomputed turns (sync and async, like HTTPModel)."""
 
-    def __init__(self, turns):
+    def __init__(self, turns: list[ModelTurn]):
         self.turns, self.i = turns, 0
 
-    def complete(self, messages, tools, options):
+    def complete(self, messages, tools, options) -> ModelTurn:
         turn = self.turns[self.i]
         self.i += 1
         return turn
 
+    async def acomplete(self, messages, tools, options) -> ModelTurn:
+        return self.complete(messages, tools, options)
+
 
 def make_turns(steps: int) -> list[ModelTurn]:
-    turns = [ModelTurn(tool_calls=(ToolCall(f"call_{i}", "lookup", f'{{"key": "k{i}", "limit": 5}}',
-                                            {"key": f"k{i}", "limit": 5}),), stop="tool_calls")
+    turns = [ModelTurn(tool_calls=(ToolCall(id=f"call_{i}", name="lookup",
+                                            raw_arguments=f'{{"key": "k{i}", "limit": 5}}',
+                                            arguments={"key": f"k{i}", "limit": 5}),), stop="tool_calls")
              for i in range(steps - 1)]
     return turns + [ModelTurn(text="done")]
 
 
-def per_step_us(steps: int, executor: str) -> float:
+def per_step_us(steps: int, driver: str) -> float:
     model = Replay(make_turns(steps))
+    limits = Limits(max_steps=None)
+    executor = "sequential" if driver == "run, sequential" else "threads"
     start = time.perf_counter()
-    r = agentkit.run(model, "go", tools=[lookup], limits=Limits(max_steps=None), executor=executor)
+    r = agentkit.run(model, "go", tools=[lookup], limits=limits, executor=executor)
     elapsed = time.perf_counter() - start
     assert r.steps == steps and r.stop_reason == "final_answer", r.summary()
     return elapsed / steps * 1e6
 
 
+async def aper_step_us(steps: int) -> float:
+    model = Replay(make_turns(steps))
+    limits = Limits(max_steps=None)
+    start = time.perf_counter()
+    r = await agentkit.arun(model, "go", tools=[lookup], limits=limits)
+    elapsed = time.perf_counter() - start
+    assert r.steps == steps and r.stop_reason == "final_answer", r.summary()
+    return elapsed / steps * 1e6
+
+
+def samples_of(driver: str, steps: int, runs: int) -> list[float]:
+    """A warm-up run (caches, validators, imports, worker threads), then `runs` measured ones."""
+    if driver != "arun":
+        return [per_step_us(steps, driver) for _ in range(runs + 1)][1:]
+
+    async def all_runs() -> list[float]:
+        return [await aper_step_us(steps) for _ in range(runs + 1)][1:]
+    return asyncio.run(all_runs())
+
+
 def main() -> None:
-    print(f"{'executor':<11} {'steps':>5} {'median us/step':>15} {'min':>8} {'max':>8}")
-    for executor in ("threads", "sequential"):
-        for steps in (50, 200):
-            per_step_us(steps, executor)  # warm-up: caches, validators, imports
-            samples = [per_step_us(steps, executor) for _ in range(5)]
-            print(f"{executor:<11} {steps:>5} {statistics.median(samples):>15.1f} {min(samples):>8.1f} "
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs per row (the median is printed)")
+    runs = parser.parse_args().runs
+
+    print(f"{'driver':<16} {'steps':>5} {'median us/step':>15} {'min':>8} {'max':>8}")
+    medians: dict[tuple[str, int], float] = {}
+    for driver in ("run", "run, sequential", "arun"):
+        for steps in LENGTHS:
+            samples = samples_of(driver, steps, runs)
+            medians[driver, steps] = statistics.median(samples)
+            print(f"{driver:<16} {steps:>5} {medians[driver, steps]:>15.1f} {min(samples):>8.1f} "
                   f"{max(samples):>8.1f}")
-    print("target: <= 50 us per step; LangGraph create_agent 1,000 us (50 steps) / 1,150 us (200 steps)")
+    ratios = ", ".join(f"{medians['arun', n] / medians['run', n]:.2f} x at {n}" for n in LENGTHS)
+    print(f"arun / run: {ratios}")
+    print("targets: run <= 25 us per step at 50 steps; arun <= 1.5 x run; flat to 1,000 steps")
 
 
 if __name__ == "__main__":

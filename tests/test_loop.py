@@ -13,7 +13,9 @@ import pytest
 import agentkit
 from agentkit import (Deny, Edit, LimitExceeded, Limits, ModelCallError, Retry, ScriptedModel, StopReason, Thread,
                       ToolContext, ToolExecutionError, Update, call, run, tool)
+from agentkit.execute import Outcome
 from agentkit.models import FunctionModel, always_calls, malformed_then_fixed, parallel_calls, repeats
+from agentkit.types import ModelTurn, ToolCall
 
 
 @tool
@@ -46,7 +48,7 @@ def test_final_answer_without_tools_stops_at_once():
     model = ScriptedModel(["Hello!"])
     r = run(model, "hi", tools=[get_weather])
     assert r.stop_reason is StopReason.FINAL_ANSWER and r.output == "Hello!"
-    assert r.steps == 1 and r.tool_calls == 0
+    assert r.steps == 1 and r.tool_call_count == 0
     model.assert_complete()
 
 
@@ -79,19 +81,25 @@ def test_parallel_results_come_back_in_emitted_order_even_when_finishing_out_of_
     assert [json.loads(m.content)["result"] for m in tool_messages(r)] == [0.15, 0.0, 0.1]
 
 
+def all_overlap(trace) -> bool:
+    """Every tool attempt started before any ended: the batch ran at the same time, not in turns."""
+    return max(e.seq for e in trace.of("tool_start")) < min(e.seq for e in trace.of("tool_end"))
+
+
 @pytest.mark.parametrize("executor", ["threads", "asyncio"])
 def test_parallel_sync_tools_overlap(executor):
+    together = threading.Barrier(8, timeout=10)  # passes only when all 8 calls are inside at once
+
     @tool
     def nap(i: int) -> int:
-        """Sleep 0.2 s."""
-        time.sleep(0.2)
+        """Wait for the other seven."""
+        together.wait()
         return i
 
-    start = time.perf_counter()
     r = run(parallel_calls("nap", 8), "go", tools=[nap], executor=executor)
-    elapsed = time.perf_counter() - start
     assert r.stop_reason is StopReason.FINAL_ANSWER and r.tool_runs == 8
-    assert elapsed < 0.35, f"8 x 0.2 s tools took {elapsed:.2f} s: the batch did not run in parallel"
+    assert all(json.loads(m.content)["ok"] for m in tool_messages(r))
+    assert all_overlap(r.trace)
     assert len({s.worker for s in r.trace.spans()}) == 8
 
 
@@ -138,28 +146,28 @@ def test_step_cap_stops_without_running_the_requested_tools():
     assert r.output == "Step limit reached: step limit exceeded (13/13 model calls)."
 
 
-def test_run_limit_end_stops_with_the_seed_message():
+def test_max_tool_calls_end_stops_with_the_seed_message():
     r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
-            limits=Limits(run_limit=3, exit_behavior="end"))
+            limits=Limits(max_tool_calls=3, exit_behavior="end"))
     assert r.stop_reason is StopReason.TOOL_LIMIT
     assert r.steps == 4 and r.tool_runs == 3  # seed C9 "end": 4 model calls
     assert r.output == "Tool call limit reached: run limit exceeded (4/3 calls)."
     assert r.messages[-1].role == "assistant" and r.messages[-1].content == r.output
 
 
-def test_run_limit_continue_lets_a_stubborn_model_go_on_until_the_step_cap():
+def test_max_tool_calls_continue_lets_a_stubborn_model_go_on_until_the_step_cap():
     r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
-            limits=Limits(max_steps=30, run_limit=3, exit_behavior="continue"))
+            limits=Limits(max_steps=30, max_tool_calls=3, exit_behavior="continue"))
     assert r.stop_reason is StopReason.MAX_STEPS and r.steps == 30 and r.tool_runs == 3
     blocked = [m for m in tool_messages(r) if m.content == agentkit.policies.CONTINUE_TEXT]
     assert len(blocked) == 26  # calls 4..29 answered "limit exceeded"; call 30 is past the step cap
 
 
-def test_run_limit_error_raises_with_the_partial_run():
+def test_max_tool_calls_error_raises_with_the_partial_run():
     with pytest.raises(LimitExceeded) as info:
         run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
-            limits=Limits(run_limit=2, exit_behavior="error"))
-    assert info.value.limit == "run_limit" and (info.value.count, info.value.maximum) == (3, 2)
+            limits=Limits(max_tool_calls=2, exit_behavior="error"))
+    assert info.value.limit == "max_tool_calls" and (info.value.count, info.value.maximum) == (3, 2)
     partial = info.value.run
     assert partial.stop_reason is StopReason.ERROR and partial.tool_runs == 2
     _assert_every_call_answered_once(partial)
@@ -167,24 +175,24 @@ def test_run_limit_error_raises_with_the_partial_run():
 
 def test_a_batch_cut_short_by_a_limit_still_answers_every_call():
     model = ScriptedModel([[call("search", {"q": str(i)}) for i in range(5)]])
-    r = run(model, "go", tools=[search], limits=Limits(run_limit=2))
+    r = run(model, "go", tools=[search], limits=Limits(max_tool_calls=2))
     assert r.stop_reason is StopReason.TOOL_LIMIT and r.tool_runs == 2
     _assert_every_call_answered_once(r)
     assert sum("not run" in m.content for m in tool_messages(r)) == 3
 
 
 def test_repeated_identical_call_stops_the_loop():
-    r = run(repeats("search", {"q": "same"}), "go", tools=[search], limits=Limits(repeat_limit=2))
+    r = run(repeats("search", {"q": "same"}), "go", tools=[search], limits=Limits(max_repeats=2))
     assert r.stop_reason is StopReason.REPEATED_CALL and r.tool_runs == 2 and r.steps == 3
 
 
 def test_argument_order_does_not_hide_a_repeat():
     model = ScriptedModel([[call("search", raw='{"q":"a","n":1}')], [call("search", raw='{"n":1,"q":"a"}')]])
-    r = run(model, "go", tools=[search], limits=Limits(repeat_limit=1))
+    r = run(model, "go", tools=[search], limits=Limits(max_repeats=1))
     assert r.stop_reason is StopReason.REPEATED_CALL and r.tool_runs == 1
 
 
-def test_per_tool_cap_and_max_calls_flag():
+def test_max_calls_per_tool_and_the_max_calls_flag():
     @tool(max_calls=1)
     def once(x: int) -> int:
         """Only once per run."""
@@ -192,22 +200,22 @@ def test_per_tool_cap_and_max_calls_flag():
 
     model = ScriptedModel([[call("once", {"x": 1}), call("once", {"x": 2})]])
     r = run(model, "go", tools=[once])
-    assert r.stop_reason is StopReason.TOOL_LIMIT and r.limit.limit == "per_tool:once"
+    assert r.stop_reason is StopReason.TOOL_LIMIT and r.limit.limit == "max_calls_per_tool:once"
 
     model = ScriptedModel([[call("search", {"q": "a"})], [call("search", {"q": "b"})]])
-    r = run(model, "go", tools=[search], limits=Limits(per_tool={"search": 1}))
-    assert r.limit.limit == "per_tool:search" and r.tool_runs == 1
+    r = run(model, "go", tools=[search], limits=Limits(max_calls_per_tool={"search": 1}))
+    assert r.limit.limit == "max_calls_per_tool:search" and r.tool_runs == 1
 
 
-def test_thread_limit_counts_across_runs():
+def test_max_thread_tool_calls_counts_across_runs():
     thread = Thread()
-    limits = Limits(thread_limit=3)
+    limits = Limits(max_thread_tool_calls=3)
     r1 = run(ScriptedModel([[call("search", {"q": "a"}), call("search", {"q": "b"})], "ok"]), "one",
              tools=[search], thread=thread, limits=limits)
-    assert r1.stop_reason is StopReason.FINAL_ANSWER and thread.tool_calls == 2
+    assert r1.stop_reason is StopReason.FINAL_ANSWER and thread.tool_call_count == 2
     r2 = run(ScriptedModel([[call("search", {"q": "c"}), call("search", {"q": "d"})]]), "two",
              tools=[search], thread=thread, limits=limits)
-    assert r2.stop_reason is StopReason.TOOL_LIMIT and r2.limit.limit == "thread_limit"
+    assert r2.stop_reason is StopReason.TOOL_LIMIT and r2.limit.limit == "max_thread_tool_calls"
     assert r2.output == "Tool call limit reached: thread limit exceeded (4/3 calls)."
     assert thread.messages == r2.messages and r2.messages[0].content == "one"
     assert r2.new_messages[0].content == "two"
@@ -365,33 +373,41 @@ def test_schema_fail_stops_after_too_many_invalid_calls():
 
 
 def test_timeout_becomes_an_error_result():
+    release = threading.Event()
+
     @tool(timeout=0.05)
     def hang(q: str) -> str:
-        """Hangs."""
-        time.sleep(1)
+        """Hangs until the test ends."""
+        release.wait(30)
         return "late"
 
-    start = time.perf_counter()
-    r = run(ScriptedModel([[call("hang", {"q": "x"})], "ok"]), "x", tools=[hang])
-    assert time.perf_counter() - start < 0.5
+    try:
+        r = run(ScriptedModel([[call("hang", {"q": "x"})], "ok"]), "x", tools=[hang])
+        assert not release.is_set()  # the tool is still hanging: the loop did not wait for it
+    finally:
+        release.set()
     assert json.loads(tool_messages(r)[0].content)["error"]["kind"] == "timeout"
 
 
 @pytest.mark.parametrize("driver", ["run", "arun"])
 def test_a_hanging_tool_is_bounded_by_the_runs_tool_timeout(driver):
+    release = threading.Event()
+
     @tool
     def stuck(q: str) -> str:
         """Never answers in time."""
-        time.sleep(2)
+        release.wait(30)
         return "late"
 
-    start = time.perf_counter()
     model = ScriptedModel([[call("stuck", {"q": "x"})], "ok"])
-    if driver == "run":
-        r = run(model, "x", tools=[stuck], tool_timeout=0.05)
-    else:
-        r = asyncio.run(agentkit.arun(model, "x", tools=[stuck], tool_timeout=0.05))
-    assert time.perf_counter() - start < 1.0
+    try:
+        if driver == "run":
+            r = run(model, "x", tools=[stuck], tool_timeout=0.05)
+        else:
+            r = asyncio.run(agentkit.arun(model, "x", tools=[stuck], tool_timeout=0.05))
+        assert not release.is_set()  # still stuck: the run did not wait for it
+    finally:
+        release.set()
     error = json.loads(tool_messages(r)[0].content)["error"]
     assert error["kind"] == "timeout" and "0.05" in error["message"]
     assert r.stop_reason is StopReason.FINAL_ANSWER
@@ -533,15 +549,21 @@ def test_async_driver_matches_the_sync_driver():
 
 
 def test_async_tools_run_concurrently_under_arun():
+    inside = {"n": 0}
+
     @tool
     async def anap(i: int) -> int:
-        """Async sleep."""
-        await asyncio.sleep(0.2)
-        return i
+        """Returns once all ten calls are waiting together."""
+        inside["n"] += 1
+        for _ in range(10_000):  # at most ~10 s, and only if the calls do not overlap
+            if inside["n"] == 10:
+                return i
+            await asyncio.sleep(0.001)
+        raise AssertionError("the calls never ran together")
 
-    start = time.perf_counter()
     r = asyncio.run(agentkit.arun(parallel_calls("anap", 10), "x", tools=[anap]))
-    assert time.perf_counter() - start < 0.4 and r.tool_runs == 10
+    assert r.tool_runs == 10 and all(json.loads(m.content)["ok"] for m in tool_messages(r))
+    assert all_overlap(r.trace)
 
 
 def test_async_tool_under_the_sync_driver():
@@ -607,3 +629,199 @@ def _assert_every_call_answered_once(r):
             answers = msgs[i + 1:i + 1 + len(m.tool_calls)]
             assert [a.role for a in answers] == ["tool"] * len(m.tool_calls)
             assert [a.tool_call_id for a in answers] == [c.id for c in m.tool_calls]
+
+
+# -- every call keeps exactly one result, whatever ended the run (issue 7, item 1) ------------------------
+
+@tool(idempotent=True)
+def storm(city: str) -> str:
+    """Always fails."""
+    raise RuntimeError(f"weather service down for {city}")
+
+
+def _boom_approval(call_, ctx):
+    raise RuntimeError("the approval service is down")
+
+
+def _listener_that_breaks(event):
+    if event.kind == "tool_end":
+        raise RuntimeError("the dashboard is down")
+
+
+def _batch(*calls):
+    return ScriptedModel([list(calls)])
+
+
+TOKYO, OSAKA, KYOTO = (call("storm", {"city": c}) for c in ("Tokyo", "Osaka", "Kyoto"))
+GOOD = call("get_weather", {"city": "Nara"})
+
+# (what ends the run, the model's one turn, run keywords, the exception that comes out)
+ENDINGS = {
+    "raise policy": ([GOOD, TOKYO, OSAKA], {"on_tool_error": "raise"}, ToolExecutionError),
+    "exception class policy": ([TOKYO, GOOD], {"on_tool_error": KeyError}, ToolExecutionError),
+    "function policy returning None": ([TOKYO, OSAKA], {"on_tool_error": lambda e, c: None}, ToolExecutionError),
+    "Retry then raise": ([GOOD, TOKYO], {"on_tool_error": Retry(max_retries=1, backoff=0.0, on_failure="raise")},
+                         ToolExecutionError),
+    "argument error under raise": ([GOOD, call("get_weather", raw="{bad"), KYOTO], {"on_tool_error": "raise"},
+                                   ToolExecutionError),
+    "unknown tool under raise": ([call("nope", {}), GOOD], {"on_tool_error": "raise"}, ToolExecutionError),
+    "limit with exit_behavior error": ([GOOD, TOKYO, OSAKA],
+                                       {"limits": Limits(max_tool_calls=1, exit_behavior="error")}, LimitExceeded),
+    "step cap with exit_behavior error": ([GOOD, TOKYO], {"limits": Limits(max_steps=1, exit_behavior="error")},
+                                          LimitExceeded),
+    "approval hook that raises": ([GOOD, TOKYO], {"approve": _boom_approval}, RuntimeError),
+    "approval hook answering nonsense": ([GOOD, TOKYO], {"approve": lambda c, ctx: 42}, TypeError),
+    "listener that raises mid-batch": ([GOOD, TOKYO], {"on_event": _listener_that_breaks}, RuntimeError),
+}
+
+
+def assert_every_call_answered_once(messages):
+    """Each assistant turn's calls are answered right after it, once each, in the emitted order."""
+    for i, m in enumerate(messages):
+        if m.role == "assistant" and m.tool_calls:
+            answers = messages[i + 1:i + 1 + len(m.tool_calls)]
+            assert [a.role for a in answers] == ["tool"] * len(m.tool_calls), messages
+            assert [a.tool_call_id for a in answers] == [c.id for c in m.tool_calls]
+    answered = {m.tool_call_id for m in messages if m.role == "tool"}
+    asked = [c.id for m in messages for c in m.tool_calls]
+    assert sorted(answered) == sorted(asked) and len(asked) == len(set(asked))
+
+
+@pytest.mark.parametrize("driver", ["run", "arun"])
+@pytest.mark.parametrize("ending", ENDINGS, ids=list(ENDINGS))
+def test_a_run_that_raises_answers_every_call_and_its_thread_stays_usable(ending, driver):
+    turn, kwargs, raised = ENDINGS[ending]
+    thread = Thread()
+    model = _batch(*turn)
+    with pytest.raises(raised) as info:
+        if driver == "run":
+            run(model, "Weather?", tools=[storm, get_weather], thread=thread, **kwargs)
+        else:
+            asyncio.run(agentkit.arun(model, "Weather?", tools=[storm, get_weather], thread=thread, **kwargs))
+    # the thread (and the partial run, when the error carries one) answers every call of the turn
+    assert_every_call_answered_once(thread.messages)
+    assert len([m for m in thread.messages if m.role == "tool"]) == len(turn)
+    if isinstance(info.value, agentkit.RunError):
+        assert info.value.run.messages == thread.messages and info.value.run.stop_reason is StopReason.ERROR
+    # the raising call carries its own error; calls that never ran say so
+    kinds = [json.loads(m.content)["error"]["kind"] if m.is_error else "ok"
+             for m in thread.messages if m.role == "tool"]
+    assert all(k in ("ok", "tool_error", "bad_json", "unknown_tool", "not_run") for k in kinds), kinds
+
+    # the next run on the same thread sees a history a provider accepts, and goes on
+    def strict_provider(messages, tools, options):
+        assert_every_call_answered_once(list(messages))
+        return "Sorry, the weather service is down."
+
+    again = run(FunctionModel(strict_provider), "try again", tools=[storm, get_weather], thread=thread)
+    assert again.stop_reason is StopReason.FINAL_ANSWER
+    assert_every_call_answered_once(thread.messages)
+
+
+def test_the_raising_call_gets_its_error_and_calls_that_ran_keep_their_results():
+    thread = Thread()
+    with pytest.raises(ToolExecutionError) as info:
+        run(_batch(GOOD, TOKYO, OSAKA), "x", tools=[storm, get_weather], on_tool_error="raise", thread=thread)
+    answers = [json.loads(m.content) for m in thread.messages if m.role == "tool"]
+    assert answers[0]["ok"] is True and answers[0]["result"] == "Nara: sunny, 22°C"
+    assert answers[1]["error"]["kind"] == "tool_error" and "RuntimeError" in answers[1]["error"]["message"]
+    assert answers[2]["error"]["kind"] == "tool_error"  # it ran too (one parallel batch): its own error
+    assert info.value.call.id == "call_1_1" and isinstance(info.value.__cause__, RuntimeError)
+    assert info.value.run.error is info.value.__cause__
+
+
+def test_a_refused_call_under_raise_stops_the_batch_before_anything_runs():
+    ran = []
+
+    @tool
+    def record(city: str) -> str:
+        """Remembers that it ran."""
+        ran.append(city)
+        return city
+
+    thread = Thread()
+    with pytest.raises(ToolExecutionError, match="parse"):
+        run(_batch(call("record", {"city": "A"}), call("record", raw="{bad"), call("record", {"city": "C"})),
+            "x", tools=[record], on_tool_error="raise", thread=thread)
+    assert ran == []
+    kinds = [json.loads(m.content)["error"]["kind"] for m in thread.messages if m.role == "tool"]
+    assert kinds == ["not_run", "bad_json", "not_run"]
+
+
+def test_ctrl_c_during_the_tools_is_a_user_cancel_and_the_thread_is_answered():
+    @tool
+    def interrupted(q: str) -> str:
+        """The user presses Ctrl-C while this runs."""
+        raise KeyboardInterrupt
+
+    thread = Thread()
+    with pytest.raises(KeyboardInterrupt):
+        run(_batch(call("interrupted", {"q": "a"}), call("search", {"q": "b"})), "x", tools=[interrupted, search],
+            thread=thread, executor="sequential")
+    assert_every_call_answered_once(thread.messages)
+    assert thread.runs[-1].stop_reason is StopReason.USER_CANCEL
+    assert thread.runs[-1].trace.events[-1].kind == "stop"
+
+
+def test_a_limit_is_recorded_once_in_the_trace():
+    r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
+            limits=Limits(max_tool_calls=2))
+    assert [(e.data["limit"], e.data["action"]) for e in r.trace.of("limit")] == [("max_tool_calls", "end")]
+    r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search], limits=Limits(max_steps=3))
+    assert [(e.data["limit"], e.data["action"]) for e in r.trace.of("limit")] == [("max_steps", "end")]
+    assert r.trace.count("stop") == 1
+
+
+# -- arguments nested 10,000 deep, handed over as an object (issue 7, item 2) -------------------------------
+
+def nested(depth: int) -> dict:
+    node: dict = {}
+    for _ in range(depth):
+        node = {"a": node}
+    return node
+
+
+@pytest.mark.parametrize("driver", ["run", "arun"])
+@pytest.mark.parametrize("limits", [Limits(), Limits(max_repeats=1)], ids=["default", "repeat cap"])
+def test_arguments_nested_ten_thousand_deep_are_a_refused_call_not_a_recursion_error(driver, limits):
+    deep = ModelTurn(tool_calls=(ToolCall.from_raw("c1", "get_weather", {"city": nested(10_000)}),),
+                     stop="tool_calls")
+    model = ScriptedModel([deep, "Sorry."])
+    if driver == "run":
+        r = run(model, "x", tools=[get_weather], limits=limits)
+    else:
+        r = asyncio.run(agentkit.arun(model, "x", tools=[get_weather], limits=limits))
+    (answer,) = tool_messages(r)
+    assert json.loads(answer.content)["error"]["kind"] == "too_deep"
+    assert r.stop_reason is StopReason.FINAL_ANSWER and r.invalid_calls == 1
+    assert r.trace.of("model_request")[-1].data["chars"] > 10_000  # measured, without recursion
+
+
+# -- the core without I/O --------------------------------------------------------------------------------
+
+def test_the_core_answers_call_model_run_tools_done_in_turn():
+    from agentkit.loop import CallModel, Done, LoopCore, RunTools
+
+    core = LoopCore([get_weather], "Weather in Tokyo?")
+    step = core.next()
+    assert isinstance(step, CallModel) and [m.role for m in step.messages] == ["user"]
+    assert step.tools == (get_weather.spec,) and step.options.tool_choice == "auto"
+    core.take_turn(ModelTurn(tool_calls=(call("get_weather", {"city": "Tokyo"}, id="c1"),), stop="tool_calls"))
+    step = core.next()
+    assert isinstance(step, RunTools) and [j.call_id for j in step.jobs] == ["c1"]
+    core.take_outcomes([Outcome(value=job.invoke(1)) for job in step.jobs])
+    step = core.next()
+    assert isinstance(step, CallModel) and [m.role for m in step.messages] == ["user", "assistant", "tool"]
+    core.take_turn(ModelTurn(text="Sunny."))
+    assert isinstance(core.next(), Done) and isinstance(core.next(), Done)
+    assert core.result().output == "Sunny." and core.result().stop_reason is StopReason.FINAL_ANSWER
+
+
+def test_settings_refuse_a_bad_tool_timeout_and_limits():
+    from agentkit.loop import Settings
+
+    for bad in (0, -1, float("inf"), float("nan"), True, "5"):
+        with pytest.raises(ValueError, match="tool_timeout"):
+            Settings(tool_timeout=bad)
+    with pytest.raises(TypeError, match="limits"):
+        Settings(limits={"max_steps": 3})

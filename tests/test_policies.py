@@ -1,4 +1,5 @@
-"""agentkit.policies: every error policy, Retry's delays and validation, Limits, LimitHit, approval."""
+"""agentkit.policies: every error policy, Retry's delays and validation, Limits, LimitHit, approval, and
+the sanitised error text a model reads."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkit.policies import (REPORT, Approve, Deny, Edit, ErrorPolicy, LimitHit, Limits, Retry,
-                               normalize_approval, resolve_error_policy)
+                               normalize_approval, resolve_error_policy, sanitize_error_text)
 from agentkit.types import ToolCall
 
-CAPS = ["max_steps", "run_limit", "thread_limit", "repeat_limit", "max_invalid_calls"]
+CAPS = ["max_steps", "max_tool_calls", "max_thread_tool_calls", "max_repeats", "max_invalid_calls"]
 CALL = ToolCall("call_1", "charge_card", '{"amount": 5}', {"amount": 5})
 
 
@@ -209,8 +210,8 @@ def test_retry_on_limits_which_exceptions_are_retried():
 def test_default_limits_cap_a_run_at_twenty_model_calls_and_end():
     lim = Limits()
     assert lim.max_steps == 20 and lim.exit_behavior == "end"
-    assert (lim.run_limit, lim.thread_limit, lim.per_tool, lim.repeat_limit, lim.max_invalid_calls) == (
-        None, None, None, None, None)
+    assert (lim.max_tool_calls, lim.max_thread_tool_calls, lim.max_calls_per_tool, lim.max_repeats,
+            lim.max_invalid_calls) == (None, None, None, None, None)
 
 
 @pytest.mark.parametrize("field", CAPS)
@@ -227,19 +228,19 @@ def test_limits_accept_zero_and_none(field):
 
 
 @pytest.mark.parametrize("bad", [-1, True, 1.5, "2", None])
-def test_per_tool_caps_must_be_whole_numbers_naming_the_tool(bad):
-    with pytest.raises(ValueError, match=rf"Limits\.per_tool\['search'\]={bad!r}: use a whole number >= 0"):
-        Limits(per_tool={"search": bad})
+def test_max_calls_per_tool_caps_must_be_whole_numbers_naming_the_tool(bad):
+    with pytest.raises(ValueError, match=rf"Limits\.max_calls_per_tool\['search'\]={bad!r}: use a whole number >= 0"):
+        Limits(max_calls_per_tool={"search": bad})
 
 
-def test_per_tool_caps_accept_zero():
-    assert Limits(per_tool={"search": 0, "book": 3}).per_tool == {"search": 0, "book": 3}
+def test_max_calls_per_tool_accepts_zero():
+    assert Limits(max_calls_per_tool={"search": 0, "book": 3}).max_calls_per_tool == {"search": 0, "book": 3}
 
 
 @pytest.mark.parametrize("bad", [["search"], "search"])
-def test_per_tool_that_is_not_a_mapping_is_refused_naming_the_field(bad):
-    with pytest.raises((TypeError, ValueError), match="per_tool"):
-        Limits(per_tool=bad)
+def test_max_calls_per_tool_that_is_not_a_mapping_is_refused_naming_the_field(bad):
+    with pytest.raises((TypeError, ValueError), match="max_calls_per_tool"):
+        Limits(max_calls_per_tool=bad)
 
 
 @pytest.mark.parametrize("bad", ["stop", "END", "", None])
@@ -256,10 +257,10 @@ def test_exit_behavior_accepts_its_three_words(behavior):
 # -- LimitHit ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("limit, count, maximum, message", [
-    ("run_limit", 4, 3, "Tool call limit reached: run limit exceeded (4/3 calls)."),
-    ("thread_limit", 6, 5, "Tool call limit reached: thread limit exceeded (6/5 calls)."),
-    ("repeat_limit", 3, 2, "Tool call limit reached: repeat limit exceeded (3/2 calls)."),
-    ("per_tool:search", 2, 1, "Tool call limit reached: limit for search exceeded (2/1 calls)."),
+    ("max_tool_calls", 4, 3, "Tool call limit reached: run limit exceeded (4/3 calls)."),
+    ("max_thread_tool_calls", 6, 5, "Tool call limit reached: thread limit exceeded (6/5 calls)."),
+    ("max_repeats", 3, 2, "Tool call limit reached: repeat limit exceeded (3/2 calls)."),
+    ("max_calls_per_tool:search", 2, 1, "Tool call limit reached: limit for search exceeded (2/1 calls)."),
     ("max_steps", 20, 20, "Step limit reached: step limit exceeded (20/20 model calls)."),
 ])
 def test_limit_hit_message_names_the_limit_and_the_counts(limit, count, maximum, message):
@@ -267,8 +268,9 @@ def test_limit_hit_message_names_the_limit_and_the_counts(limit, count, maximum,
 
 
 @pytest.mark.parametrize("limit, reason", [
-    ("run_limit", "tool_limit"), ("thread_limit", "tool_limit"), ("per_tool:search", "tool_limit"),
-    ("repeat_limit", "repeated_call"), ("max_steps", "max_steps"),
+    ("max_tool_calls", "tool_limit"), ("max_thread_tool_calls", "tool_limit"),
+    ("max_calls_per_tool:search", "tool_limit"),
+    ("max_repeats", "repeated_call"), ("max_steps", "max_steps"),
 ])
 def test_limit_hit_maps_to_its_stop_reason(limit, reason):
     assert LimitHit(limit, 1, 0).stop_reason == reason
@@ -301,3 +303,35 @@ def test_a_plain_false_denies_with_the_default_reason():
 def test_any_other_approval_answer_is_a_clear_type_error(bad):
     with pytest.raises(TypeError, match="approval hook returned .*; return True/False, a denial reason"):
         normalize_approval(bad)
+
+
+# -- sanitising the error text a model reads ----------------------------------------------------------
+
+@pytest.mark.parametrize("text, gone, kept", [
+    ("could not connect to db-7.prod.internal:5432", ["db-7", "5432"], ["could not connect to <host>"]),
+    ("query failed: SELECT * FROM users WHERE id = 7", ["users", "SELECT"], ["query failed: <sql>"]),
+    ("GET https://api.example.com/v1/x?token=abc failed: 503", ["example", "token"], ["<url>", "503"]),
+    ("cannot open /var/lib/app/secrets.yaml", ["secrets"], ["cannot open <path>"]),
+    ("cannot open C:\\Users\\bob\\key.txt", ["bob"], ["<path>"]),
+    ("peer 10.0.3.7:8080 and fe80::1ff:fe23:4567:890a reset", ["10.0.3.7", "fe80"], ["<ip>"]),
+    ("mail ops@example.com", ["ops@"], ["<email>"]),
+    ("redis:6379 refused", ["redis"], ["<host> refused"]),
+    ("upstream 503 at 12:30:45", [], ["upstream 503 at 12:30:45"]),
+])
+def test_sanitize_removes_infrastructure_details(text, gone, kept):
+    out = sanitize_error_text(text)
+    for word in gone:
+        assert word not in out
+    for word in kept:
+        assert word in out
+
+
+def test_sanitize_drops_stack_traces_and_keeps_the_exception_line():
+    text = ('Traceback (most recent call last):\n  File "/srv/app/db.py", line 12, in query\n'
+            '    cur.execute(sql)\npsycopg.OperationalError: server at "10.0.3.7" refused')
+    assert sanitize_error_text(text) == 'psycopg.OperationalError: server at "<ip>" refused'
+
+
+def test_sanitize_keeps_text_short():
+    assert len(sanitize_error_text("x" * 5000)) == 300
+    assert len(sanitize_error_text("x" * 5000, max_length=50)) == 50

@@ -8,6 +8,7 @@ import datetime
 import enum
 import io
 import json
+import math
 import subprocess
 import sys
 import typing
@@ -19,7 +20,8 @@ from pydantic import BaseModel, Field, ValidationError
 from typing_extensions import TypedDict
 
 from agentkit.errors import ToolDefinitionError, ToolReturnError
-from agentkit.tools import RuleViolation, Tool, ToolContext, Update, strict_problems, tool
+from agentkit.strict import strict_problems
+from agentkit.tools import RuleViolation, Tool, ToolContext, Update, tool
 from agentkit.types import ToolSpec
 
 
@@ -268,6 +270,158 @@ def test_bad_flags_are_definition_errors(flags, message):
     def f(city: str): ...
     with pytest.raises(ToolDefinitionError, match=message):
         tool(f, **flags)
+
+
+# -- issue 7 item 6: every mistake refused when the tool is defined, naming tool, parameter and problem ----
+
+class Empty(enum.Enum):
+    pass
+
+
+def _gen(x: int):
+    """A generator."""
+    yield x
+
+
+async def _agen(x: int):
+    """An async generator."""
+    yield x
+
+
+class NotATool:
+    """A class."""
+
+    def __init__(self, x: int):
+        self.x = x
+
+
+@pytest.mark.parametrize("flags, message", [
+    ({"timeout": float("inf")}, r"tool 'f': timeout=inf: use a number of seconds > 0"),
+    ({"timeout": float("nan")}, r"tool 'f': timeout=nan"),
+    ({"timeout": True}, r"tool 'f': timeout=True"),
+    ({"timeout": "5"}, r"tool 'f': timeout='5'"),
+    ({"timeout": 1e300}, r"tool 'f': timeout=1e\+300: use a number of seconds > 0 \(at most"),
+    ({"max_calls": True}, r"tool 'f': max_calls=True: use a whole number >= 1"),
+    ({"max_calls": 2.0}, r"tool 'f': max_calls=2.0"),
+    ({"return_direct": "yes"}, r"tool 'f': return_direct='yes': use True or False"),
+    ({"idempotent": 1}, r"tool 'f': idempotent=1: use True or False"),
+    ({"description": 42}, r"tool 'f': description=42: use a str"),
+])
+def test_a_flag_of_the_wrong_kind_is_refused_naming_it(flags, message):
+    def f(city: str):
+        """F."""
+    with pytest.raises(ToolDefinitionError, match=message):
+        tool(f, **flags)
+    with pytest.raises(ToolDefinitionError, match=message):
+        Tool.from_schema("f", flags.pop("description", ""), {"type": "object"}, lambda: None, **flags)
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_gen, r"tool '_gen': the function is a generator"),
+    (_agen, r"tool '_agen': the function is a generator"),
+    (NotATool, r"tool 'NotATool': NotATool is a class"),
+])
+def test_generators_and_classes_are_refused(fn, message):
+    with pytest.raises(ToolDefinitionError, match=message):
+        tool(fn)
+    with pytest.raises(ToolDefinitionError, match=message.replace(fn.__name__, "t", 1)):
+        Tool.from_schema("t", "", {"type": "object"}, fn)
+
+
+def _nan_default(x: float = math.nan) -> float:
+    """NaN default."""
+    return x
+
+
+def _inf_default(x: float = math.inf) -> float:
+    """Infinite default."""
+    return x
+
+
+def _wrong_default(x: int = "abc") -> int:
+    """Wrong-type default."""
+    return x
+
+
+def _none_default(x: int = None) -> int:
+    """None for an int."""
+    return x
+
+
+def _object_default(x: int = object()) -> int:
+    """A default JSON cannot carry."""
+    return x
+
+
+def _empty_enum(x: Empty) -> int:
+    """No value can be sent."""
+    return 1
+
+
+def _ge_above_le(x: Annotated[int, Field(ge=5, le=1)] = 3) -> int:
+    """No value can be sent."""
+    return x
+
+
+def _default_outside_its_bounds(x: Annotated[int, Field(ge=1)] = 0) -> int:
+    """The default breaks its own bound."""
+    return x
+
+
+@pytest.mark.parametrize("fn, message", [
+    (_nan_default, r"tool '_nan_default': parameter 'x' \(at default\): nan is not a JSON number"),
+    (_inf_default, r"tool '_inf_default': parameter 'x' \(at default\): inf is not a JSON number"),
+    (_wrong_default, r"tool '_wrong_default': parameter 'x': the default \"abc\" does not fit its own schema"),
+    (_none_default, r"tool '_none_default': parameter 'x': the default null does not fit its own schema"),
+    (_object_default, r"tool '_object_default': parameter 'x': the default <object object .*> cannot be "
+                      r"written as JSON"),
+    (_empty_enum, r"tool '_empty_enum': parameter 'x': the enum is empty"),
+    (_ge_above_le, r"tool '_ge_above_le': parameter 'x': minimum 5 is above maximum 1"),
+    (_default_outside_its_bounds, r"tool '_default_outside_its_bounds': parameter 'x': the default 0 does not "
+                                  r"fit its own schema \(0 is less than the minimum of 1\)"),
+])
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_parameter_no_call_could_use_is_refused_naming_it(fn, message, strict):
+    with pytest.raises(ToolDefinitionError, match=message):
+        tool(fn, strict=strict)
+
+
+@pytest.mark.parametrize("schema, message", [
+    ({"type": "object", "properties": {"a": {"type": "nope"}}},
+     r"tool 't': parameter 'a' \(at type\): not valid JSON Schema 2020-12: 'nope' is not valid"),
+    ({"type": "object", "properties": []}, r"tool 't': parameters at #/properties: not valid JSON Schema"),
+    ({"type": "object", "required": "a"}, r"tool 't': parameters at #/required: not valid JSON Schema"),
+    ({"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}},
+     r"tool 't': parameter 'a' \(at \$ref\): \$ref '#/\$defs/Missing' points nowhere"),
+    ({"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}},
+     r"tool 't': parameter 'a' \(at \$ref\): \$ref 'https://example.com/a.json' points nowhere"),
+    ({"type": "object", "properties": {"a": {"type": "number", "default": math.nan}}},
+     r"tool 't': parameter 'a' \(at default\): nan is not a JSON number"),
+    ({"type": "object", "properties": {"a": {"enum": []}}}, r"tool 't': parameter 'a': the enum is empty"),
+    ({"type": "object", "properties": {"a": {"type": "string", "minLength": 3, "maxLength": 2}}},
+     r"tool 't': parameter 'a': minLength 3 is above maxLength 2"),
+    ({"type": "object", "properties": {"a": {"type": "integer", "default": "x"}}},
+     r"tool 't': parameter 'a': the default \"x\" does not fit its own schema"),
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"],
+      "additionalProperties": False}, r"tool 't': parameters: 'b' is required but not a property"),
+    ({"type": "object", "properties": {"a": {"type": "string", "pattern": "("}}},
+     r"tool 't': parameter 'a' \(at pattern\): not valid JSON Schema 2020-12"),
+    ({"type": "object", "properties": {"a": {"type": "string", "default": {1, 2}}}},
+     r"tool 't': parameter 'a' \(at default\): a set is not JSON"),
+])
+@pytest.mark.parametrize("strict", [False, True])
+def test_from_schema_refuses_a_schema_no_call_could_use(schema, message, strict):
+    with pytest.raises(ToolDefinitionError, match=message):
+        Tool.from_schema("t", "", schema, lambda **kw: None, strict=strict)
+
+
+def test_a_valid_schema_with_refs_and_an_id_is_accepted():
+    schema = {"$id": "https://example.com/root.json", "type": "object",
+              "properties": {"a": {"$ref": "#/$defs/A"}, "b": {"$ref": "https://example.com/root.json#/$defs/A"},
+                             "c": {"$id": "inner.json", "$defs": {"X": {"type": "string"}},
+                                   "type": "object", "properties": {"x": {"$ref": "#/$defs/X"}}}},
+              "$defs": {"A": {"type": "string", "default": "ok"}}}
+    assert Tool.from_schema("t", "", schema, lambda **kw: None).parameters == schema
 
 
 def test_lambda_needs_a_name():

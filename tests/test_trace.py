@@ -20,7 +20,7 @@ def record_one_step(trace: Trace) -> None:
     """One event of every kind, in the order a step produces them (no time-valued fields)."""
     trace.record("model_request", step=1, messages=1, tools=2, tool_choice="auto", chars=40)
     trace.record("model_response", step=1, text_chars=0, tool_calls=1, stop="tool_calls", usage=[10, 5])
-    trace.record("limit", limit="run_limit", count=2, maximum=1, action="blocked")
+    trace.record("limit", limit="max_tool_calls", count=2, maximum=1, action="blocked")
     trace.record("gate", call_id="c1", tool="get_weather", gate="schema", ok=True, error=None)
     trace.record("tool_start", call_id="c1", tool="get_weather", attempt=1, worker="MainThread")
     trace.record("tool_end", call_id="c1", tool="get_weather", attempt=1, ok=False, error="RuntimeError")

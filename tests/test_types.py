@@ -9,6 +9,7 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from profiles import examples
 
 from agentkit.types import (Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage,
                             parse_arguments)
@@ -59,7 +60,7 @@ def through_json(obj):
 
 @pytest.mark.parametrize("values", [usages, tool_calls, tool_specs, tool_results, messages, model_turns],
                          ids=["Usage", "ToolCall", "ToolSpec", "ToolResult", "Message", "ModelTurn"])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=st.data())
 def test_every_value_survives_to_dict_json_and_from_dict(values, data):
     value = data.draw(values)
@@ -68,20 +69,20 @@ def test_every_value_survives_to_dict_json_and_from_dict(values, data):
     assert type(back) is type(value)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(model_turns)
 def test_model_turn_round_trip_keeps_the_raw_provider_json(turn):
     assert through_json(turn).raw == turn.raw
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(messages)
 def test_round_tripped_messages_keep_tuples_so_they_stay_immutable(message):
     back = through_json(message)
     assert isinstance(back.tool_calls, tuple)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(model_options)
 def test_model_options_to_dict_is_plain_json(options):
     d = options.to_dict()
@@ -190,7 +191,7 @@ def test_from_raw_never_raises_and_only_returns_what_json_says(raw):
         assert parsed == expected and isinstance(parsed, dict)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(json_objects)
 def test_any_object_serialised_to_text_parses_back_to_itself(obj):
     assert parse_arguments(json.dumps(obj)) == obj
@@ -286,3 +287,19 @@ def test_summing_usages_matches_summing_the_counts(items):
 def test_usage_from_a_partial_dict_defaults_to_zero():
     assert Usage.from_dict({}) == Usage(0, 0)
     assert Usage.from_dict({"output_tokens": "7"}) == Usage(0, 7)
+
+
+# -- the envelope's text is exactly json.dumps of the envelope ---------------------------------------------
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                           lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(), kids, max_size=3),
+                           max_leaves=10)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(call_id=st.text(), name=st.text(), result=json_values, ok=st.booleans(), message=st.text())
+def test_envelope_text_is_json_dumps_of_the_envelope(call_id, name, result, ok, message):
+    call = ToolCall(call_id, name, "{}", {})
+    r = ToolResult.success(call, result) if ok else ToolResult.failure(call, "tool_error", message)
+    assert r.content() == json.dumps(r.envelope(), ensure_ascii=False, default=str)
+    assert json.loads(r.content()) == json.loads(json.dumps(r.envelope(), default=str))
