@@ -51,10 +51,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, NamedTuple, Sequence, Union
 
-from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, ToolTimeout
+from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError
 from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
 from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits,
-                       normalize_approval, resolve_error_policy, sanitize_error_text)
+                       failure_result, normalize_approval, resolve_error_policy)
 from .tools import Tool, ToolContext, Update
 from .trace import Event, Trace
 from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, ToolSpec, Usage, json_shape
@@ -558,12 +558,7 @@ class LoopCore:
         if text is None and self.failure is None:  # the policy says raise: this call still gets its result
             said = str(exc) if isinstance(exc, ToolReturnError) else f"tool {call.name!r} raised {exc!r}"
             self.failure = (ToolExecutionError(said, self.run, call), exc)
-        kind = "timeout" if isinstance(exc, ToolTimeout) else (
-            "bad_return" if isinstance(exc, ToolReturnError) else "tool_error")
-        message = sanitize_error_text(f"{type(exc).__name__}: {exc}")
-        if outcome.attempts > 1:
-            message += f" (after {outcome.attempts} attempts)"
-        return ToolResult.failure(call, kind, message, text=text if text not in (None, REPORT) else None)
+        return failure_result(call, exc, outcome.attempts, text=text if text not in (None, REPORT) else None)
 
     # -- 6. every call answered, in the model's emitted order ----------------------------------------------
 

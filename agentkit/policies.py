@@ -33,6 +33,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, Mapping, Union
 
+from .errors import ToolReturnError, ToolTimeout
+from .types import ToolCall, ToolResult
+
 ExitBehavior = Literal["continue", "end", "error"]
 
 
@@ -180,6 +183,22 @@ def sanitize_error_text(text: str, max_length: int = 300) -> str:
         out = pattern.sub(replacement, out)
     out = re.sub(r"\s+", " ", out).strip()
     return out if len(out) <= max_length else out[:max_length - 1] + "…"
+
+
+def failure_result(call: ToolCall, error: BaseException, attempts: int = 1, text: str | None = None) -> ToolResult:
+    """The result a model sees for a call whose tool failed: the error envelope, kind by what went wrong.
+
+        failure_result(call, TimeoutError("upstream"))  ->  ok=False, kind "tool_error", sanitised message
+
+    `text` replaces the envelope with a fixed message (a policy's own wording). The loop and the MCP
+    server both answer failures with this, so a model sees one shape whichever runs the tool.
+    """
+    kind = "timeout" if isinstance(error, ToolTimeout) else (
+        "bad_return" if isinstance(error, ToolReturnError) else "tool_error")
+    message = sanitize_error_text(f"{type(error).__name__}: {error}")
+    if attempts > 1:
+        message += f" (after {attempts} attempts)"
+    return ToolResult.failure(call, kind, message, text=text)
 
 
 # -- limits --------------------------------------------------------------------------------------------

@@ -31,9 +31,10 @@ to Python values uses the same pydantic model, built once per tool.
 Every tool is checked when it is defined, so a mistake shows up at its definition with the tool's name,
 not as a failed call in the middle of a run: the schema must be valid JSON Schema 2020-12 (checked
 against the meta-schema), plain JSON (no NaN), self-contained (every $ref resolves) and satisfiable
-(no empty enum, no minimum above maximum, defaults that fit); the function must return one value (no
-generators, no classes); the flags must be of their kind (`timeout` a finite number of seconds,
-`max_calls` a whole number, not True). Each refusal is a ToolDefinitionError naming the parameter.
+(no empty enum, no minimum above maximum; a typed function's defaults must fit their types); the
+function must return one value (no generators, no classes); the flags must be of their kind
+(`timeout` a finite number of seconds, `max_calls` a whole number, not True). Each refusal is a
+ToolDefinitionError naming the parameter.
 
 Left out on purpose: positional-only parameters and *args/**kwargs (a model sends one JSON object, so
 every parameter needs a name); output schemas; type hints that only resolve inside a function body
@@ -292,8 +293,8 @@ def check_parameters(tool_name: str, schema: Any) -> None:
     """Refuse a parameters schema that could not go on the wire, or that no arguments could satisfy.
 
     In order: an object schema; plain JSON (no NaN, Infinity or Python objects); valid against the
-    JSON Schema 2020-12 meta-schema; every $ref resolvable; no empty enum or minimum above maximum; every
-    parameter's default valid against the parameter's own schema. Each refusal names the parameter.
+    JSON Schema 2020-12 meta-schema; every $ref resolvable; no empty enum or minimum above maximum. Each
+    refusal names the parameter. (Defaults: see `check_defaults`, for generated schemas only.)
     """
     if not isinstance(schema, dict) or json_type(schema) != "object":
         raise ToolDefinitionError(f"tool {tool_name!r}: parameters must be an object schema "
@@ -322,6 +323,19 @@ def check_parameters(tool_name: str, schema: Any) -> None:
         problem = _unsatisfiable(node)
         if problem is not None:
             raise refuse(pointer, f"{problem}: no arguments could ever pass")
+
+
+def check_defaults(tool_name: str, schema: dict) -> None:
+    """Refuse a parameter whose default does not fit the parameter's own schema (`x: int = "abc"`).
+
+    Only for schemas generated from a function's signature, where such a default is a bug in the code.
+    A hand-written schema (`Tool.from_schema`: an MCP server's list, a benchmark's function docs) keeps
+    its defaults as written: JSON Schema says a default SHOULD validate, not MUST, and real tool lists
+    carry `"default": null` on a string, or a default outside its enum, as a hint to the model.
+    """
+    from jsonschema import Draft202012Validator
+
+    names = list(schema["properties"]) if isinstance(schema.get("properties"), dict) else []
     validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
     for name in names:
         sub = schema["properties"][name]
@@ -330,8 +344,9 @@ def check_parameters(tool_name: str, schema: Any) -> None:
             if wrong is not None:
                 hint = "; if it means 'not given', allow null (in Python: `int | None = None`)" if (
                     sub["default"] is None) else ""
-                raise refuse(f"#/properties/{name}", f"the default {_short(sub['default'])} does not fit its own "
-                                                     f"schema ({_shorten(wrong.message)}){hint}")
+                raise ToolDefinitionError(
+                    f"tool {tool_name!r}: {_place(f'#/properties/{name}', names)}: the default "
+                    f"{_short(sub['default'])} does not fit its own schema ({_shorten(wrong.message)}){hint}")
 
 
 def _place(pointer: str, names: list[str]) -> str:
@@ -514,8 +529,9 @@ def _build(fn: Callable[..., Any], *, name: str | None, description: str | None,
     # In strict mode, null for an optional parameter that cannot be None means "use the default".
     null_means_default = frozenset(p for p in has_default
                                    if not accepts_null(parameters["properties"].get(p, {})))
-    if strict:  # check what pydantic wrote, before the rewrite moves defaults into descriptions
-        check_parameters(tool_name, parameters)
+    check_parameters(tool_name, parameters)  # what pydantic wrote, before strict mode moves defaults
+    check_defaults(tool_name, parameters)
+    if strict:
         parameters = to_strict(parameters)
     convert = _converter(model, aliases, null_means_default if strict else frozenset())
     return Tool(name=tool_name, description=description, parameters=parameters, fn=fn, is_async=_is_async(fn),

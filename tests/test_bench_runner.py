@@ -115,7 +115,9 @@ def test_trials_get_consecutive_seeds_and_their_own_model(tmp_path):
     asyncio.run(run_benchmark(CASES[:3], make_model=make_model, out=tmp_path / "m.jsonl", label="m",
                               trials=3, seed=40, progress=False))
     records = read_records(tmp_path / "m.jsonl")
-    assert set(seeds) == {40, 41, 42} and len(seeds) == 3 * 3  # a model per trial and worker (3 cases: 3 workers)
+    # a model per trial and worker that ran one of its cases: never shared across trials, never two for a
+    # worker in one trial (how many workers took a trial's cases depends on scheduling: 1 to 3 here)
+    assert set(seeds) == {40, 41, 42} and all(1 <= n <= 3 for n in Counter(seeds).values())
     assert Counter((r["trial"], r["seed"]) for r in records) == {(0, 40): 3, (1, 41): 3, (2, 42): 3}
 
 

@@ -169,7 +169,7 @@ def test_retry_runs_an_idempotent_mcp_tool_again(weather):
 def test_limits_and_approval_stop_calls_before_they_reach_the_server(weather):
     server, client = weather
     two = [call("get_weather", {"city": "Paris"}), call("get_weather", {"city": "Rome"})]
-    run = run_script(client.tools, two, limits=Limits(run_limit=1, exit_behavior="continue"))
+    run = run_script(client.tools, two, limits=Limits(max_tool_calls=1, exit_behavior="continue"))
     assert server.calls["get_weather"] == 1 and [r.ok for r in run.results] == [True, False]
     run = run_script(client.tools, two, approve=lambda call, ctx: "not today")
     assert server.calls["get_weather"] == 1 and envelope(run.results[0])["error"]["kind"] == "denied"

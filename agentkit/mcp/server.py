@@ -46,13 +46,14 @@ import mcp_types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
 
-from ..errors import ToolDefinitionError, ToolReturnError, ToolTimeout
+from ..errors import ToolDefinitionError, ToolReturnError
 from ..execute import AsyncioExecutor, Job
 from ..providers import mcp as codec
 from ..tools import Tool, ToolContext
 from ..trace import Trace
 from ..types import ToolCall, ToolResult
-from ..validate import error_result, sanitize_error_text, validate_arguments, validator_for
+from ..policies import failure_result
+from ..validate import error_result, validate_arguments, validator_for
 
 #: A request's `_meta` may carry the model's call id under this key; the envelope then names it, so the
 #: text is byte-for-byte what the loop would send. Other clients get the JSON-RPC request id instead.
@@ -141,9 +142,7 @@ class ToolServer:
                 return ToolResult.success(call, value)
             except ToolReturnError as exc:
                 error = exc
-        kind = "timeout" if isinstance(error, ToolTimeout) else (
-            "bad_return" if isinstance(error, ToolReturnError) else "tool_error")
-        return ToolResult.failure(call, kind, sanitize_error_text(f"{type(error).__name__}: {error}"))
+        return failure_result(call, error)
 
     # -- changing the tool set --------------------------------------------------------------------------------
 
@@ -276,7 +275,7 @@ def _by_name(tools: Iterable[Tool]) -> dict[str, Tool]:
                                       f"not {type(t).__name__}: {t!r:.80}")
         if t.name in by_name:
             raise ToolDefinitionError(f"two tools are named {t.name!r}; MCP clients call tools by name")
-        validator_for(t.parameters, t.name)  # a broken schema fails here, not at the first call
+        validator_for(t.parameters, t.name)  # compiled now, so the first call does not pay for it
         by_name[t.name] = t
     return by_name
 
