@@ -34,7 +34,7 @@ from typing import Any, Literal, NamedTuple
 
 from .errors import ToolDefinitionError
 from .strict import strict_problems, to_strict
-from .tools import RuleViolation, Tool
+from .tools import RuleViolation, Tool, meta_schema_error
 from .types import ToolCall, ToolResult, json_shape
 
 __all__ = [
@@ -292,15 +292,13 @@ def validator_for(schema: dict, name: str | None = None) -> Any:
 def _compile(schema: dict, name: str | None) -> Any:
     # jsonschema loads here, on the first validation, not when agentkit is imported (it is slow to import).
     from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
 
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        where = "".join(f"/{p}" for p in exc.absolute_path)
+    error = meta_schema_error(schema)
+    if error is not None:
+        where = "".join(f"/{p}" for p in error.absolute_path)
         who = f"tool {name!r}: " if name else ""
-        raise ToolDefinitionError(f"{who}the parameters are not valid JSON Schema 2020-12: {exc.message} "
-                                  f"(at #{where})") from exc
+        raise ToolDefinitionError(f"{who}the parameters are not valid JSON Schema 2020-12: {error.message} "
+                                  f"(at #{where})") from error
     # format checking on: a "date" that is not a date is as wrong as a number that is a string
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 

@@ -16,6 +16,9 @@ from collections.abc import Callable
 from typing import Annotated, Literal, Optional
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from profiles import examples
 from pydantic import BaseModel, Field, ValidationError
 from typing_extensions import TypedDict
 
@@ -738,3 +741,41 @@ def test_importing_tools_does_not_import_jsonschema():
     code = "import sys, agentkit.tools; print('jsonschema' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- the meta-schema check's fast path agrees with python-jsonschema --------------------------------------
+
+_PATTERNS = st.sampled_from(["[a-z]+", "^x$", "(", "a{2,1}", "\\d", "[", "ok"])
+_LEAF_SCHEMA = st.fixed_dictionaries({}, optional={
+    "type": st.sampled_from(["string", "integer", "object", "array", "nope", ["string", "null"], 3]),
+    "pattern": _PATTERNS,
+    "minimum": st.one_of(st.integers(-2, 2), st.just("x")),
+    "enum": st.lists(st.sampled_from(["a", "b", 1]), max_size=3),
+    "format": st.sampled_from(["date", "email", 7]),
+    "required": st.one_of(st.lists(st.sampled_from(["a", "b"]), max_size=2), st.just("a")),
+})
+_SCHEMA = st.recursive(_LEAF_SCHEMA, lambda inner: st.one_of(
+    st.tuples(_LEAF_SCHEMA, st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2)).map(
+        lambda pair: {**pair[0], "properties": pair[1]}),
+    st.tuples(_LEAF_SCHEMA, st.dictionaries(_PATTERNS, inner, max_size=2)).map(
+        lambda pair: {**pair[0], "patternProperties": pair[1]}),
+    st.tuples(_LEAF_SCHEMA, inner).map(lambda pair: {**pair[0], "items": pair[1]}),
+    st.tuples(_LEAF_SCHEMA, st.lists(inner, min_size=1, max_size=2)).map(lambda pair: {**pair[0], "anyOf": pair[1]}),
+), max_leaves=8)
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(_SCHEMA)
+def test_the_fast_meta_schema_check_refuses_exactly_what_python_jsonschema_refuses(schema):
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    from agentkit.tools import meta_schema_error
+
+    try:
+        Draft202012Validator.check_schema(schema)
+        expected = None
+    except SchemaError as exc:
+        expected = exc.message
+    error = meta_schema_error(schema)
+    assert (error.message if error is not None else None) == expected
