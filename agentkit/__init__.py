@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import (AgentkitError, LimitExceeded, ModelCallError, ProviderError, RunError, ScriptError,
-                     ToolDefinitionError, ToolExecutionError, ToolReturnError, ToolTimeout)
+                     ToolDefinitionError, ToolExecutionError, ToolFailure, ToolReturnError, ToolTimeout)
 from .execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor
 from .loop import Run, StopReason, Thread, arun, run
 from .models import FunctionModel, ScriptedModel, call
@@ -42,7 +42,7 @@ __all__ = [
     "Message", "ModelOptions", "ModelTurn", "ToolCall", "ToolResult", "ToolSpec", "Usage",
     "SequentialExecutor", "ThreadExecutor", "AsyncioExecutor",
     "AgentkitError", "LimitExceeded", "ModelCallError", "ProviderError", "RunError", "ScriptError",
-    "ToolDefinitionError", "ToolExecutionError", "ToolReturnError", "ToolTimeout",
+    "ToolDefinitionError", "ToolExecutionError", "ToolFailure", "ToolReturnError", "ToolTimeout",
 ]
 
 # Loaded on first use, so that `import agentkit` stays fast and pulls in no HTTP server or plotting.

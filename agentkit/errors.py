@@ -6,6 +6,8 @@
     │                              update without its result message); names the tool
     ├── ScriptError                a ScriptedModel ran out of steps, or steps were left unconsumed
     ├── ToolTimeout                a tool ran past its timeout (also a TimeoutError)
+    ├── ToolFailure                raised by a tool to choose its error envelope: kind, message, path,
+    │                              keyword (an MCP server's isError result arrives as one)
     ├── RunError                   the run stopped by raising; `.run` holds the partial Run, in which
     │   │                          every tool call has its result (a Thread stays usable)
     │   ├── LimitExceeded          a Limits cap with exit_behavior="error"
@@ -54,6 +56,22 @@ class ToolTimeout(AgentkitError, TimeoutError):
     def __init__(self, tool_name: str, timeout: float):
         super().__init__(f"tool {tool_name!r} did not finish within {timeout:g} s")
         self.tool_name, self.timeout = tool_name, timeout
+
+
+class ToolFailure(AgentkitError):
+    """Raised by a tool to say how it failed, in the error envelope's own terms.
+
+        raise ToolFailure("not_found", "no invoice INV-1099")
+        # the model sees {"ok": false, "error": {"kind": "not_found", "message": "no invoice INV-1099", ...}}
+
+    Any other exception becomes kind "tool_error" with its text sanitised; a ToolFailure's message is the
+    tool's own words for the model and is sent as written. The error policies treat it like any exception.
+    """
+
+    def __init__(self, kind: str, message: str, path: str | None = None, keyword: str | None = None):
+        where = f" at {path}" if path else ""
+        super().__init__(f"{kind}{where}: {message}")
+        self.kind, self.message, self.path, self.keyword = kind, message, path, keyword
 
 
 class RunError(AgentkitError):

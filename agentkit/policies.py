@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, Mapping, Union
 
-from .errors import ToolReturnError, ToolTimeout
+from .errors import ToolFailure, ToolReturnError, ToolTimeout
 from .types import ToolCall, ToolResult
 
 ExitBehavior = Literal["continue", "end", "error"]
@@ -190,15 +190,20 @@ def failure_result(call: ToolCall, error: BaseException, attempts: int = 1, text
 
         failure_result(call, TimeoutError("upstream"))  ->  ok=False, kind "tool_error", sanitised message
 
-    `text` replaces the envelope with a fixed message (a policy's own wording). The loop and the MCP
+    A `ToolFailure` the tool raised keeps its own kind, words, path and keyword. `text` replaces the
+    envelope with a fixed message (a policy's own wording). The loop and the MCP
     server both answer failures with this, so a model sees one shape whichever runs the tool.
     """
-    kind = "timeout" if isinstance(error, ToolTimeout) else (
-        "bad_return" if isinstance(error, ToolReturnError) else "tool_error")
-    message = sanitize_error_text(f"{type(error).__name__}: {error}")
+    path = keyword = None
+    if isinstance(error, ToolFailure):  # the tool chose its kind and words
+        kind, message, path, keyword = error.kind, error.message, error.path, error.keyword
+    else:
+        kind = "timeout" if isinstance(error, ToolTimeout) else (
+            "bad_return" if isinstance(error, ToolReturnError) else "tool_error")
+        message = sanitize_error_text(f"{type(error).__name__}: {error}")
     if attempts > 1:
         message += f" (after {attempts} attempts)"
-    return ToolResult.failure(call, kind, message, text=text)
+    return ToolResult.failure(call, kind, message, path=path, keyword=keyword, text=text)
 
 
 # -- limits --------------------------------------------------------------------------------------------

@@ -90,7 +90,7 @@ def test_the_loop_uses_an_sdk_built_server_over_stdio():
     assert run.results[0].result == {"city": "Oslo", "sky": "cloudy", "temp_c": 18.0}
     error = envelope(run.results[1])["error"]
     assert error["kind"] == "tool_error"
-    assert error["message"] == "McpToolError: Error executing tool get_weather"  # the SDK hides the exception
+    assert error["message"] == "Error executing tool get_weather"  # the server's words (the SDK hides the exception)
 
 
 def test_the_loop_uses_an_agentkit_server_over_streamable_http():
@@ -307,11 +307,13 @@ def test_list_changed_marks_the_list_stale_and_the_next_call_refreshes_it():
         run = run_script(old, [call("get_time", {"city": "Tokyo"}), call("get_weather", {"city": "Paris"})],
                          executor="sequential")
         assert client.refreshes == ["initial", "list_changed"] and not client.stale.is_set()
-        gone, changed = (envelope(r)["error"]["message"] for r in run.results)
-        assert gone == ("StaleToolError: tool 'get_time' no longer exists on the MCP server 'weather' (its tool "
-                        "list changed); it now offers: get_weather")
-        assert changed == ("StaleToolError: tool 'get_weather' changed on the MCP server 'weather' since its "
-                           "tool list was read; for the new version: $.unit: missing required property 'unit'")
+        gone, changed = (envelope(r)["error"] for r in run.results)
+        assert gone["kind"] == changed["kind"] == "stale_tool"
+        assert gone["message"] == ("tool 'get_time' no longer exists on the MCP server 'weather' (its tool "
+                                   "list changed); it now offers: get_weather")
+        assert changed["message"] == ("tool 'get_weather' changed on the MCP server 'weather' since its "
+                                      "tool list was read; for the new version: $.unit: missing required property "
+                                      "'unit'")
         assert [e.data["reason"] for e in run.trace.of("mcp_refresh")] == ["list_changed"]
         assert server.calls == 0  # neither stale call was sent
         fresh = client.tools
@@ -406,9 +408,9 @@ def test_an_sdk_servers_unknown_tool_answer_makes_the_client_refresh():
         assert not client.stale.is_set()
         run = run_script(old, [call("get_time", {"timezone": "UTC"})])
         assert client.refreshes == ["initial", "unknown_tool"]
-    assert envelope(run.results[0])["error"]["message"] == (
-        "StaleToolError: tool 'get_time' no longer exists on the MCP server 'sdk-weather' (its tool list changed); "
-        "it now offers: get_weather")
+    assert envelope(run.results[0])["error"] == {"kind": "stale_tool", "path": None, "keyword": None, "message": (
+        "tool 'get_time' no longer exists on the MCP server 'sdk-weather' (its tool list changed); "
+        "it now offers: get_weather")}
     assert [e.data["reason"] for e in run.trace.of("mcp_refresh")] == ["unknown_tool"]
     with connect(weather_server()) as client:
         old = client.tools

@@ -335,3 +335,33 @@ def test_sanitize_drops_stack_traces_and_keeps_the_exception_line():
 def test_sanitize_keeps_text_short():
     assert len(sanitize_error_text("x" * 5000)) == 300
     assert len(sanitize_error_text("x" * 5000, max_length=50)) == 50
+
+
+# -- what a model is told about a failure -----------------------------------------------------------------
+
+def test_a_tool_failure_keeps_its_own_kind_words_path_and_keyword():
+    from agentkit import ToolFailure
+    from agentkit.policies import failure_result
+    from agentkit.types import ToolCall
+
+    call = ToolCall("c1", "find_invoice", {"id": "INV-9"})
+    result = failure_result(call, ToolFailure("not_found", "no invoice INV-9 at db.internal", "$.id"), attempts=2)
+    assert result.error == {"kind": "not_found", "message": "no invoice INV-9 at db.internal (after 2 attempts)",
+                            "path": "$.id", "keyword": None}
+    plain = failure_result(call, RuntimeError("no invoice INV-9 at db.internal"))
+    assert plain.error["kind"] == "tool_error" and "db.internal" not in plain.error["message"]  # sanitised
+
+
+def test_the_loop_sends_a_tool_failure_as_its_envelope():
+    import agentkit
+    from agentkit import ScriptedModel, ToolFailure, call, tool
+
+    @tool
+    def find_invoice(id: str) -> dict:
+        """Find an invoice by id."""
+        raise ToolFailure("not_found", f"no invoice {id}", "$.id")
+
+    model = ScriptedModel([[call("find_invoice", id="INV-9")], "There is no such invoice."])
+    run = agentkit.run(model, "INV-9?", tools=[find_invoice])
+    (result,) = run.results
+    assert result.error == {"kind": "not_found", "message": "no invoice INV-9", "path": "$.id", "keyword": None}

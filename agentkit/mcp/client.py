@@ -63,7 +63,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 
-from ..errors import AgentkitError, ToolDefinitionError, ToolTimeout
+from ..errors import AgentkitError, ToolDefinitionError, ToolFailure, ToolTimeout
 from ..providers import mcp as codec
 from ..providers.mcp import McpError
 from ..tools import Tool, ToolContext
@@ -87,8 +87,8 @@ class McpConnectionError(AgentkitError, ConnectionError):
     """The MCP server could not be started or reached, did not answer initialize, or went away."""
 
 
-class McpToolError(AgentkitError):
-    """The server answered a tools/call with `isError: true`.
+class McpToolError(ToolFailure):
+    """The server answered a tools/call with `isError: true`: the loop sends its kind and words on.
 
     `kind`, `path` and `keyword` come from an agentkit server's envelope (kind "schema", "rule",
     "tool_error", ...); from other servers kind is "tool_error" and the message is the server's text.
@@ -96,10 +96,9 @@ class McpToolError(AgentkitError):
 
     def __init__(self, message: str, kind: str = "tool_error", path: str | None = None,
                  keyword: str | None = None):
-        where = f" at {path}" if path else ""
-        head = "" if kind == "tool_error" else f"{kind}{where}: "
-        super().__init__(f"{head}{message}")
-        self.kind, self.path, self.keyword, self.message = kind, path, keyword, message
+        super().__init__(kind, message, path, keyword)
+        if kind == "tool_error":  # the server's words alone: its own kind adds nothing
+            self.args = (message,)
 
     @classmethod
     def from_result(cls, result: ToolResult) -> McpToolError:
@@ -112,8 +111,7 @@ class StaleToolError(McpToolError):
     """The tool list the model was given is out of date: the tool is gone, or its arguments no longer fit."""
 
     def __init__(self, message: str):
-        super().__init__(message)
-        self.kind = "stale_tool"
+        super().__init__(message, "stale_tool")
 
 
 # ----------------------------------------------------------------------------------------------------------
