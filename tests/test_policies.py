@@ -361,7 +361,7 @@ def test_the_loop_sends_a_tool_failure_as_its_envelope():
         """Find an invoice by id."""
         raise ToolFailure("not_found", f"no invoice {id}", "$.id")
 
-    model = ScriptedModel([[call("find_invoice", id="INV-9")], "There is no such invoice."])
+    model = ScriptedModel([[call("find_invoice", {"id": "INV-9"})], "There is no such invoice."])
     run = agentkit.run(model, "INV-9?", tools=[find_invoice])
     (result,) = run.results
     assert result.error == {"kind": "not_found", "message": "no invoice INV-9", "path": "$.id", "keyword": None}
