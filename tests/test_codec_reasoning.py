@@ -196,13 +196,18 @@ def test_every_sequential_step_of_the_current_turn_needs_its_own_signature():
     gemini.parse_request(later, model=G3)
 
 
-def test_the_placeholder_passes_and_another_models_signature_is_corrupted():
+def test_the_placeholder_passes_and_a_signature_that_is_not_geminis_is_corrupted():
     body = gemini_body({"role": "model", "parts": [fc("get_weather", "Tokyo",
                                                       gemini.THOUGHT_SIGNATURE_PLACEHOLDER)]},
                        {"role": "user", "parts": [fr("Tokyo")]})
     gemini.parse_request(body, model=G3)
+    # Another Gemini model's signature is accepted (Google: its thought is left out of the context)...
     body["contents"][1]["parts"][0]["thoughtSignature"] = signed("gemini-3-pro-preview")
-    assert refusal(gemini, body, model=G3).message == "Corrupted thought signature."
+    gemini.parse_request(body, model=G3)
+    # ... one that is truncated, or another API's, is not.
+    for foreign in (signed()[:-8], mint_signature(anthropic.SIGNATURE_KIND, None, "t")):
+        body["contents"][1]["parts"][0]["thoughtSignature"] = foreign
+        assert refusal(gemini, body, model=G3).message == "Corrupted thought signature."
     body["contents"][1]["parts"][0]["thoughtSignature"] = "not base64!"
     assert "Base64 decoding failed" in refusal(gemini, body, model=G3).message
     # Older models check nothing.

@@ -501,11 +501,12 @@ def test_gemini_3_thought_signatures_replayed_pass_and_dropped_are_refused(gemin
                                        contents=[*contents, rebuilt, gemini_results(first.function_calls)])
     assert info.value.code == 400 and "Function call is missing a thought_signature" in info.value.message
     assert "`default_api:get_weather` , position 2." in info.value.message
-    # A signature made for another model is refused as corrupted.
+    # A signature cut short (or another API's) is refused as corrupted.
+    cut = first.candidates[0].content.model_copy(deep=True)
+    cut.parts[0].thought_signature = cut.parts[0].thought_signature[:-6]
     with pytest.raises(genai_errors.ClientError, match="Corrupted thought signature"):
-        gemini.models.generate_content(model="gemini-3-pro-preview", config=GEMINI_CONFIG,
-                                       contents=[*contents, first.candidates[0].content,
-                                                 gemini_results(first.function_calls)])
+        gemini.models.generate_content(model="gemini-3-flash-preview", config=GEMINI_CONFIG,
+                                       contents=[*contents, cut, gemini_results(first.function_calls)])
 
     # Streamed parts keep their signatures too.
     chunks = gemini.models.generate_content_stream(model="gemini-3-flash-preview", contents=contents,

@@ -294,7 +294,7 @@ def signature_fields(signature: Any) -> tuple[str, str, str] | None:
     except (binascii.Error, ValueError):
         return None
     parts = text.split("|")
-    if len(parts) != 4 or parts[0] != _SIGNATURE_MARK:
+    if len(parts) != 4 or parts[0] != _SIGNATURE_MARK or len(parts[3]) != 32:  # a cut one is no signature
         return None
     return parts[1], parts[2], parts[3]
 

@@ -29,9 +29,11 @@ in a parallel batch on the first call only, in sequential steps on each step's c
 part of an answer without calls. They are the turn's ReasoningState here, and `build_request` puts each
 back on the part it came with, for the same model only. The API refuses a current-turn step whose first
 call lacks one (400 "Function call is missing a thought_signature in functionCall parts…") and a
-signature another model made ("Corrupted thought signature."). For a Gemini 3 call that has no
-signature of this model's (history from another provider or model, or an older codec), `build_request`
-sends Google's documented placeholder, `skip_thought_signature_validator`, which skips that check.
+signature that is truncated, altered or not Gemini's ("Corrupted thought signature."); one made by
+another Gemini model is accepted and its thought left out of the model's context (Google's docs). For a
+Gemini 3 call that has no signature of this model's (history from another provider or model, or an
+older codec), `build_request` sends Google's documented placeholder, `skip_thought_signature_validator`,
+which skips that check.
 
     from agentkit.providers import gemini
     wire = gemini.build_request("gemini-2.5-flash", messages, tools, ModelOptions())
@@ -744,9 +746,10 @@ def _model_turn(i: int, parts: list[dict], previous_role: str | None, model: str
 def _check_signatures(contents: list[dict], model: str) -> None:
     """Gemini 3's rules for thought signatures, in the API's words.
 
-    Every signature must be one this model made (or the documented placeholder). In the current turn
-    (everything after the last user content that is not only function responses) the first functionCall
-    part of each model step must carry one; earlier turns are not checked.
+    Every signature must be an intact Gemini signature (or the documented placeholder); one another
+    Gemini model made passes, its thought is simply not used. In the current turn (everything after the
+    last user content that is not only function responses) the first functionCall part of each model step
+    must carry one; earlier turns are not checked.
     """
     current = 0
     for i, content in enumerate(contents):
@@ -754,7 +757,7 @@ def _check_signatures(contents: list[dict], model: str) -> None:
         for part in parts:
             signature = _get(part, "thoughtSignature")
             if signature is not None and signature != THOUGHT_SIGNATURE_PLACEHOLDER and \
-                    not signature_valid(signature, SIGNATURE_KIND, model):
+                    not signature_valid(signature, SIGNATURE_KIND):
                 raise RequestInvalid("Corrupted thought signature.", f"contents[{i}]")
         if content.get("role", "user") != "model" and any(_get(p, "functionResponse") is None for p in parts):
             current = i + 1
@@ -914,7 +917,7 @@ def _finish_reason(turn: ModelTurn) -> str:
 
 def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
     """Gemini 3 signs every answer: the first functionCall part of a turn with calls (a parallel batch
-    has one signature, on its first call), else the last part. Signatures are valid for this model only."""
+    has one signature, on its first call), else the last part. The signature names the model it serves."""
     model = _bare_model(request.model)
     if not model.startswith("gemini-3"):
         return None
