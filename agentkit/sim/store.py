@@ -21,7 +21,7 @@ from typing import Any
 
 #: Enough for every conversation a notebook or a test holds at once; a response keeps a few entries
 #: (its own id, its reasoning items, its calls), and each holds the whole input it answered.
-DEFAULT_MAX_ENTRIES = 4096
+DEFAULT_MAX_ENTRIES = 1024
 
 
 class ResponseStore:
