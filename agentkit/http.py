@@ -30,6 +30,14 @@ exponential backoff with jitter. A wait longer than `max_retry_wait` or than the
 for: the call falls over to the next model at once (or raises). The policy is `RetryPlan`, with no I/O, and
 each call's state is one `_Call`, so the sync and async drivers share every decision.
 
+Stored conversations (`continue_stored_responses=True`): an API that keeps its responses (OpenAI
+Responses with `store`, the default; the codec's CONTINUATION_FIELD says which field continues one)
+lets a request send only what is new since a stored response, plus that response's id. HTTPModel
+remembers the last few stored responses it received and, when the messages of a call extend one of
+those conversations exactly, sends only the new messages and `previous_response_id`. The loop does not
+know: it always passes the whole conversation. If the server has forgotten the response (400), the call
+is sent again, whole, at once.
+
 Keys (`agentkit.redaction`): checked when the model is built (surrounding whitespace stripped; whitespace,
 a control or a non-ASCII character inside is refused, naming where the key came from, never the key),
 sent in the codec's auth header (or in the URL, if you put `?key=` into base_url yourself), and scrubbed,
@@ -51,10 +59,11 @@ import os
 import random
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing, closing, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -149,6 +158,9 @@ class _Request:
     history: tuple  # (model, outcome) of the call's earlier attempts
     wait: float  # slept before this attempt
     started: float  # time.perf_counter() when it was built
+    messages: tuple = ()  # the whole conversation, kept only to remember stored responses
+    continued: str | None = None  # the stored response this attempt continues from
+    sent: list = field(default_factory=list)  # the body's size in bytes, once httpx has encoded it
 
 
 class _Call:
@@ -168,12 +180,13 @@ class _Call:
         self.attempts: list[Attempt] = []
         self.recorders = [found for who, found in _RECORDERS.get() if who is owner]
         self.wait = 0.0
+        self.may_continue = owner.continue_stored  # False after a continued attempt was refused
 
     def next_request(self) -> _Request:
         clock = AttemptClock(self.owner._attempt_timeout, self.ends)
         history = tuple((a.model, a.outcome) for a in self.attempts)
         return self.owner._build(self.plan.model, self.messages, self.tools, self.options, clock, history,
-                                 self.wait)
+                                 self.wait, self.may_continue)
 
     def succeeded(self, request: _Request) -> None:
         self._record(request, None)
@@ -181,6 +194,11 @@ class _Call:
     def failed(self, request: _Request, error: ProviderError) -> float:
         """Record the failure; the seconds to wait before the next attempt, or raise `error`."""
         self._record(request, error)
+        if request.continued is not None and error.status == 400:
+            # The server does not know the stored response (expired, or another server): send it all.
+            self.owner._forget(request.continued)
+            self.may_continue = False
+            return 0.0
         if self.ends is None:
             time_left = None
         else:  # a passed budget is passed, however close the clock reads to its end
@@ -205,7 +223,7 @@ class _Call:
                           error_type=None if error is None else error.error_type,
                           message=None if error is None else error.message,
                           wait=round(request.wait, 6), elapsed=time.perf_counter() - request.started,
-                          call=self.number)
+                          call=self.number, request_bytes=request.sent[-1] if request.sent else None)
         self.attempts.append(attempt)
         for recorder in self.recorders:
             recorder.append(attempt)
@@ -246,6 +264,11 @@ class HTTPModel:
     other there); `with model.record_attempts() as attempts:` collects the calls of this thread or task
     only; a failed call's error lists its attempts in `.attempts`; every Attempt carries its call number.
 
+    Stored conversations: with `continue_stored_responses=True` and an API that stores responses (the
+    codec's CONTINUATION_FIELD; OpenAI Responses), a call whose messages extend a stored response's
+    conversation sends only the new messages and that response's id (see the module notes). Other
+    formats ignore it.
+
     For tests and notebooks: `transport=httpx.MockTransport(handler)` (or `client=`/`async_client=`)
     replaces the network, `sleep=`/`asleep=` replace waiting, `seed=` fixes the jitter, and
     `on_attempt=` sees every Attempt as it happens. `codec=` takes any module with the codec verbs.
@@ -263,7 +286,8 @@ class HTTPModel:
                  headers: dict | None = None, extra_body: dict | None = None, seed: int | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 on_attempt: Callable[[Attempt], None] | None = None, codec: ModuleType | None = None):
+                 on_attempt: Callable[[Attempt], None] | None = None, codec: ModuleType | None = None,
+                 continue_stored_responses: bool = False):
         if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
             raise ValueError("max_retries must be a whole number >= 0")
         if isinstance(fallback_models, str):
@@ -320,6 +344,10 @@ class HTTPModel:
         self._owns_client, self._owns_async_client = client is None, async_client is None
         self._async_loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
+        self.continuation_field = getattr(self.codec, "CONTINUATION_FIELD", None)
+        self.continue_stored = bool(continue_stored_responses) and self.continuation_field is not None
+        # The last stored responses: assistant message's fingerprint -> (response id, model, conversation).
+        self._stored: OrderedDict[tuple, tuple[str, str, tuple]] = OrderedDict()
 
     def _read_key(self, api_key: str | None) -> str | None:
         """The key, stripped and checked; where it came from is named in any complaint, the key never."""
@@ -542,15 +570,21 @@ class HTTPModel:
     # -- step 1: build ---------------------------------------------------------------------------------
 
     def _build(self, model: str, messages: list, tools: list, options: ModelOptions, clock: AttemptClock,
-               history: tuple, wait: float) -> _Request:
+               history: tuple, wait: float, may_continue: bool = False) -> _Request:
         extras: dict[str, Any] = {}
+        continued, sent = None, messages
+        if may_continue:
+            found = self._continuation(model, messages)
+            if found is not None:
+                continued, sent = found
+                extras[self.continuation_field] = continued
         if self._server_side_fallback:
             # The provider falls back server-side too (OpenRouter's `models`): send it the rest, in order.
             remaining = list(self.models[self.models.index(model):])
             if len(remaining) > 1:
                 extras["models"] = remaining
         extras.update(self.extra_body)
-        wire = self.codec.build_request(model, messages, tools, options, **extras)
+        wire = self.codec.build_request(model, sent, tools, options, **extras)
         auth = self.codec.auth_headers(self._api_key) if self._api_key else {}
         stream = bool(options.stream or wire.stream)
         framing = {"Accept": "text/event-stream", "Cache-Control": "no-store"} \
@@ -559,7 +593,46 @@ class HTTPModel:
         url = _join(self.base_url, wire.path)
         parsed = urlsplit(url)
         path = redact(parsed.path + (f"?{parsed.query}" if parsed.query else ""), self._secrets)
-        return _Request(model, url, path, headers, wire.body, stream, clock, history, wait, time.perf_counter())
+        return _Request(model, url, path, headers, wire.body, stream, clock, history, wait, time.perf_counter(),
+                        tuple(messages) if self.continue_stored else (), continued)
+
+    # -- stored conversations (continue_stored_responses) ----------------------------------------------
+
+    def _continuation(self, model: str, messages: list) -> tuple[str, list] | None:
+        """(stored response id, the messages to send) when `messages` extend a stored response's
+        conversation exactly, else None. Leading system messages are sent again: the API does not carry
+        instructions over."""
+        last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
+        if last is None or last == len(messages) - 1:
+            return None
+        with self._lock:
+            entry = self._stored.get(_fingerprint(messages[last]))
+        if entry is None:
+            return None
+        response_id, stored_model, conversation = entry
+        if stored_model != model or len(conversation) != last + 1 or tuple(messages[:last + 1]) != conversation:
+            return None
+        system = [m for m in messages[:1] if m.role == "system"]
+        return response_id, system + list(messages[last + 1:])
+
+    def _remember(self, request: _Request, turn: ModelTurn) -> None:
+        """Keep the conversation this turn completed when the API stored the response (bounded)."""
+        if not self.continue_stored:
+            return
+        response_id = self.codec.stored_response_id(request.body, turn)
+        if response_id is None:
+            return
+        answer = turn.as_message()
+        with self._lock:
+            self._stored[_fingerprint(answer)] = (response_id, request.model, request.messages + (answer,))
+            self._stored.move_to_end(_fingerprint(answer))
+            while len(self._stored) > _STORED_CONVERSATIONS:
+                self._stored.popitem(last=False)
+
+    def _forget(self, response_id: str) -> None:
+        with self._lock:
+            for key in [k for k, entry in self._stored.items() if entry[0] == response_id]:
+                del self._stored[key]
 
     # -- steps 2, 3, 5 for one attempt (sync) ----------------------------------------------------------
 
@@ -570,11 +643,14 @@ class HTTPModel:
             with closing(self._events(request)) as events:
                 for event in events:
                     assembly.feed(event)
-            return assembly.turn()
-        client = self._sync_client()
-        with self._classify(request), self._io(request):
-            response = client.send(self._http_request(client, request))
-        return self._decode(response, request)
+            turn = assembly.turn()
+        else:
+            client = self._sync_client()
+            with self._classify(request), self._io(request):
+                response = client.send(self._http_request(client, request))
+            turn = self._decode(response, request)
+        self._remember(request, turn)
+        return turn
 
     def _events(self, request: _Request) -> Iterator[SSEvent]:
         """The events of one streamed attempt; each must arrive within the attempt's clock."""
@@ -623,6 +699,7 @@ class HTTPModel:
                     assembly.feed(event)
                     yield event
             result.turn = assembly.turn()
+            self._remember(request, result.turn)
         except ProviderError as error:  # after the first event: no retry, the caller saw part of it
             call.spoilt(error)
             raise
@@ -635,11 +712,14 @@ class HTTPModel:
             async with aclosing(self._aevents(request)) as events:
                 async for event in events:
                     assembly.feed(event)
-            return assembly.turn()
-        client = self._aclient()
-        with self._classify(request), self._io(request):
-            response = await client.send(self._http_request(client, request))
-        return self._decode(response, request)
+            turn = assembly.turn()
+        else:
+            client = self._aclient()
+            with self._classify(request), self._io(request):
+                response = await client.send(self._http_request(client, request))
+            turn = self._decode(response, request)
+        self._remember(request, turn)
+        return turn
 
     async def _aevents(self, request: _Request) -> AsyncIterator[SSEvent]:
         client, clock = self._aclient(), request.clock
@@ -686,6 +766,7 @@ class HTTPModel:
                     assembly.feed(event)
                     yield event
             result.turn = assembly.turn()
+            self._remember(request, result.turn)
         except ProviderError as error:
             call.spoilt(error)
             raise
@@ -693,8 +774,10 @@ class HTTPModel:
     # -- what both drivers share: the request, the clock, step 3 and step 5 ------------------------------
 
     def _http_request(self, client: httpx.Client | httpx.AsyncClient, request: _Request) -> httpx.Request:
-        return client.build_request("POST", request.url, json=request.body, headers=request.headers,
-                                    timeout=self.timeout)
+        built = client.build_request("POST", request.url, json=request.body, headers=request.headers,
+                                     timeout=self.timeout)
+        request.sent.append(len(built.content))  # what the wire carries, for Attempt.request_bytes
+        return built
 
     @contextmanager
     def _io(self, request: _Request) -> Iterator[None]:
@@ -845,6 +928,15 @@ class _Assembly:
 # --------------------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------------------
+
+#: How many stored conversations one HTTPModel remembers (a run needs one; concurrent runs one each).
+_STORED_CONVERSATIONS = 64
+
+
+def _fingerprint(message: Message) -> tuple:
+    """What identifies an assistant message cheaply: its text and its calls' ids and names."""
+    return message.content, tuple((c.id, c.name) for c in message.tool_calls)
+
 
 def _join(base_url: str, path: str) -> str:
     """base_url + the codec's path, keeping a query of either (`...?key=x` + `m:stream?alt=sse`)."""

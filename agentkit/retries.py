@@ -111,7 +111,8 @@ class Attempt:
     `status` is the HTTP status (None when no response arrived); `error` the ProviderError class name and
     `error_type` the provider's error type, or what went wrong on the way ("ConnectError", "timeout",
     "stalled", "total_timeout"). `message` is already scrubbed of keys. `call` numbers the calls of one
-    HTTPModel (1, 2, ...), so the attempts of concurrent calls can be told apart.
+    HTTPModel (1, 2, ...), so the attempts of concurrent calls can be told apart. `request_bytes` is the
+    size of the JSON body sent (None when the attempt failed before it was built).
     """
 
     model: str
@@ -123,6 +124,7 @@ class Attempt:
     wait: float = 0.0
     elapsed: float = 0.0
     call: int = 0
+    request_bytes: int | None = None
 
     @property
     def ok(self) -> bool:

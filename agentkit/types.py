@@ -8,19 +8,23 @@ Every other module speaks in these five words, whatever the provider:
     ModelTurn   one model response: text, tool calls, stop signal, usage, raw JSON
     Usage       token counts
 
-Plus `ToolSpec` (what a model is told about a tool) and `ModelOptions` (per-request switches).
+Plus `ToolSpec` (what a model is told about a tool), `ModelOptions` (per-request switches) and
+`ReasoningState` (what a reasoning model hands back with its turn and wants returned untouched:
+Anthropic's signed thinking blocks, Gemini's thought signatures, OpenAI's reasoning items, ...).
 
 `to_dict()` / `from_dict()` turn each into plain JSON and back; tuples are used instead of lists so
 that a frozen value really cannot change under you. The classes use __slots__: the loop builds several
 of them per step, and slotted instances are smaller and quicker to make.
 
 Left out on purpose: images, audio and other non-text content, and provider-specific fields (those
-stay in `ModelTurn.raw`).
+stay in `ModelTurn.raw`) — except reasoning state, which must travel with the conversation, so it rides
+on the assistant Message opaquely: only the codec that wrote it reads it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Union
 
@@ -224,12 +228,77 @@ class ToolResult:
                    text=d.get("text"))
 
 
+#: A dated snapshot suffix ("-20250929", "-2025-08-07"): the same model as the alias without it.
+_SNAPSHOT = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+
+
+def same_model(a: str | None, b: str | None) -> bool:
+    """Do two model names name the same model? A `models/` prefix and a dated snapshot suffix are ignored.
+
+        same_model("claude-sonnet-4-5", "claude-sonnet-4-5-20250929")   ->  True
+        same_model("gpt-5", "gpt-5-mini")                               ->  False
+    """
+    if not a or not b:
+        return False
+    a, b = (_SNAPSHOT.sub("", n.removeprefix("models/")) for n in (a, b))
+    return a == b
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningState:
+    """Provider reasoning state that came with an assistant turn and must go back with it, untouched.
+
+    Reasoning models hand the client opaque state between tool calls and refuse (or quietly degrade) the
+    next request when it is missing: Anthropic's `thinking` blocks with their `signature`, Gemini's
+    `thoughtSignature` on a `functionCall` part, OpenAI's `reasoning` items, OpenRouter's
+    `reasoning_details`, DeepSeek-style `reasoning_content`, Ollama's `thinking`.
+
+        format   the wire format whose codec wrote it ("anthropic", "gemini", ...)
+        model    the model that produced it
+        items    that codec's own JSON pieces, in order; nobody else reads them
+
+    A signature is only valid for the API and model that made it, so a codec sends the state back only
+    when `usable_for(its format, the request's model)`; anywhere else it is dropped, never forwarded.
+    """
+
+    format: str
+    model: str | None
+    items: tuple[dict, ...] = ()
+
+    def usable_for(self, format: str, model: str) -> bool:
+        """May a request in `format` to `model` carry this state? Only the API and model that made it."""
+        return self.format == format and same_model(self.model, model)
+
+    def __repr__(self) -> str:  # the items can be kilobytes of encrypted text: name their kinds only
+        kinds = ", ".join(str(i.get("type") or next(iter(i), "?")) for i in self.items)
+        return f"ReasoningState({self.format!r}, {self.model!r}, [{kinds}])"
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ReasoningState:
+        return cls(format=d["format"], model=d.get("model"), items=tuple(d.get("items") or ()))
+
+
+def _reasoning(d: dict | None) -> ReasoningState | None:
+    return ReasoningState.from_dict(d) if d else None
+
+
+def _without_empty_reasoning(d: dict) -> dict:
+    """No `"reasoning": null` key: a turn without reasoning state serialises as it always did."""
+    if d.get("reasoning") is None:
+        d.pop("reasoning", None)
+    return d
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """One entry of the conversation.
 
     role="tool" messages answer one call: `tool_call_id` and `name` say which, `is_error` marks a failure
-    (Anthropic's is_error, MCP's isError; other formats put it in the text).
+    (Anthropic's is_error, MCP's isError; other formats put it in the text). An assistant message may
+    carry the provider's `reasoning` state (see ReasoningState), which its codec sends back.
     """
 
     role: Role
@@ -238,6 +307,7 @@ class Message:
     tool_call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+    reasoning: ReasoningState | None = None
 
     @classmethod
     def system(cls, text: str) -> Message:
@@ -248,8 +318,11 @@ class Message:
         return cls(role="user", content=text)
 
     @classmethod
-    def assistant(cls, text: str | None = None, tool_calls: tuple[ToolCall, ...] | list = ()) -> Message:
-        return cls("assistant", text, tuple(tool_calls))
+    def assistant(cls, text: str | None = None, tool_calls: tuple[ToolCall, ...] | list = (),
+                  reasoning: ReasoningState | None = None) -> Message:
+        if reasoning is None:  # positional: one per model turn, on the hot path
+            return cls("assistant", text, tuple(tool_calls))
+        return cls("assistant", text, tuple(tool_calls), reasoning=reasoning)
 
     @classmethod
     def tool(cls, result: ToolResult) -> Message:
@@ -257,13 +330,14 @@ class Message:
         return cls("tool", result.content(), (), result.call_id, result.name, not result.ok)
 
     def to_dict(self) -> dict:
-        return _plain(asdict(self))
+        return _without_empty_reasoning(_plain(asdict(self)))
 
     @classmethod
     def from_dict(cls, d: dict) -> Message:
         calls = tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ())
         return cls(role=d["role"], content=d.get("content"), tool_calls=calls, tool_call_id=d.get("tool_call_id"),
-                   name=d.get("name"), is_error=bool(d.get("is_error", False)))
+                   name=d.get("name"), is_error=bool(d.get("is_error", False)),
+                   reasoning=_reasoning(d.get("reasoning")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +345,8 @@ class ModelTurn:
     """One model response, whatever the provider.
 
     `stop` is provider-neutral; `native_stop` is the provider's own word ("tool_use", "STOP", ...).
-    `raw` keeps the provider JSON for the curious and the trace (excluded from equality).
+    `raw` keeps the provider JSON for the curious and the trace (excluded from equality). `reasoning` is
+    the provider's reasoning state, which `as_message()` keeps so the next request can send it back.
     """
 
     text: str | None = None
@@ -282,18 +357,20 @@ class ModelTurn:
     model: str | None = None
     id: str | None = None
     raw: dict | None = field(default=None, compare=False, repr=False)
+    reasoning: ReasoningState | None = None
 
     def as_message(self) -> Message:
-        return Message.assistant(self.text, self.tool_calls)
+        return Message.assistant(self.text, self.tool_calls, self.reasoning)
 
     def to_dict(self) -> dict:
-        return _plain(asdict(self))
+        return _without_empty_reasoning(_plain(asdict(self)))
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelTurn:
         return cls(text=d.get("text"), tool_calls=tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ()),
                    stop=d.get("stop", "stop"), native_stop=d.get("native_stop"),
-                   usage=Usage.from_dict(d.get("usage") or {}), model=d.get("model"), id=d.get("id"), raw=d.get("raw"))
+                   usage=Usage.from_dict(d.get("usage") or {}), model=d.get("model"), id=d.get("id"), raw=d.get("raw"),
+                   reasoning=_reasoning(d.get("reasoning")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,3 +179,115 @@ def test_the_simulator_serves_every_route_the_codec_declares(server, fmt):
     for stream in (False, True):
         wire = codec.build_request("sim-reasoner", [Message.user("hi")], options=ModelOptions(stream=stream))
         assert urlsplit(server.base_url(fmt) + wire.path).path in declared
+
+
+# --- reasoning state: every format carries it both ways, streamed or not, and drops it elsewhere --------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+#: For each format: a model and the request fields that ask it for reasoning, in that API's own words.
+#: Adding a format means adding its line here (the test below fails until then).
+REASONING_ASKED = {
+    "openai-chat": ("deepseek-v4-flash", {"thinking": {"type": "enabled"}}),           # DeepSeek's switch
+    "openai-responses": ("gpt-6.1-sol", {"reasoning": {"effort": "low", "summary": "auto"}}),
+    "anthropic": ("claude-sonnet-4-5", {"thinking": {"type": "enabled", "budget_tokens": 1024}}),
+    "gemini": ("gemini-3-flash-preview", {}),                                            # Gemini 3 always signs
+    "openrouter": ("anthropic/claude-sonnet-4.5", {"reasoning": {"max_tokens": 1024}}),
+    "ollama": ("qwen3", {"think": True}),
+}
+ASK = "東京の天気と、1ドル何円か教えて"
+
+
+def test_every_registered_format_says_how_to_ask_it_for_reasoning():
+    assert set(REASONING_ASKED) == set(FORMATS)
+
+
+def decoded(codec, model, messages, extras, stream=False):
+    wire = codec.build_request(model, messages, [WEATHER, RATE], ModelOptions(max_tokens=2048, stream=stream),
+                               **extras)
+    return codec.parse_request(json.loads(json.dumps(wire.body)), model=model), wire
+
+
+def streamed(codec, events):
+    assembler = codec.StreamAssembler()
+    for event in events:
+        if event.comment is None:
+            assembler.feed(event.event, event.data)
+    return assembler.turn()
+
+
+def opaque_strings(value) -> list[str]:
+    """The long strings inside reasoning items (signatures, thinking text, encrypted content, item ids);
+    a `call_id` is the call's own id, which every format sends."""
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k != "call_id" for s in opaque_strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in opaque_strings(v)]
+    return [value] if isinstance(value, str) and len(value) > 24 else []
+
+
+PLANNED = [("get_weather", {"city": "東京"}), ("get_exchange_rate", {"base": "USD", "quote": "JPY"})]
+answers = st.tuples(st.sampled_from([None, "Tokyo is sunny; 1 USD is 155 JPY."]),
+                    st.lists(st.sampled_from(PLANNED), max_size=3)).filter(lambda a: a[0] or a[1])
+
+
+@pytest.mark.parametrize("fmt", ALL)
+@settings(max_examples=12, deadline=None)
+@given(answer=answers)
+def test_reasoning_state_survives_client_encode_server_decode_server_encode_client_decode(fmt, answer):
+    codec = get_codec(fmt)
+    model, extras = REASONING_ASKED[fmt]
+    text, planned = answer
+    request, _ = decoded(codec, model, [Message.user(ASK)], extras, stream=True)  # a stream that counts usage
+    calls = tuple(ToolCall.from_raw(f"c{i}", name, args) for i, (name, args) in enumerate(planned))
+    turn = ModelTurn(text, calls, "tool_calls" if calls else "stop", usage=Usage(30, 9), model=model)
+    state = codec.reasoning_for(turn, request)
+    assert state is not None and state.format == fmt and state.items
+
+    # server encode -> client decode, plain and streamed: the client holds exactly the server's state
+    body = json.loads(json.dumps(codec.build_response(replace(turn, reasoning=state), request)))
+    plain = codec.parse_response(body)
+    assert plain.reasoning == state
+    assert streamed(codec, codec.build_stream(replace(turn, reasoning=state), request)) == plain
+
+    # client encode -> server decode: the replayed turn carries the same state back, after its results
+    if not plain.tool_calls:
+        return
+    history = [Message.user(ASK), plain.as_message(),
+               *[Message.tool(ToolResult.success(c, "ok")) for c in plain.tool_calls]]
+    again, wire = decoded(codec, model, history, extras)
+    replayed = next(m for m in again.messages if m.role == "assistant")
+    assert replayed.reasoning == state and replayed.tool_calls == plain.tool_calls
+
+    # ... and to another model, or another format, none of it goes: no signature is forwarded
+    for other_fmt in ALL:
+        other = get_codec(other_fmt)
+        for other_model in ("some-other-model", model):
+            if (other_fmt, other_model) == (fmt, model):
+                continue
+            body_text = json.dumps(other.build_request(other_model, history, [WEATHER, RATE]).body, ensure_ascii=False)
+            assert not [s for s in opaque_strings(state.items) if s in body_text], (other_fmt, other_model)
+
+
+@pytest.mark.parametrize("fmt", ALL)
+def test_a_turn_without_reasoning_is_encoded_as_before(fmt):
+    """Only a request that asks for reasoning gets state: every other answer is byte-for-byte as it was."""
+    codec = get_codec(fmt)
+    request = asked(codec)
+    turn = ModelTurn(None, (ToolCall.from_raw("c1", "get_weather", {"city": "Tokyo"}),), "tool_calls",
+                     usage=Usage(10, 4), model="sim-reasoner")
+    assert codec.reasoning_for(turn, request) is None
+    assert codec.parse_response(json.loads(json.dumps(codec.build_response(turn, request)))).reasoning is None
+
+
+def test_only_the_responses_format_stores_responses():
+    stores = {fmt: get_codec(fmt).CONTINUATION_FIELD for fmt in ALL}
+    assert stores == {fmt: "previous_response_id" if fmt == "openai-responses" else None for fmt in ALL}
+    for fmt in ALL:
+        codec = get_codec(fmt)
+        if codec.CONTINUATION_FIELD is None:
+            body = {"model": "m"}
+            assert codec.resolve_stored(body, lambda key: None) is body
+            assert codec.stored_records(body, {"id": "x"}) == {}
+            assert codec.stored_response_id(body, ModelTurn("hi", id="x")) is None

@@ -153,3 +153,75 @@ def test_an_error_inside_a_stream_reaches_the_caller_typed_and_a_retry_answers(s
     assert [c.name for c in turn.tool_calls] == ["get_weather", "get_exchange_rate"]
     assert [a.ok for a in flaky.last_attempts] == [False, True]
     flaky.close()
+
+
+# --- reasoning models: the loop hands their state back, and a request without it is refused ----------------
+
+#: The three mechanisms, each asked for in its API's own words.
+REASONING = {
+    "anthropic": ("claude-sonnet-4-5", {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 2048}),
+    "gemini": ("gemini-3-flash-preview", {}),
+    "openai-responses": ("gpt-6.1-sol", {"reasoning": {"effort": "low"}}),
+}
+
+
+@pytest.mark.parametrize("fmt", list(REASONING))
+@pytest.mark.parametrize("stream", [False, True])
+def test_run_keeps_each_providers_reasoning_state_and_finishes(sim, fmt, stream):
+    model_name, extras = REASONING[fmt]
+    model = HTTPModel(model_name, fmt, base_url=sim.base_url(fmt), api_key="sim-key", extra_body=extras)
+    run = agentkit.run(model, QUESTION, tools=TOOLS, stream=stream)
+    model.close()
+    assert run.stop_reason is StopReason.FINAL_ANSWER and "155.2" in run.output
+    first = next(m for m in run.messages if m.role == "assistant")
+    assert first.reasoning is not None and first.reasoning.format == fmt
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai-chat"])
+def test_a_fallback_to_another_provider_drops_foreign_state_and_continues(sim, fmt):
+    """A thread begun with Gemini 3 continues with another provider: the thought signatures stay behind."""
+    thread = agentkit.Thread()
+    gemini = HTTPModel("gemini-3-flash-preview", "gemini", base_url=sim.base_url("gemini"), api_key="sim-key")
+    agentkit.run(gemini, QUESTION, tools=TOOLS, thread=thread)
+    assert any(m.reasoning is not None for m in thread.messages)
+    other = HTTPModel("sim-reasoner", fmt, base_url=sim.base_url(fmt), api_key="sim-key")
+    run = agentkit.run(other, "And in Osaka?", tools=TOOLS, thread=thread)
+    assert run.stop_reason is StopReason.FINAL_ANSWER
+    gemini.close()
+    other.close()
+
+
+def test_a_tool_cycle_moved_to_claude_with_thinking_on_gets_claudes_400(sim):
+    """Mid-cycle, the assistant turn Claude must see has no thinking block of its own: the API refuses."""
+    gemini = HTTPModel("gemini-3-flash-preview", "gemini", base_url=sim.base_url("gemini"), api_key="sim-key")
+    messages = [agentkit.Message.user(QUESTION)]
+    turn = gemini.complete(messages, [t.spec for t in TOOLS])
+    results = [agentkit.Message.tool(agentkit.ToolResult.success(c, "ok")) for c in turn.tool_calls]
+    claude = HTTPModel("claude-sonnet-4-5", "anthropic", base_url=sim.base_url("anthropic"), api_key="sim-key",
+                       extra_body=REASONING["anthropic"][1])
+    with pytest.raises(agentkit.errors.BadRequestError, match="Expected `thinking` or `redacted_thinking`"):
+        claude.complete([*messages, turn.as_message(), *results], [t.spec for t in TOOLS])
+    plain = HTTPModel("claude-sonnet-4-5", "anthropic", base_url=sim.base_url("anthropic"), api_key="sim-key")
+    assert plain.complete([*messages, turn.as_message(), *results], [t.spec for t in TOOLS]).text
+    for model in (gemini, claude, plain):
+        model.close()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_continuing_stored_responses_sends_only_the_new_items(sim, stream):
+    sizes: dict[bool, list] = {}
+    for continued in (False, True):
+        model = HTTPModel("gpt-6.1-sol", "openai-responses", base_url=sim.base_url("openai-responses"),
+                          api_key="sim-key", extra_body=REASONING["openai-responses"][1],
+                          continue_stored_responses=continued)
+        bodies: list = []
+        model.on_attempt = lambda a, bodies=bodies: bodies.append(a.request_bytes)
+        run = agentkit.run(model, "Weather in Tokyo, Osaka and Paris?", tools=TOOLS, parallel_tool_calls=False,
+                           stream=stream, system="Be brief.")
+        model.close()
+        assert run.stop_reason is StopReason.FINAL_ANSWER and run.steps == 4
+        sizes[continued] = bodies
+    full, lean = sizes[False], sizes[True]
+    assert full[0] == lean[0]                        # the first request has nothing to continue from
+    assert full == sorted(full) and full[-1] > 2 * full[0]   # the whole conversation, growing
+    assert max(lean[1:]) < full[1] and len(set(lean[1:])) <= 2  # the new items only, about the same each time

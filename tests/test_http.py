@@ -16,6 +16,7 @@ import random
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 
@@ -949,3 +950,70 @@ def test_record_attempts_sees_only_this_models_calls():
         b.complete(MESSAGES)
         a.complete(MESSAGES)
     assert [x.call for x in seen] == [1, 2]
+
+
+# --- stored conversations (continue_stored_responses) and the size of what is sent --------------------------
+
+def stored_fake() -> Fake:
+    """A Responses server that answers with TURN (two calls) and id resp_1, and records what it got."""
+    return Fake("openai-responses", turn=replace(TURN, id="resp_1"))
+
+
+def follow_up(turn: ModelTurn) -> list[Message]:
+    results = [Message("tool", "ok", (), c.id, c.name) for c in turn.tool_calls]
+    return [Message.system("Be brief."), *MESSAGES, turn.as_message(), *results]
+
+
+def test_a_call_that_extends_a_stored_response_sends_only_the_new_items_and_its_id():
+    fake = stored_fake()
+    model = make(fake, continue_stored_responses=True)
+    first = model.complete([Message.system("Be brief."), *MESSAGES], TOOLS)
+    model.complete(follow_up(first), TOOLS)
+    sent = json.loads(fake.requests[1].content)
+    assert sent["previous_response_id"] == "resp_1"
+    assert sent["instructions"] == "Be brief."  # instructions are not carried over: sent again
+    assert [i["type"] for i in sent["input"]] == ["function_call_output"] * 2
+    sizes = [a.request_bytes for a in model.last_attempts]
+    assert sizes == [len(fake.requests[1].content)]
+
+
+def test_without_the_option_or_with_store_false_the_whole_conversation_goes():
+    for options in ({}, {"continue_stored_responses": True, "extra_body": {"store": False}}):
+        fake = stored_fake()
+        model = make(fake, **options)
+        first = model.complete([Message.system("Be brief."), *MESSAGES], TOOLS)
+        model.complete(follow_up(first), TOOLS)
+        sent = json.loads(fake.requests[1].content)
+        assert "previous_response_id" not in sent and len(sent["input"]) == 6, options  # user, text, 2 calls, 2 results
+
+
+def test_a_refused_continuation_is_sent_again_whole_at_once():
+    fake = stored_fake()
+    sleeps = Sleeps()
+    model = make(fake, sleeps=sleeps, continue_stored_responses=True)
+    first = model.complete([Message.system("Be brief."), *MESSAGES], TOOLS)
+    fake.script = [error(400, "Previous response with id 'resp_1' not found.", code="previous_response_not_found")]
+    assert model.complete(follow_up(first), TOOLS).tool_calls
+    again = json.loads(fake.requests[-1].content)
+    assert "previous_response_id" not in again and len(again["input"]) == 6
+    assert [a.status for a in model.last_attempts] == [400, 200] and sleeps == []
+
+
+def test_formats_that_store_nothing_ignore_the_option():
+    fake = Fake("anthropic")
+    model = make(fake, continue_stored_responses=True)
+    assert model.continue_stored is False
+    first = model.complete(MESSAGES, TOOLS)
+    model.complete([*MESSAGES, first.as_message(), *[Message("tool", "ok", (), c.id, c.name)
+                                                     for c in first.tool_calls]], TOOLS)
+    assert len(json.loads(fake.requests[1].content)["messages"]) == 3
+
+
+def test_a_changed_history_is_not_continued():
+    fake = stored_fake()
+    model = make(fake, continue_stored_responses=True)
+    first = model.complete([Message.system("Be brief."), *MESSAGES], TOOLS)
+    edited = follow_up(first)
+    edited[1] = Message.user("What's the weather in Lyon?")  # not the conversation the server stored
+    model.complete(edited, TOOLS)
+    assert "previous_response_id" not in json.loads(fake.requests[1].content)

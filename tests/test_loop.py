@@ -825,3 +825,37 @@ def test_settings_refuse_a_bad_tool_timeout_and_limits():
             Settings(tool_timeout=bad)
     with pytest.raises(TypeError, match="limits"):
         Settings(limits={"max_steps": 3})
+
+
+# -- reasoning state: the loop keeps what the provider handed back, without knowing what it is --------------
+
+def _reasoning_model(seen: list):
+    """Calls get_weather once, with reasoning state on its turn; then answers. Records every request."""
+    from agentkit.types import ReasoningState
+
+    state = ReasoningState("anthropic", "claude-sonnet-4-5", ({"type": "thinking", "thinking": "t", "signature": "s"},))
+
+    def decide(messages, tools, options):
+        seen.append(list(messages))
+        if len(seen) == 1:
+            return ModelTurn(None, (ToolCall.from_raw("call_1", "get_weather", {"city": "Tokyo"}),), "tool_calls",
+                             reasoning=state)
+        return ModelTurn("Sunny in Tokyo.", reasoning=state)
+    return FunctionModel(decide), state
+
+
+def test_run_sends_the_turns_reasoning_state_back_with_its_calls():
+    seen: list = []
+    model, state = _reasoning_model(seen)
+    r = run(model, "Weather in Tokyo?", tools=[get_weather], thread=Thread())
+    replayed = [m for m in seen[1] if m.role == "assistant"]
+    assert [m.reasoning for m in replayed] == [state]
+    assert [m.reasoning for m in r.messages if m.role == "assistant"] == [state, state]
+
+
+def test_arun_keeps_reasoning_state_like_run():
+    seen: list = []
+    model, state = _reasoning_model(seen)
+    r = asyncio.run(agentkit.arun(model, "Weather in Tokyo?", tools=[get_weather]))
+    assert [m.reasoning for m in seen[1] if m.role == "assistant"] == [state]
+    assert r.stop_reason is StopReason.FINAL_ANSWER

@@ -407,3 +407,113 @@ def test_each_sdk_raises_on_its_providers_in_stream_error(server):
     oai.close()
     router.close()
     claude.close()
+
+
+# --- reasoning state: each SDK replaying its own objects keeps it; dropping it gets the API's 400 ---------
+
+def test_anthropic_thinking_blocks_replayed_pass_and_dropped_are_refused(claude):
+    user = [{"role": "user", "content": ASK}]
+    ask = {"model": CLAUDE, "max_tokens": 2048, "tools": ANTHROPIC_TOOLS, "thinking": {"type": "adaptive"}}
+    first = claude.messages.create(messages=user, **ask)
+    assert [b.type for b in first.content] == ["thinking", "tool_use", "tool_use"] and first.content[0].signature
+
+    def history(blocks):
+        return [*user, {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in blocks]},
+                anthropic_results(first.content)]
+
+    final = claude.messages.create(messages=history(first.content), **ask)
+    assert final.stop_reason == "end_turn"
+    assert_quotes_both("".join(b.text for b in final.content if b.type == "text"))
+    with pytest.raises(anthropic.BadRequestError) as info:
+        claude.messages.create(messages=history([b for b in first.content if b.type != "thinking"]), **ask)
+    assert info.value.body["error"]["message"].startswith(
+        "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.")
+    with pytest.raises(anthropic.BadRequestError, match="Thinking may not be enabled when tool_choice forces"):
+        claude.messages.create(messages=user, tool_choice={"type": "any"}, **ask)
+
+    # The stream helper's final message holds the block whole (thinking_delta + signature_delta).
+    with claude.messages.stream(messages=user, **ask) as stream:
+        streamed = stream.get_final_message()
+    assert streamed.content[0].model_dump() == first.content[0].model_dump()
+    assert claude.messages.create(messages=history(streamed.content), **ask).stop_reason == "end_turn"
+
+
+def test_openai_responses_reasoning_items_replayed_pass_and_dropped_are_refused(oai):
+    user = [{"role": "user", "content": ASK}]
+    ask = {"model": "gpt-6.1-sol", "tools": RESPONSES_TOOLS, "reasoning": {"effort": "low", "summary": "auto"}}
+    first = oai.responses.create(input=user, **ask)
+    assert [i.type for i in first.output] == ["reasoning", "function_call", "function_call"]
+    assert first.output[0].encrypted_content and first.output[0].summary
+
+    def outputs_for(response) -> list[dict]:
+        return [{"type": "function_call_output", "call_id": c.call_id,
+                 "output": run_tool(c.name, json.loads(c.arguments))}
+                for c in response.output if c.type == "function_call"]
+
+    outputs = outputs_for(first)
+
+    def history(items, answers=outputs):
+        return [*user, *[i.model_dump(exclude_none=True) for i in items], *answers]
+
+    assert_quotes_both(oai.responses.create(input=history(first.output), **ask).output_text)
+    with pytest.raises(openai.BadRequestError) as info:
+        oai.responses.create(input=history([i for i in first.output if i.type != "reasoning"]), **ask)
+    assert "of type 'function_call' was provided without its required 'reasoning' item" in info.value.message
+
+    # Stored (the default): continue from the response with only the new items; a made-up id is refused.
+    assert_quotes_both(oai.responses.create(previous_response_id=first.id, input=outputs, **ask).output_text)
+    with pytest.raises(openai.BadRequestError) as info:
+        oai.responses.create(previous_response_id="resp_made_up", input=outputs, **ask)
+    assert info.value.code == "previous_response_not_found" and info.value.param == "previous_response_id"
+
+    # Stateless (another model, so that no item of it was ever stored): the reasoning item must carry its
+    # encrypted_content; sent by id alone, it names an item the server never kept.
+    lean_ask = {**ask, "model": "o4-mini", "store": False}
+    lean = oai.responses.create(input=user, include=["reasoning.encrypted_content"], **lean_ask)
+    assert_quotes_both(oai.responses.create(input=history(lean.output, outputs_for(lean)), **lean_ask).output_text)
+    by_id = [i.model_dump(exclude_none=True, exclude={"encrypted_content"}) if i.type == "reasoning" else
+             i.model_dump(exclude_none=True) for i in lean.output]
+    with pytest.raises(openai.BadRequestError, match="Items are not persisted when `store` is set to false"):
+        oai.responses.create(input=[*user, *by_id, *outputs_for(lean)], **lean_ask)
+
+    # The stream helper's final response replays the same way.
+    with oai.responses.stream(input=user, **ask) as stream:
+        kinds = {event.type for event in stream}
+        streamed = stream.get_final_response()
+    assert {"response.reasoning_summary_text.delta", "response.output_item.done"} <= kinds
+    assert streamed.output[0].encrypted_content
+    assert_quotes_both(oai.responses.create(input=history(streamed.output), **ask).output_text)
+
+
+def test_gemini_3_thought_signatures_replayed_pass_and_dropped_are_refused(gemini):
+    contents: list = [gt.Content(role="user", parts=[gt.Part(text=ASK)])]
+    first = gemini.models.generate_content(model="gemini-3-flash-preview", contents=contents, config=GEMINI_CONFIG)
+    parts = first.candidates[0].content.parts
+    assert [p.thought_signature is not None for p in parts] == [True, False]  # a parallel batch: the first only
+    final = gemini.models.generate_content(model="gemini-3-flash-preview", config=GEMINI_CONFIG,
+                                           contents=[*contents, first.candidates[0].content,
+                                                     gemini_results(first.function_calls)])
+    assert_quotes_both(final.text)
+    # Rebuilding the parts from name and args drops the signature: the API's 400.
+    rebuilt = gt.Content(role="model", parts=[gt.Part(function_call=c) for c in first.function_calls])
+    with pytest.raises(genai_errors.ClientError) as info:
+        gemini.models.generate_content(model="gemini-3-flash-preview", config=GEMINI_CONFIG,
+                                       contents=[*contents, rebuilt, gemini_results(first.function_calls)])
+    assert info.value.code == 400 and "Function call is missing a thought_signature" in info.value.message
+    assert "`default_api:get_weather` , position 2." in info.value.message
+    # A signature cut short (or another API's) is refused as corrupted.
+    cut = first.candidates[0].content.model_copy(deep=True)
+    cut.parts[0].thought_signature = cut.parts[0].thought_signature[:-6]
+    with pytest.raises(genai_errors.ClientError, match="Corrupted thought signature"):
+        gemini.models.generate_content(model="gemini-3-flash-preview", config=GEMINI_CONFIG,
+                                       contents=[*contents, cut, gemini_results(first.function_calls)])
+
+    # Streamed parts keep their signatures too.
+    chunks = gemini.models.generate_content_stream(model="gemini-3-flash-preview", contents=contents,
+                                                   config=GEMINI_CONFIG)
+    streamed = [p for chunk in chunks for p in chunk.candidates[0].content.parts]
+    assert streamed[0].thought_signature == parts[0].thought_signature
+    final = gemini.models.generate_content(model="gemini-3-flash-preview", config=GEMINI_CONFIG,
+                                           contents=[*contents, gt.Content(role="model", parts=streamed),
+                                                     gemini_results(first.function_calls)])
+    assert_quotes_both(final.text)

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from profiles import examples
 
-from agentkit.types import (Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage,
-                            parse_arguments)
+from agentkit.types import (Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolResult, ToolSpec, Usage,
+                            parse_arguments, same_model)
 
 # -- strategies -------------------------------------------------------------------------------------------
 
@@ -39,11 +39,15 @@ errors = st.one_of(st.none(), st.fixed_dictionaries(
      "keyword": maybe_text}))
 tool_results = st.builds(ToolResult, st.text(max_size=12), st.text(max_size=12), st.booleans(), json_values,
                          errors, maybe_text)
+reasoning_states = st.one_of(st.none(), st.builds(ReasoningState, st.sampled_from(["anthropic", "gemini"]), maybe_text,
+                                                  st.lists(json_objects, max_size=3).map(tuple)))
 messages = st.builds(Message, st.sampled_from(["system", "user", "assistant", "tool"]), maybe_text,
-                     st.lists(tool_calls, max_size=3).map(tuple), maybe_text, maybe_text, st.booleans())
+                     st.lists(tool_calls, max_size=3).map(tuple), maybe_text, maybe_text, st.booleans(),
+                     reasoning_states)
 model_turns = st.builds(ModelTurn, maybe_text, st.lists(tool_calls, max_size=3).map(tuple),
                         st.sampled_from(["tool_calls", "stop", "length", "content_filter", "other"]),
-                        maybe_text, usages, maybe_text, maybe_text, st.one_of(st.none(), json_objects))
+                        maybe_text, usages, maybe_text, maybe_text, st.one_of(st.none(), json_objects),
+                        reasoning_states)
 model_options = st.builds(ModelOptions,
                           st.one_of(st.sampled_from(["auto", "none", "required"]),
                                     st.builds(lambda n: {"name": n}, st.text(max_size=8))),
@@ -73,6 +77,38 @@ def test_every_value_survives_to_dict_json_and_from_dict(values, data):
 @given(model_turns)
 def test_model_turn_round_trip_keeps_the_raw_provider_json(turn):
     assert through_json(turn).raw == turn.raw
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(model_turns)
+def test_the_turns_reasoning_state_rides_on_its_message_and_through_json(turn):
+    message = turn.as_message()
+    assert message.reasoning == turn.reasoning
+    assert through_json(message).reasoning == turn.reasoning
+
+
+def test_a_message_without_reasoning_state_serialises_as_it_always_did():
+    """The simulator hashes messages into its ids: an empty state must not change a single byte."""
+    assert Message.user("hi").to_dict() == {"role": "user", "content": "hi", "tool_calls": [], "tool_call_id": None,
+                                            "name": None, "is_error": False}
+    assert "reasoning" not in ModelTurn("hi").to_dict()
+
+
+def test_reasoning_state_is_usable_only_for_its_format_and_model():
+    state = ReasoningState("anthropic", "claude-sonnet-4-5-20250929", ({"type": "thinking"},))
+    assert state.usable_for("anthropic", "claude-sonnet-4-5")  # an alias of the dated snapshot
+    assert not state.usable_for("anthropic", "claude-opus-4-5")
+    assert not state.usable_for("openrouter", "claude-sonnet-4-5")
+    assert not ReasoningState("gemini", None).usable_for("gemini", "gemini-3-pro-preview")  # model unknown: no
+    assert "thinking" in repr(state) and "signature" not in repr(state)  # kinds only, never the opaque text
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(st.from_regex(r"[a-z][a-z.-]{0,20}", fullmatch=True), st.from_regex(r"[a-z][a-z.-]{0,20}", fullmatch=True))
+def test_same_model_ignores_only_the_models_prefix_and_a_dated_suffix(a, b):
+    assert same_model(a, "models/" + a) and same_model(a + "-20250929", a) and same_model(a, a + "-2025-08-07")
+    assert same_model(a, b) == (a == b)
+    assert not same_model(a, a + "-mini") and not same_model(a, None)
 
 
 @settings(max_examples=examples(30), deadline=None)

@@ -12,15 +12,21 @@ What is special about tool calling here, compared with OpenAI's Chat Completions
   as `disable_parallel_tool_use`.
 * Streams are named SSE events; the arguments of a call arrive as `input_json_delta.partial_json`
   string fragments that only parse once the block stops.
+* With `thinking` enabled the answer starts with `thinking` blocks (`{"type": "thinking", "thinking",
+  "signature"}`, or `{"type": "redacted_thinking", "data"}`), streamed as `thinking_delta` and
+  `signature_delta`. They are the turn's ReasoningState here, sent back first in the assistant message,
+  unmodified, for the same model only: while a tool cycle is open the API refuses an assistant turn that
+  does not start with them (400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`"), and
+  with thinking on, `tool_choice` may only be auto or none.
 
     from agentkit.providers import anthropic
     wire = anthropic.build_request("claude-sonnet-4-5", messages, tools, ModelOptions())
     # POST DEFAULT_BASE_URL + wire.path with wire.headers | anthropic.auth_headers(key), json=wire.body
     turn = anthropic.parse_response(response_json)
 
-Left out on purpose: images and documents (skipped when received), thinking blocks (kept only in
-`ModelTurn.raw`), prompt caching, citations, and server tools such as web search (a request's server
-tools are kept in `ChatRequest.extras["server_tools"]`).
+Left out on purpose: images and documents (skipped when received), prompt caching, citations,
+interleaved thinking between tool_use blocks of one message (thinking blocks are replayed first), and
+server tools such as web search (a request's server tools are kept in `ChatRequest.extras["server_tools"]`).
 """
 
 from __future__ import annotations
@@ -31,9 +37,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
-from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, Usage
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text, dumps,
-                     event_object, json_or_none, retry_after_seconds, schema_problem, stable_id)
+                     event_object, json_or_none, mint_signature, no_records, no_stored_id, nothing_stored,
+                     own_reasoning, retry_after_seconds, schema_problem, signature_valid, simulated_thought,
+                     stable_id)
 from .contract import Route, ServerFacts
 
 NAME = "anthropic"
@@ -44,6 +52,7 @@ KEY_REQUIRED = True
 DEFAULT_MODEL = "claude-haiku-4-5"
 STREAM_FRAMING = "sse"
 SERVER_SIDE_FALLBACK = False
+CONTINUATION_FIELD = None  # the API keeps no conversation: every request carries it whole
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 1024
 
@@ -105,6 +114,13 @@ ERROR_TYPES = {
 }
 #: The reverse, for an `event: error` inside a stream (the HTTP status was already 200).
 STATUS_FOR_ERROR_TYPE = {error_type: status for status, error_type in ERROR_TYPES.items()}
+
+#: Content blocks that are reasoning state: they precede text and tool_use, and go back unmodified.
+THINKING_BLOCKS = ("thinking", "redacted_thinking")
+#: `thinking.type` values that turn thinking on (`adaptive` is the newer models' mode).
+THINKING_ON = ("enabled", "adaptive")
+#: The kind the simulator's thinking signatures are minted for.
+SIGNATURE_KIND = "anthropic-thinking"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -188,7 +204,7 @@ def build_request(model: str, messages: list[Message] | tuple[Message, ...], too
     system = [m.content for m in messages if m.role == "system" and m.content]
     if system:
         body["system"] = "\n\n".join(system)
-    body["messages"] = _messages_to_wire(messages)
+    body["messages"] = _messages_to_wire(messages, model)
     if tools:
         body["tools"] = [tool_to_wire(t) for t in tools]
         # The API only accepts tool_choice together with tools.
@@ -202,7 +218,7 @@ def build_request(model: str, messages: list[Message] | tuple[Message, ...], too
     return WireRequest(PATH, body, headers, stream=options.stream)
 
 
-def _messages_to_wire(messages) -> list[dict]:
+def _messages_to_wire(messages, model: str) -> list[dict]:
     wire: list[dict] = []
     results_open = False  # is wire[-1] a user message made of tool results, still open for more?
     for m in messages:
@@ -225,10 +241,13 @@ def _messages_to_wire(messages) -> list[dict]:
             results_open = False
             continue
         results_open = False
+        # This model's own thinking blocks go first, exactly as they came; another model's are dropped.
+        state = own_reasoning(m, NAME, model) if m.role == "assistant" else None
+        thinking = [dict(block) for block in state.items] if state else []
         if m.role == "user":
             wire.append({"role": "user", "content": m.content or ""})
-        elif m.tool_calls:
-            blocks: list[dict] = [{"type": "text", "text": m.content}] if m.content else []
+        elif m.tool_calls or thinking:
+            blocks: list[dict] = thinking + ([{"type": "text", "text": m.content}] if m.content else [])
             for call in m.tool_calls:
                 # `input` must be an object: a call whose arguments never parsed is replayed as {}.
                 blocks.append({"type": "tool_use", "id": call.id, "name": call.name,
@@ -251,10 +270,13 @@ def parse_response(body: Any) -> ModelTurn:
                                provider=NAME, body=body)
     texts: list[str] = []
     calls: list[ToolCall] = []
+    thinking: list[dict] = []
     for block in body["content"]:
         if not isinstance(block, dict):
             continue
-        if block.get("type") == "text":
+        if block.get("type") in THINKING_BLOCKS:
+            thinking.append(dict(block))
+        elif block.get("type") == "text":
             texts.append(str(block.get("text", "")))
         elif block.get("type") == "tool_use":
             calls.append(ToolCall.from_raw(str(block.get("id", "")), str(block.get("name", "")),
@@ -263,9 +285,11 @@ def parse_response(body: Any) -> ModelTurn:
     stop = STOP_TO_NEUTRAL.get(native, "other") if native else "other"
     if calls and stop in ("stop", "other"):
         stop = "tool_calls"  # the loop's signal: there are calls to run
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    state = ReasoningState(NAME, model, tuple(thinking)) if thinking else None
     return ModelTurn(text="".join(texts) if texts else None, tool_calls=tuple(calls), stop=stop,
                      native_stop=native, usage=_usage_from_wire(body.get("usage")),
-                     model=body.get("model"), id=body.get("id"), raw=body)
+                     model=model, id=body.get("id"), raw=body, reasoning=state)
 
 
 def _usage_from_wire(usage: Any) -> Usage:
@@ -335,7 +359,7 @@ class StreamAssembler:
         elif kind == "thinking_delta":
             block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
         elif kind == "signature_delta":
-            block["signature"] = delta.get("signature", "")
+            block["signature"] = block.get("signature", "") + delta.get("signature", "")
 
     def _finish_block(self, index: int) -> None:
         block = self.blocks.get(index)
@@ -394,7 +418,10 @@ def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
                retry_after=retry_after_seconds(headers), body=data if data is not None else body)
 
 
-
+#: The API keeps nothing between requests (contract: stored state).
+stored_response_id = no_stored_id
+resolve_stored = nothing_stored
+stored_records = no_records
 
 
 
@@ -407,7 +434,9 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
 
     Checks the documented 400s: `model`, `max_tokens` and `messages` are required; `tool_result` blocks
     come first in their user message and answer the `tool_use` ids of the assistant turn right before it;
-    every `tool_use` has its result in the next message; tool blocks need `tools`. (The
+    every `tool_use` has its result in the next message; tool blocks need `tools`. With `thinking` on:
+    a budget of at least 1024 tokens below `max_tokens`, tool_choice auto or none, the open tool cycle's
+    assistant turn starting with its thinking block, and every thinking block's signature intact. (The
     `anthropic-version` header is the HTTP server's business, not the body's.)
     """
     if not isinstance(body, dict):
@@ -425,6 +454,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
 
     parsed = [_parse_wire_message(i, m) for i, m in enumerate(wire_messages)]
     _check_tool_pairing(parsed)
+    thinking_on = _thinking_field(body.get("thinking"), max_tokens)
 
     tools, server_tools = _tools_field(body.get("tools"))
     if not tools and not server_tools and any(kind in ("tool_use", "tool_result")
@@ -432,6 +462,8 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
         raise RequestInvalid("Requests which include `tool_use` or `tool_result` blocks must define tools.",
                              "tools")
     choice, parallel = _tool_choice_field(body.get("tool_choice"))
+    if thinking_on:
+        _check_thinking(parsed, choice)
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise RequestInvalid("stream: Input should be a valid boolean", "stream")
@@ -440,7 +472,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
                                     or not 0 <= temperature <= 1):
         raise RequestInvalid("temperature: Input should be a number between 0 and 1", "temperature")
 
-    messages = _system_field(body.get("system")) + _neutral_messages(parsed)
+    messages = _system_field(body.get("system")) + _neutral_messages(parsed, model)
     extras = {k: v for k, v in body.items() if k not in known}
     if server_tools:
         extras["server_tools"] = server_tools
@@ -485,9 +517,10 @@ def _system_field(system: Any) -> list[Message]:
     raise RequestInvalid("system: Input should be a valid string", "system")
 
 
-#: One decoded wire message: (role, [(block kind, block)]) with kinds "text", "tool_use", "tool_result".
+#: One decoded wire message: (role, [(block kind, block)]) with kinds "text", "tool_use", "tool_result",
+#: "thinking" and "redacted_thinking".
 _Parsed = tuple[str, list[tuple[str, dict]]]
-_SKIPPED_BLOCKS = {"image", "document", "thinking", "redacted_thinking", "search_result"}
+_SKIPPED_BLOCKS = {"image", "document", "search_result"}
 
 
 def _parse_wire_message(i: int, m: Any) -> _Parsed:
@@ -523,6 +556,13 @@ def _check_block(where: str, role: str, block: Any) -> str | None:
         raise RequestInvalid(f"{where}.type: Field required", f"{where}.type")
     if kind in _SKIPPED_BLOCKS:
         return None
+    if kind in THINKING_BLOCKS:
+        if role != "assistant":
+            raise RequestInvalid(f"{where}: `{kind}` blocks can only appear in assistant messages", where)
+        for field in ("thinking", "signature") if kind == "thinking" else ("data",):
+            if not isinstance(block.get(field), str):
+                raise RequestInvalid(f"{where}.{field}: Field required", f"{where}.{field}")
+        return kind
     if kind == "text":
         if not isinstance(block.get("text"), str):
             raise RequestInvalid(f"{where}.text: Field required", f"{where}.text")
@@ -550,7 +590,60 @@ def _check_block(where: str, role: str, block: Any) -> str | None:
             raise RequestInvalid(f"{where}.is_error: Input should be a valid boolean", f"{where}.is_error")
         return kind
     raise RequestInvalid(f"{where}: Input tag '{kind}' found using 'type' does not match any of the expected "
-                         "tags: 'text', 'image', 'document', 'tool_use', 'tool_result', 'thinking'", where)
+                         "tags: 'text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', "
+                         "'redacted_thinking'", where)
+
+
+def _thinking_field(thinking: Any, max_tokens: int) -> bool:
+    """Is thinking on? `thinking` checked as the API does (a budget of at least 1024, below max_tokens)."""
+    if thinking is None:
+        return False
+    if not isinstance(thinking, dict):
+        raise RequestInvalid("thinking: Input should be a valid dictionary", "thinking")
+    kind = thinking.get("type")
+    if kind not in ("enabled", "disabled", "adaptive"):
+        raise RequestInvalid(f"thinking: Input tag '{kind}' found using 'type' does not match any of the expected "
+                             "tags: 'enabled', 'disabled', 'adaptive'", "thinking.type")
+    if kind != "enabled":
+        return kind == "adaptive"
+    budget = thinking.get("budget_tokens")
+    if budget is None:
+        raise RequestInvalid("thinking.enabled.budget_tokens: Field required", "thinking.budget_tokens")
+    if isinstance(budget, bool) or not isinstance(budget, int):
+        raise RequestInvalid("thinking.enabled.budget_tokens: Input should be a valid integer",
+                             "thinking.budget_tokens")
+    if budget < 1024:
+        raise RequestInvalid("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024",
+                             "thinking.budget_tokens")
+    if budget >= max_tokens:
+        raise RequestInvalid("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+                             "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+                             "#max-tokens-and-context-window-size", "max_tokens")
+    return True
+
+
+def _check_thinking(parsed: list[_Parsed], choice: ToolChoice) -> None:
+    """The API's rules while thinking is on, in its own words (see the module notes)."""
+    if choice == "required" or isinstance(choice, dict):
+        raise RequestInvalid("Thinking may not be enabled when tool_choice forces tool use.", "tool_choice")
+    for i, (_, blocks) in enumerate(parsed):
+        for j, (kind, block) in enumerate(blocks):
+            if kind == "thinking" and not signature_valid(block["signature"], SIGNATURE_KIND,
+                                                          payload=block["thinking"], check_payload=True):
+                raise RequestInvalid(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block",
+                                     f"messages.{i}.content.{j}")
+    last = max((i for i, (role, _) in enumerate(parsed) if role == "assistant"), default=None)
+    if last is None:
+        return
+    blocks = parsed[last][1]
+    if any(kind == "tool_use" for kind, _ in blocks) and blocks[0][0] not in THINKING_BLOCKS:
+        raise RequestInvalid(
+            f"messages.{last}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+            f"`{blocks[0][0]}`. When `thinking` is enabled, a final `assistant` message must start with a "
+            "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend "
+            "you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. "
+            "Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+            f"messages.{last}.content.0.type")
 
 
 def _check_tool_pairing(parsed: list[_Parsed]) -> None:
@@ -596,7 +689,7 @@ def _check_results_follow(i: int, ids: list[str], following: _Parsed | None) -> 
             "the next message.", f"messages.{i}")
 
 
-def _neutral_messages(parsed: list[_Parsed]) -> list[Message]:
+def _neutral_messages(parsed: list[_Parsed], model: str) -> list[Message]:
     messages: list[Message] = []
     names: dict[str, str] = {}  # tool_use id -> tool name, so each result knows which tool it answers
     for role, blocks in parsed:
@@ -607,7 +700,9 @@ def _neutral_messages(parsed: list[_Parsed]) -> list[Message]:
                 if kind == "tool_use":
                     names[b["id"]] = b["name"]
                     calls.append(ToolCall.from_raw(b["id"], b["name"], b["input"]))
-            messages.append(Message.assistant(text or None, calls))
+            thinking = tuple(dict(b) for kind, b in blocks if kind in THINKING_BLOCKS)
+            state = ReasoningState(NAME, model, thinking) if thinking else None
+            messages.append(Message.assistant(text or None, calls, state))
             continue
         texts = []
         for kind, b in blocks:
@@ -702,9 +797,27 @@ def _usage_to_wire(usage: Usage, output_tokens: int | None = None) -> dict:
             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "service_tier": "standard"}
 
 
+def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
+    """With `thinking` on, the answer starts with one signed thinking block (its text: the simulator's
+    thought). The signature covers the thinking text, so an altered block is refused when sent back."""
+    thinking = request.extras.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") not in THINKING_ON:
+        return None
+    thought = simulated_thought(turn, request)
+    block = {"type": "thinking", "thinking": thought, "signature": mint_signature(SIGNATURE_KIND, None, thought)}
+    return ReasoningState(NAME, turn.model or request.model, (block,))
+
+
+def _thinking_blocks(turn: ModelTurn) -> list[dict]:
+    state = turn.reasoning
+    return [dict(block) for block in state.items] if state is not None and state.format == NAME else []
+
+
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
     """The JSON body a real server answers (reference §3.5); validates as `anthropic.types.Message`."""
-    content: list[dict] = [{"type": "text", "text": turn.text}] if turn.text else []
+    content: list[dict] = _thinking_blocks(turn)
+    if turn.text:
+        content.append({"type": "text", "text": turn.text})
     for call, call_id in zip(turn.tool_calls, call_ids(turn, request), strict=True):
         content.append({"type": "tool_use", "id": call_id, "name": call.name,
                         "input": call.arguments_object()})
@@ -723,7 +836,8 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
 
     message_start, then per block content_block_start / _delta* / _stop, then message_delta and
     message_stop. A `ping` follows the first block start. Arguments go out as `input_json_delta`
-    fragments: first "", then the JSON in at least two pieces, as the API streams them.
+    fragments: first "", then the JSON in at least two pieces, as the API streams them; a thinking block
+    as `thinking_delta` pieces, then its whole signature in one `signature_delta` before the block stops.
     """
     message = build_response(turn, request)
     events: list[SSEvent] = []
@@ -739,6 +853,14 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
             emit({"type": "content_block_start", "index": index,
                   "content_block": {"type": "text", "text": ""}})
             deltas = [{"type": "text_delta", "text": piece} for piece in _pieces(block["text"], 24)]
+        elif block["type"] == "thinking":
+            emit({"type": "content_block_start", "index": index,
+                  "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+            deltas = [{"type": "thinking_delta", "thinking": piece} for piece in _pieces(block["thinking"], 24)]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        elif block["type"] == "redacted_thinking":  # arrives whole, in its start event
+            emit({"type": "content_block_start", "index": index, "content_block": block})
+            deltas = []
         else:
             emit({"type": "content_block_start", "index": index,
                   "content_block": {**block, "input": {}}})

@@ -12,7 +12,12 @@ what those verbs pass around:
     RequestInvalid a client mistake found while decoding; the server answers it with the format's 4xx
 
 plus small helpers every codec needs: stable ids, compact JSON, reading error bodies and Retry-After,
-and `schema_problem` (is a tool's parameter schema valid JSON Schema?).
+`schema_problem` (is a tool's parameter schema valid JSON Schema?), and for reasoning state:
+
+    own_reasoning      the one place a codec asks "may this request carry this message's reasoning state?"
+                       (only the format and model that produced it; anything else is dropped, never forwarded)
+    simulated_thought  the simulator's stand-in for a model's reasoning text, read from the turn
+    mint_signature     the simulator's opaque signatures, and `signature_fields` to check one
 
 A round trip (client build_request -> server parse_request -> server build_response -> client
 parse_response) must give back what went in; the codec tests check it for every format.
@@ -20,6 +25,8 @@ parse_response) must give back what went in; the codec tests check it for every 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import math
@@ -28,7 +35,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Union
 
-from ..types import Message, ModelOptions, ToolSpec
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolSpec, same_model
 
 
 @dataclass(frozen=True)
@@ -225,3 +232,99 @@ def _depth(value: Any) -> int:
             break
         stack.extend((child, level + 1) for child in children)
     return deepest
+
+
+# -- reasoning state ------------------------------------------------------------------------------------
+
+def own_reasoning(message: Message, fmt: str, model: str) -> ReasoningState | None:
+    """The message's reasoning state when a request in `fmt` to `model` may carry it, else None.
+
+    Every encoder asks here, and only here: a signature is valid for the API and model that made it, so
+    state from another format or model is dropped cleanly (the request goes out as if there were none)
+    rather than forwarded, where the provider would refuse it as invalid or corrupted.
+    """
+    state = message.reasoning
+    return state if state is not None and state.usable_for(fmt, model) else None
+
+
+def simulated_thought(turn: ModelTurn, request: ChatRequest) -> str:
+    """What the simulator's models "thought" before this turn: one English sentence read from the turn.
+
+    A real model's reasoning is free text the client never parses; this stand-in only has to be
+    deterministic (same request, same thought) and honest about what the turn does.
+    """
+    asked = next((m.content for m in reversed(request.messages) if m.role == "user" and m.content), "")
+    asked = asked if len(asked) <= 80 else asked[:77] + "..."
+    if turn.tool_calls:
+        names = [c.name for c in turn.tool_calls]
+        plan = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        how = " in parallel" if len(names) > 1 else ""
+        return f"The user asks: \u201c{asked}\u201d. I should call {plan}{how}, then answer from the results."
+    results = 0
+    for m in reversed(request.messages):
+        if m.role == "user":
+            break
+        results += m.role == "tool"
+    if results:
+        return f"I have {results} tool result{'s' if results > 1 else ''} for \u201c{asked}\u201d; I can answer now."
+    return f"The user asks: \u201c{asked}\u201d. I can answer without a tool."
+
+
+#: What every simulator signature starts with, inside its base64.
+_SIGNATURE_MARK = "agentkit-sim"
+
+
+def mint_signature(kind: str, model: str | None, payload: Any) -> str:
+    """An opaque, deterministic signature as the simulator issues them: base64 text, like the real ones.
+
+        mint_signature("gemini-thought", "gemini-3-flash-preview", ["get_weather"])  ->  "YWdlbnRraXQ..."
+    It names the kind of state and the model it is valid for, and a digest of `payload`, so the
+    simulator can refuse a signature that was altered, made for another model, or made by another API.
+    """
+    digest = stable_id(kind, payload, length=32)
+    return base64.b64encode(f"{_SIGNATURE_MARK}|{kind}|{model or '*'}|{digest}".encode()).decode()
+
+
+def signature_fields(signature: Any) -> tuple[str, str, str] | None:
+    """(kind, model, digest) of a signature `mint_signature` made, or None for anything else."""
+    if not isinstance(signature, str):
+        return None
+    try:
+        text = base64.b64decode(signature, validate=True).decode()
+    except (binascii.Error, ValueError):
+        return None
+    parts = text.split("|")
+    if len(parts) != 4 or parts[0] != _SIGNATURE_MARK or len(parts[3]) != 32:  # a cut one is no signature
+        return None
+    return parts[1], parts[2], parts[3]
+
+
+def signature_valid(signature: Any, kind: str, model: str | None = None, payload: Any = None,
+                    check_payload: bool = False) -> bool:
+    """Was `signature` minted for this kind of state (and this model, when given; and this payload, when
+    `check_payload`)? A signature for any model ("*") passes the model check."""
+    fields = signature_fields(signature)
+    if fields is None or fields[0] != kind:
+        return False
+    if model is not None and fields[1] != "*" and not same_model(fields[1], model):
+        return False
+    return not check_payload or fields[2] == stable_id(kind, payload, length=32)
+
+
+# -- formats that keep nothing between requests ------------------------------------------------------------
+# Every API but OpenAI Responses answers each request from its body alone: these are their stored-state
+# verbs of the contract (`resolve_stored`, `stored_records`, `stored_response_id`).
+
+def nothing_stored(body: dict, recall: Any) -> dict:
+    """The body as sent: this API resolves no references to earlier responses."""
+    return body
+
+
+def no_records(body: dict, response: dict) -> dict:
+    """Nothing to remember: this API stores no responses."""
+    return {}
+
+
+def no_stored_id(body: dict, turn: ModelTurn) -> None:
+    """No response of this API can be continued by id."""
+    return None

@@ -14,9 +14,17 @@ tests, and its docs. Nothing in `http.py` or `sim/` changes.
 The three groups:
 
 * **Client side** (what `HTTPModel` reads): where the API lives and how a key is sent, how a request
-  is built, how a response, a stream and an error are read.
+  is built, how a response, a stream and an error are read, and whether a later request can continue
+  from a response the API stored.
 * **Server side** (what the simulator calls): decoding a request the way the real API validates it,
-  and writing its responses, streams, errors (plain and in-stream) and model list.
+  and writing its responses, streams, errors (plain and in-stream) and model list; the reasoning state
+  this API's models attach to a turn; and what the API remembers between requests (stored responses).
+
+Reasoning state (`types.ReasoningState`) is part of the verbs, not an extra: `parse_response` and the
+`StreamAssembler` put the provider's state on the ModelTurn, `build_request` sends it back only when
+`common.own_reasoning` says the request's format and model may receive it, `parse_request` reads it the
+way the real API does (and refuses a request that drops or alters it, in the API's own words), and
+`build_response` / `build_stream` write a turn's state the way the API does.
 * **Server facts** (`SERVER`, a `ServerFacts`): the rest of what a real server does around the body —
   its routes, which headers carry the key, what it says when the key or a header is missing, which
   header carries the request id, how it words an unknown model, a failure or a body that is not JSON.
@@ -27,13 +35,13 @@ and `conforms` checks it) and anything about transport (retries, timeouts, SSE p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, Protocol
 
 from ..errors import ProviderError
-from ..types import Message, ModelOptions, ModelTurn, ToolChoice, ToolSpec
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolChoice, ToolSpec
 from .common import ChatRequest, RequestInvalid, StreamEvent, WireRequest
 
 
@@ -106,6 +114,8 @@ class Codec(Protocol):
     DEFAULT_MODEL: str            # the model HTTPModel.from_env uses when AGENTKIT_MODEL is unset
     STREAM_FRAMING: Literal["sse", "ndjson"]  # how a stream is framed: SSE events or one JSON per line
     SERVER_SIDE_FALLBACK: bool    # True when the API takes a fallback list itself (OpenRouter `models`)
+    CONTINUATION_FIELD: str | None  # the body field that continues a stored response by id
+                                    # (Responses: "previous_response_id"); None: the API stores nothing
 
     # -- client side: verbs -------------------------------------------------------------------------------
     def auth_headers(self, api_key: str) -> dict:
@@ -134,6 +144,10 @@ class Codec(Protocol):
     def parse_error(self, status: int, body: Any, headers: Any = None) -> ProviderError:
         """An error response -> the right ProviderError subclass, built once, whole."""
 
+    def stored_response_id(self, body: dict, turn: ModelTurn) -> str | None:
+        """The id a later request may continue from (with CONTINUATION_FIELD), when the API stored the
+        response to `body`; None when it did not (or the format stores nothing)."""
+
     # -- server side: verbs (the simulator) ---------------------------------------------------------------
     SERVER: ServerFacts
 
@@ -146,6 +160,19 @@ class Codec(Protocol):
 
     def model_refusal(self, request: ChatRequest) -> RequestInvalid | None:
         """A documented refusal of a model family (e.g. GPT-6 tools on Chat Completions), or None."""
+
+    def reasoning_for(self, turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
+        """The reasoning state this API's model attaches to `turn` when `request` asks for reasoning in
+        this format's words (a signed thinking block, a thought signature, a reasoning item, ...), or None."""
+
+    def resolve_stored(self, body: dict, recall: Callable[[str], Any]) -> dict:
+        """The request body with what the server remembers filled in (`recall(id)` -> a record that
+        `stored_records` made, or None): Responses' `previous_response_id`. RequestInvalid, in the API's
+        words, for a reference it does not know. Formats that store nothing return `body` unchanged."""
+
+    def stored_records(self, body: dict, response: dict) -> dict[str, Any]:
+        """What the server keeps after answering `body` with `response`: {id: record} for `recall`.
+        {} when nothing is stored (every format but Responses, and Responses with `store: false`)."""
 
     def response_id(self, turn: ModelTurn, request: ChatRequest) -> str:
         """The response's id as this API writes it (`chatcmpl-…`, `msg_01…`, ...), deterministic."""
@@ -173,16 +200,18 @@ class Codec(Protocol):
 
 
 #: Every name of the contract: (name, what it must be).
-REQUIRED: tuple[tuple[str, type | str], ...] = (
+REQUIRED: tuple[tuple[str, type | tuple[type, ...] | str], ...] = (
     ("NAME", str), ("DEFAULT_BASE_URL", str), ("API_KEY_ENVS", tuple), ("KEY_REQUIRED", bool),
     ("DEFAULT_MODEL", str),
-    ("STREAM_FRAMING", str), ("SERVER_SIDE_FALLBACK", bool), ("SERVER", ServerFacts),
+    ("STREAM_FRAMING", str), ("SERVER_SIDE_FALLBACK", bool), ("CONTINUATION_FIELD", (str, type(None))),
+    ("SERVER", ServerFacts),
     ("auth_headers", "callable"), ("tool_to_wire", "callable"), ("tool_choice_to_wire", "callable"),
     ("build_request", "callable"), ("parse_response", "callable"), ("StreamAssembler", "class"),
-    ("parse_error", "callable"), ("tool_from_wire", "callable"), ("parse_request", "callable"),
-    ("model_refusal", "callable"), ("response_id", "callable"), ("build_response", "callable"),
-    ("build_stream", "callable"), ("build_error", "callable"), ("build_stream_error", "callable"),
-    ("build_model_list", "callable"),
+    ("parse_error", "callable"), ("stored_response_id", "callable"), ("tool_from_wire", "callable"),
+    ("parse_request", "callable"), ("model_refusal", "callable"), ("reasoning_for", "callable"),
+    ("resolve_stored", "callable"), ("stored_records", "callable"), ("response_id", "callable"),
+    ("build_response", "callable"), ("build_stream", "callable"), ("build_error", "callable"),
+    ("build_stream_error", "callable"), ("build_model_list", "callable"),
 )
 
 
@@ -199,8 +228,9 @@ def conforms(codec: ModuleType) -> list[str]:
         elif kind == "class" and not (isinstance(value, type) and callable(getattr(value, "feed", None))
                                       and callable(getattr(value, "turn", None))):
             problems.append(f"{name} is not a class with feed() and turn()")
-        elif isinstance(kind, type) and not isinstance(value, kind):
-            problems.append(f"{name} is not a {kind.__name__}")
+        elif isinstance(kind, (type, tuple)) and not isinstance(value, kind):
+            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            problems.append(f"{name} is not a {names}")
     if getattr(codec, "STREAM_FRAMING", "sse") not in ("sse", "ndjson"):
         problems.append("STREAM_FRAMING is neither 'sse' nor 'ndjson'")
     return problems

@@ -24,30 +24,42 @@ calls, the position: the same response always gets the same ids) and marked with
 their results, which the API then pairs **by position**: one `functionResponse` per `functionCall`, in
 the same order. (The loop already answers calls in the model's emitted order.) Real ids are echoed.
 
-Gemini 3 also signs its calls (`thoughtSignature`) and rejects a replayed call without one; the kit's
-Message has no slot for it, so for `gemini-3*` models `build_request` sends Google's documented
-placeholder that skips that check.
+Gemini 3 also signs its calls: a `thoughtSignature` (opaque base64) rides on the `functionCall` part —
+in a parallel batch on the first call only, in sequential steps on each step's call — and on the last
+part of an answer without calls. They are the turn's ReasoningState here, and `build_request` puts each
+back on the part it came with, for the same model only. The API refuses a current-turn step whose first
+call lacks one (400 "Function call is missing a thought_signature in functionCall parts…") and a
+signature that is truncated, altered or not Gemini's ("Corrupted thought signature."); one made by
+another Gemini model is accepted and its thought left out of the model's context (Google's docs). For a
+Gemini 3 call that has no signature of this model's (history from another provider or model, or an
+older codec), `build_request` sends Google's documented placeholder, `skip_thought_signature_validator`,
+which skips that check.
 
     from agentkit.providers import gemini
     wire = gemini.build_request("gemini-2.5-flash", messages, tools, ModelOptions())
     # POST DEFAULT_BASE_URL + wire.path with wire.headers | gemini.auth_headers(key), json=wire.body
 
-Left out on purpose: images and files (skipped), thought parts and signatures (kept only in
-`ModelTurn.raw`), safety settings and the other generation settings (kept in `ChatRequest.extras`),
-candidate counts above one, and Vertex AI's streamed argument fragments.
+Left out on purpose: images and files (skipped), the order of parts beyond thought summaries, text,
+then calls (a signature goes back on the part it came with), safety settings and the other generation
+settings (kept in `ChatRequest.extras`), candidate counts above one, and Vertex AI's streamed argument
+fragments.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
-from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, Usage
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from .common import (ChatRequest, JSONLine, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text, dumps,
-                     event_object, json_or_none, retry_after_seconds, schema_problem, stable_id)
+                     event_object, json_or_none, mint_signature, no_records, no_stored_id, nothing_stored,
+                     own_reasoning, retry_after_seconds, schema_problem, signature_valid, simulated_thought,
+                     stable_id)
 from .contract import Route, ServerFacts
 
 NAME = "gemini"
@@ -57,6 +69,7 @@ KEY_REQUIRED = True
 DEFAULT_MODEL = "gemini-2.5-flash"
 STREAM_FRAMING = "sse"
 SERVER_SIDE_FALLBACK = False
+CONTINUATION_FIELD = None  # generateContent keeps no conversation (interactions are another API)
 
 _GENERATE = "/models/{model}:generateContent"
 _STREAM = "/models/{model}:streamGenerateContent"
@@ -92,6 +105,9 @@ SYNTHETIC_ID_PREFIX = "gemini_synth_"
 THOUGHT_SIGNATURE_PLACEHOLDER = "skip_thought_signature_validator"
 #: `ChatRequest.extras` key the simulator sets to choose whether responses carry call ids.
 CALL_IDS_OPTION = "gemini_call_ids"
+#: The kind the simulator's thought signatures are minted for.
+SIGNATURE_KIND = "gemini-thought"
+
 
 FINISH_TO_NEUTRAL = {
     "STOP": "stop",
@@ -314,17 +330,46 @@ def _contents_to_wire(messages, model: str) -> list[dict]:
         if m.role == "user":
             contents.append({"role": "user", "parts": [{"text": m.content or ""}]})
             continue
-        parts: list[dict] = [{"text": m.content}] if m.content else []
-        for call in m.tool_calls:
+        # This model's own signatures go back on the parts they came with; another model's are dropped.
+        state = own_reasoning(m, NAME, model)
+        items = state.items if state else ()
+        parts: list[dict] = [dict(item) for item in items if item.get("thought")]
+        text_signature = next((i["thoughtSignature"] for i in items if i.get("on") == "text"), None)
+        if m.content or text_signature:
+            parts.append({"text": m.content or ""})
+            if text_signature:
+                parts[-1]["thoughtSignature"] = text_signature
+        call_signatures = {i.get("index"): i["thoughtSignature"] for i in items if i.get("on") == "functionCall"}
+        for k, call in enumerate(m.tool_calls):
             function_call: dict[str, Any] = {"name": call.name, "args": call.arguments_object()}
             if call.id and not is_synthetic_id(call.id):
                 function_call = {"id": call.id, **function_call}
             part: dict[str, Any] = {"functionCall": function_call}
-            if signed:
-                part["thoughtSignature"] = THOUGHT_SIGNATURE_PLACEHOLDER
+            if k in call_signatures:
+                part["thoughtSignature"] = call_signatures[k]
+            elif signed and state is None:
+                part["thoughtSignature"] = THOUGHT_SIGNATURE_PLACEHOLDER  # no signature of this model's
             parts.append(part)
         contents.append({"role": "model", "parts": parts or [{"text": ""}]})
     return contents
+
+
+def reasoning_of(parts: list[dict], model: str | None) -> ReasoningState | None:
+    """The reasoning state in a model turn's parts: thought summaries whole, and each `thoughtSignature`
+    with the part it rode on (the text, or the k-th functionCall). None when there is neither."""
+    items: list[dict] = []
+    calls = 0
+    for part in parts:
+        signature = _get(part, "thoughtSignature")
+        if _get(part, "functionCall") is not None:
+            if signature is not None:
+                items.append({"thoughtSignature": signature, "on": "functionCall", "index": calls})
+            calls += 1
+        elif part.get("thought") is True:
+            items.append(dict(part))
+        elif signature is not None and isinstance(part.get("text"), str):
+            items.append({"thoughtSignature": signature, "on": "text"})
+    return ReasoningState(NAME, model, tuple(items)) if items else None
 
 
 def _response_object(content: str | None, is_error: bool) -> dict:
@@ -378,8 +423,10 @@ def parse_response(body: Any) -> ModelTurn:
     stop = FINISH_TO_NEUTRAL.get(native, "other") if native else "stop"
     if calls and stop in ("stop", "other"):
         stop = "tool_calls"
-    return ModelTurn("".join(texts) if texts else None, calls, stop, native, usage, model, response_id,
-                     raw=body)
+    model = model if isinstance(model, str) else None
+    text = "".join(texts) if texts else None
+    return ModelTurn(text, calls, stop, native, usage, model, response_id, raw=body,
+                     reasoning=reasoning_of(parts, model))
 
 
 def _usage_from_wire(usage: Any) -> Usage:
@@ -433,9 +480,15 @@ class StreamAssembler:
             self.finish = candidate["finishReason"]
 
     def _add_part(self, part: dict) -> None:
+        # Text pieces join (thought summaries with thought summaries): a signature, which comes with the
+        # last piece, ends a part, so the joined parts are the ones a non-streamed answer has.
         previous = self.parts[-1] if self.parts else None
-        if set(part) == {"text"} and previous is not None and set(previous) == {"text"}:
+        kind = _text_kind(part)
+        if kind is not None and previous is not None and _text_kind(previous) == kind \
+                and "thoughtSignature" not in previous:
             previous["text"] += part["text"]
+            if "thoughtSignature" in part:
+                previous["thoughtSignature"] = part["thoughtSignature"]
         else:
             self.parts.append(dict(part))
 
@@ -454,6 +507,22 @@ class StreamAssembler:
             raise BadResponseError("stream ended before a chunk with finishReason", provider=NAME,
                                    body=self.body())
         return parse_response(self.body())
+
+
+def _text_kind(part: dict) -> str | None:
+    """"text" or "thought" for a part that is only (thought) text, with or without a signature."""
+    keys = set(part) - {"thoughtSignature"}
+    if keys == {"text"}:
+        return "text"
+    if keys == {"text", "thought"} and part.get("thought") is True:
+        return "thought"
+    return None
+
+
+#: generateContent keeps nothing between requests (contract: stored state).
+stored_response_id = no_stored_id
+resolve_stored = nothing_stored
+stored_records = no_records
 
 
 def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
@@ -514,8 +583,10 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     Accepts camelCase and snake_case field names, `parametersJsonSchema` and OpenAPI-style `parameters`.
     Checks the documented 400s, with the API's wording: non-empty `contents` and `parts`, valid roles, a
     function-call turn follows a user turn, a function-response turn follows a function-call turn and
-    answers every call (by id when given, else by position). Whether the request streams is in the URL,
-    not the body, so `options.stream` is left False for the server to set.
+    answers every call (by id when given, else by position). For Gemini 3 models, the first call of every
+    step of the current turn carries a thought signature of this model's (or the documented placeholder).
+    Whether the request streams is in the URL, not the body, so `options.stream` is left False for the
+    server to set.
     """
     if not isinstance(body, dict):
         raise RequestInvalid("Invalid JSON payload received. Expected an object (GenerateContentRequest).")
@@ -537,13 +608,15 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     for i, content in enumerate(contents):
         role, parts = _content_parts(i, content)
         if role == "model":
-            assistant = _model_turn(i, parts, previous_role)
+            assistant = _model_turn(i, parts, previous_role, model)
             messages.append(assistant)
             previous_calls = list(assistant.tool_calls)
         else:
             messages.extend(_user_turn(i, parts, previous_calls if previous_role == "model" else []))
             previous_calls = []
         previous_role = role
+    if model.startswith("gemini-3"):
+        _check_signatures(contents, model)
 
     tools, server_tools = _tools_field(body.get("tools"))
     choice, allowed = _tool_config_field(_get(body, "toolConfig"))
@@ -602,6 +675,10 @@ def _check_part(where: str, role: str, part: Any) -> None:
         raise RequestInvalid(f"Invalid value at '{where}' (type.googleapis.com/"
                              "google.ai.generativelanguage.v1beta.Part)", where)
     text, call, response = part.get("text"), _get(part, "functionCall"), _get(part, "functionResponse")
+    signature = _get(part, "thoughtSignature")
+    if signature is not None and not _is_base64(signature):
+        raise RequestInvalid(f"Invalid value at '{where}.thought_signature' (TYPE_BYTES), Base64 decoding failed "
+                             f"for {dumps(signature)[:80]}", f"{where}.thought_signature")
     if text is None and call is None and response is None:
         if any(_get(part, k) is not None for k in _SKIPPED_PARTS):
             return
@@ -641,7 +718,19 @@ def _check_part(where: str, role: str, part: Any) -> None:
                                  f"{where}.function_response.response")
 
 
-def _model_turn(i: int, parts: list[dict], previous_role: str | None) -> Message:
+def _is_base64(value: Any) -> bool:
+    """Proto JSON `bytes`: base64 text, in the standard or the URL-safe alphabet."""
+    if not isinstance(value, str):
+        return False
+    text = value.replace("-", "+").replace("_", "/")
+    try:
+        base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _model_turn(i: int, parts: list[dict], previous_role: str | None, model: str) -> Message:
     wire_calls = [_get(p, "functionCall") for p in parts if _get(p, "functionCall") is not None]
     if wire_calls and previous_role != "user":
         raise RequestInvalid("Please ensure that function call turn comes immediately after a user turn or "
@@ -651,7 +740,36 @@ def _model_turn(i: int, parts: list[dict], previous_role: str | None) -> Message
     calls = [ToolCall.from_raw(c.get("id") or invented[k], c["name"], c.get("args") or {})
              for k, c in enumerate(wire_calls)]
     texts = [p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")]
-    return Message.assistant("".join(texts) or None, calls)
+    return Message.assistant("".join(texts) or None, calls, reasoning_of(parts, model))
+
+
+def _check_signatures(contents: list[dict], model: str) -> None:
+    """Gemini 3's rules for thought signatures, in the API's words.
+
+    Every signature must be an intact Gemini signature (or the documented placeholder); one another
+    Gemini model made passes, its thought is simply not used. In the current turn (everything after the
+    last user content that is not only function responses) the first functionCall part of each model step
+    must carry one; earlier turns are not checked.
+    """
+    current = 0
+    for i, content in enumerate(contents):
+        parts = content.get("parts") or []
+        for part in parts:
+            signature = _get(part, "thoughtSignature")
+            if signature is not None and signature != THOUGHT_SIGNATURE_PLACEHOLDER and \
+                    not signature_valid(signature, SIGNATURE_KIND):
+                raise RequestInvalid("Corrupted thought signature.", f"contents[{i}]")
+        if content.get("role", "user") != "model" and any(_get(p, "functionResponse") is None for p in parts):
+            current = i + 1
+    for i in range(current, len(contents)):
+        calls = [p for p in contents[i].get("parts") or [] if _get(p, "functionCall") is not None]
+        if contents[i].get("role") == "model" and calls and _get(calls[0], "thoughtSignature") is None:
+            raise RequestInvalid(
+                "Function call is missing a thought_signature in functionCall parts. This is required for tools "
+                "to work correctly, and missing thought_signature may lead to degraded model performance. "
+                f"Additional data, function call `default_api:{_get(calls[0], 'functionCall')['name']}` , "
+                f"position {i + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures "
+                "for more details.", f"contents[{i}]")
 
 
 def _user_turn(i: int, parts: list[dict], calls: list[ToolCall]) -> list[Message]:
@@ -797,15 +915,38 @@ def _finish_reason(turn: ModelTurn) -> str:
     return NEUTRAL_TO_FINISH.get(turn.stop, "STOP")
 
 
+def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
+    """Gemini 3 signs every answer: the first functionCall part of a turn with calls (a parallel batch
+    has one signature, on its first call), else the last part. The signature names the model it serves."""
+    model = _bare_model(request.model)
+    if not model.startswith("gemini-3"):
+        return None
+    thought = simulated_thought(turn, request)
+    signature = mint_signature(SIGNATURE_KIND, model, [thought, [c.name for c in turn.tool_calls]])
+    item = {"thoughtSignature": signature, "on": "functionCall", "index": 0} if turn.tool_calls else \
+        {"thoughtSignature": signature, "on": "text"}
+    return ReasoningState(NAME, turn.model or request.model, (item,))
+
+
 def _parts(turn: ModelTurn, request: ChatRequest) -> tuple[list[dict], list[dict]]:
-    """(text parts, functionCall parts) of the response."""
-    text = [{"text": turn.text}] if turn.text else []
+    """(thought and text parts, functionCall parts) of the response, signed as the turn's state says."""
+    state = turn.reasoning if turn.reasoning is not None and turn.reasoning.format == NAME else None
+    items = state.items if state else ()
+    text = [dict(item) for item in items if item.get("thought")]
+    text_signature = next((i["thoughtSignature"] for i in items if i.get("on") == "text"), None)
+    if turn.text or text_signature:
+        text.append({"text": turn.text or ""})
+        if text_signature:
+            text[-1]["thoughtSignature"] = text_signature
+    call_signatures = {i.get("index"): i["thoughtSignature"] for i in items if i.get("on") == "functionCall"}
     calls = []
-    for call, call_id in zip(turn.tool_calls, call_ids(turn, request), strict=True):
+    for k, (call, call_id) in enumerate(zip(turn.tool_calls, call_ids(turn, request), strict=True)):
         function_call: dict[str, Any] = {"name": call.name, "args": call.arguments_object()}
         if call_id is not None:
             function_call = {"id": call_id, **function_call}
         calls.append({"functionCall": function_call})
+        if k in call_signatures:
+            calls[-1]["thoughtSignature"] = call_signatures[k]
     return text, calls
 
 
@@ -826,11 +967,19 @@ def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
 def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
     """The same response as `data:`-only SSE chunks (reference §4.8), each a full response.
 
-    The text goes out in pieces, then one call per chunk; the last chunk carries `finishReason` and
-    the final usage (earlier ones only count the prompt). No event names, no `[DONE]`.
+    The text goes out in pieces (a signature on the last piece), then one call per chunk (with its
+    signature); the last chunk carries `finishReason` and the final usage (earlier ones only count the
+    prompt). No event names, no `[DONE]`.
     """
     text, calls = _parts(turn, request)
-    pieces = [[{"text": turn.text[i:i + 24]}] for i in range(0, len(turn.text), 24)] if text else []
+    pieces = [[part] for part in text if part.get("thought")]
+    plain = [part for part in text if not part.get("thought")]
+    if plain:  # the text in pieces; a signature comes with the last piece
+        words = plain[0]["text"]
+        chunks = [{"text": words[i:i + 24]} for i in range(0, len(words), 24)] or [{"text": ""}]
+        if "thoughtSignature" in plain[0]:
+            chunks[-1]["thoughtSignature"] = plain[0]["thoughtSignature"]
+        pieces += [[chunk] for chunk in chunks]
     pieces += [[call] for call in calls]
     if not pieces:
         pieces = [[]]

@@ -20,15 +20,19 @@ The format people use to run open models locally, and a genuinely different wire
   a stream started is one more line, `{"error": "..."}`, with the status already 200.
 * A local Ollama needs no key; ollama.com (`https://ollama.com/api`) wants `Authorization: Bearer`.
   Models are listed at `GET /api/tags`.
+* A thinking model (`"think": true`) answers with `message.thinking` beside `content` (streamed as
+  `thinking` pieces first). It is the turn's ReasoningState here and goes back on the assistant message,
+  as the docs' tool-calling loop does by appending the whole message; Ollama does not refuse a
+  conversation without it (whether a model's template uses it is the model's business).
 
     from agentkit.providers import ollama
     wire = ollama.build_request("qwen3", messages, tools, ModelOptions())
     # POST http://localhost:11434 + wire.path, json=wire.body (no key needed locally)
     turn = ollama.parse_response(response_json)
 
-Left out on purpose: images, `thinking` text (kept in `raw` only), `format` (structured output, kept in
-`extras`), `keep_alive`, logprobs, the "load"/"unload" answers to an empty message list (the simulator
-answers those like any request), and `/api/generate`.
+Left out on purpose: images, `format` (structured output, kept in `extras`), `keep_alive`, logprobs,
+the "load"/"unload" answers to an empty message list (the simulator answers those like any request),
+and `/api/generate`.
 """
 
 from __future__ import annotations
@@ -37,9 +41,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import BadResponseError, ProviderError, ServerError, error_for_status
-from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
 from .common import (ChatRequest, JSONLine, RequestInvalid, StreamEvent, WireRequest, body_text, dumps,
-                     event_object, json_or_none, retry_after_seconds, stable_id)
+                     event_object, json_or_none, no_records, no_stored_id, nothing_stored, own_reasoning,
+                     retry_after_seconds, simulated_thought, stable_id)
 from .contract import Route, ServerFacts
 
 NAME = "ollama"
@@ -50,6 +55,7 @@ KEY_REQUIRED = False  # a local server takes none; ollama.com's cloud API wants 
 DEFAULT_MODEL = "qwen3"
 STREAM_FRAMING = "ndjson"
 SERVER_SIDE_FALLBACK = False
+CONTINUATION_FIELD = None  # /api/chat keeps no conversation
 #: 2026-01-01T00:00:00Z. A fixed `created_at` keeps the simulator's answers identical run after run.
 CREATED_AT = "2026-01-01T00:00:00Z"
 
@@ -125,7 +131,7 @@ def build_request(model: str, messages: Sequence[Message], tools: Sequence[ToolS
     switch have no equivalent. `extras` are further body fields (`keep_alive`, `format`, `think`, ...).
     """
     options = options or ModelOptions()
-    body: dict[str, Any] = {"model": model, "messages": _messages_to_wire(messages)}
+    body: dict[str, Any] = {"model": model, "messages": _messages_to_wire(messages, model)}
     offered = list(tools)
     if options.tool_choice == "none":
         offered = []
@@ -145,7 +151,7 @@ def build_request(model: str, messages: Sequence[Message], tools: Sequence[ToolS
     return WireRequest(PATH, body, {}, stream=bool(options.stream))
 
 
-def _messages_to_wire(messages: Sequence[Message]) -> list[dict]:
+def _messages_to_wire(messages: Sequence[Message], model: str) -> list[dict]:
     names = {c.id: c.name for m in messages for c in m.tool_calls}  # for results that lack a name
     wire: list[dict] = []
     for m in messages:
@@ -166,7 +172,17 @@ def _messages_to_wire(messages: Sequence[Message]) -> list[dict]:
             wire.append({"role": "assistant", "content": m.content or "", "tool_calls": calls})
         else:
             wire.append({"role": m.role, "content": m.content or ""})
+        state = own_reasoning(m, NAME, model) if m.role == "assistant" else None
+        for item in state.items if state else ():
+            wire[-1].update(item)  # {"thinking": "..."}, as the model wrote it
     return wire
+
+
+def reasoning_of(thinking: Any, model: Any) -> ReasoningState | None:
+    """A message's `thinking` text as reasoning state (None when there is none)."""
+    if not isinstance(thinking, str) or not thinking:
+        return None
+    return ReasoningState(NAME, model if isinstance(model, str) else None, ({"thinking": thinking},))
 
 
 # --- client side: the response ---------------------------------------------------------------------
@@ -194,10 +210,11 @@ def parse_response(body: Any) -> ModelTurn:
     wire_calls = message.get("tool_calls") or []
     if not isinstance(wire_calls, list):
         raise BadResponseError("message.tool_calls is not a list", provider=NAME, body=body)
-    return _turn(message.get("content"), [c for c in wire_calls if isinstance(c, dict)], body, body)
+    return _turn(message.get("content"), [c for c in wire_calls if isinstance(c, dict)], body, body,
+                 message.get("thinking"))
 
 
-def _turn(content: Any, wire_calls: list[dict], final: dict, raw: dict) -> ModelTurn:
+def _turn(content: Any, wire_calls: list[dict], final: dict, raw: dict, thinking: Any = None) -> ModelTurn:
     # One constructor for the plain and the streamed path, so both give the same ModelTurn.
     functions = [c.get("function") if isinstance(c.get("function"), dict) else {} for c in wire_calls]
     invented = synthetic_ids([final.get("model"), final.get("created_at")],
@@ -215,7 +232,7 @@ def _turn(content: Any, wire_calls: list[dict], final: dict, raw: dict) -> Model
     model = final.get("model")
     return ModelTurn(content if isinstance(content, str) and content else None, tuple(calls), stop, native,
                      Usage(_count(final.get("prompt_eval_count")), _count(final.get("eval_count"))),
-                     model if isinstance(model, str) else None, None, raw)
+                     model if isinstance(model, str) else None, None, raw, reasoning_of(thinking, model))
 
 
 def _count(value: Any) -> int:
@@ -247,6 +264,7 @@ class StreamAssembler:
 
     def __init__(self) -> None:
         self.content: list[str] = []
+        self.thinking: list[str] = []
         self.calls: list[dict] = []
         self.final: dict | None = None
         self.lines: list[dict] = []
@@ -261,6 +279,8 @@ class StreamAssembler:
         message = line.get("message") if isinstance(line.get("message"), dict) else {}
         if isinstance(message.get("content"), str):
             self.content.append(message["content"])
+        if isinstance(message.get("thinking"), str):
+            self.thinking.append(message["thinking"])
         calls = message.get("tool_calls")
         self.calls += [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
         if line.get("done") is True:
@@ -269,7 +289,14 @@ class StreamAssembler:
     def turn(self) -> ModelTurn:
         if self.final is None:
             raise BadResponseError("the stream ended before its `done: true` line", provider=NAME)
-        return _turn("".join(self.content), self.calls, self.final, {"lines": self.lines})
+        return _turn("".join(self.content), self.calls, self.final, {"lines": self.lines},
+                     "".join(self.thinking))
+
+
+#: Ollama keeps nothing between requests (contract: stored state).
+stored_response_id = no_stored_id
+resolve_stored = nothing_stored
+stored_records = no_records
 
 
 def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
@@ -304,7 +331,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     if not name:
         raise RequestInvalid("model is required", "model")
     tools = [tool_from_wire(t, f"tools[{i}]") for i, t in enumerate(wire_tools)]
-    messages = _messages_from_wire(wire_messages)
+    messages = _messages_from_wire(wire_messages, name)
     options = ModelOptions("auto", None, True if stream is None else stream, _max_tokens(generation),
                            _temperature(generation))
     extras = {k: v for k, v in body.items() if k not in MODELLED}
@@ -313,7 +340,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     return ChatRequest(name, tuple(messages), tuple(tools), options, (), extras)
 
 
-def _messages_from_wire(wire: list) -> list[Message]:
+def _messages_from_wire(wire: list, model: str) -> list[Message]:
     """Wire messages -> neutral ones; a result finds its call by id when it has one, else by tool name,
     else by position (the documented way is the name alone)."""
     out: list[Message] = []
@@ -333,7 +360,8 @@ def _messages_from_wire(wire: list) -> list[Message]:
             raise RequestInvalid(f"invalid role {role!r} in {at}: use one of {', '.join(ROLES)}", f"{at}.role")
         if role == "assistant":
             calls = _calls_from_wire(i, wire_calls)
-            out.append(Message("assistant", content or None, calls))
+            state = reasoning_of(m.get("thinking"), model)
+            out.append(Message("assistant", content or None, calls, reasoning=state))
             open_calls = list(calls)
         elif role == "tool":
             name, call_id = m.get("tool_name") or "", m.get("tool_call_id") or ""
@@ -526,9 +554,26 @@ def _wire_calls(turn: ModelTurn, request: ChatRequest) -> list[dict]:
             for i, (call_id, call) in enumerate(zip(call_ids(turn, request), turn.tool_calls))]
 
 
+def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
+    """A request with `think` on (true, or a level such as "high") gets `message.thinking`."""
+    think = request.extras.get("think")
+    if think is None or think is False or think == "":
+        return None
+    return ReasoningState(NAME, turn.model or request.model, ({"thinking": simulated_thought(turn, request)},))
+
+
+def _thinking(turn: ModelTurn) -> str:
+    state = turn.reasoning
+    if state is None or state.format != NAME:
+        return ""
+    return "".join(str(item.get("thinking") or "") for item in state.items)
+
+
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
     """The JSON a real server answers with `"stream": false`."""
     message: dict[str, Any] = {"role": "assistant", "content": turn.text or ""}
+    if _thinking(turn):
+        message["thinking"] = _thinking(turn)
     if turn.tool_calls:
         message["tool_calls"] = _wire_calls(turn, request)
     return {"model": turn.model or request.model, "created_at": CREATED_AT, "message": message, "done": True,
@@ -536,9 +581,13 @@ def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
 
 
 def build_stream(turn: ModelTurn, request: ChatRequest) -> list[JSONLine]:
-    """The same answer as NDJSON lines: the text in pieces, one line per call, then the `done` line."""
+    """The same answer as NDJSON lines: the thinking and the text in pieces, one line per call, then the
+    `done` line."""
     head = {"model": turn.model or request.model, "created_at": CREATED_AT}
     lines = []
+    thinking = _thinking(turn)
+    for piece in [thinking[i:i + 24] for i in range(0, len(thinking), 24)]:
+        lines.append({**head, "message": {"role": "assistant", "content": "", "thinking": piece}, "done": False})
     text = turn.text or ""
     for piece in [text[i:i + 24] for i in range(0, len(text), 24)]:
         lines.append({**head, "message": {"role": "assistant", "content": piece}, "done": False})

@@ -13,6 +13,11 @@ What is special about tool calling here:
 * A stream is `data:` lines only and ends with `data: [DONE]`; the arguments of call number `index`
   arrive as string fragments to concatenate; usage comes in one extra chunk, and only when the request
   asked for it with `stream_options.include_usage`.
+* OpenAI's own Chat Completions hands back no reasoning state, but compatible servers do, and some
+  refuse a tool-calling conversation without it: DeepSeek's `reasoning_content` (with `thinking`
+  enabled), OpenRouter's `reasoning` and `reasoning_details`, and Google's OpenAI-compatible endpoint's
+  `extra_content` on a tool call (its thought signature). Those fields are the turn's ReasoningState
+  here, sent back as they came to the same format and model (REASONING_FIELDS).
 
     from agentkit.providers import openai_chat
     wire = openai_chat.build_request("gpt-4.1-mini", messages, tools, ModelOptions())
@@ -33,10 +38,10 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import BadResponseError, ProviderError
-from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
 from . import openai_common
 from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, event_object,
-                     schema_problem)
+                     no_records, no_stored_id, nothing_stored, own_reasoning, schema_problem, simulated_thought)
 from .contract import Route, ServerFacts
 from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, completion_id, count,
                             empty_array, in_band_error, invalid_schema, invalid_type, invalid_value, missing,
@@ -51,6 +56,11 @@ KEY_REQUIRED = True
 DEFAULT_MODEL = "gpt-4.1-mini"
 STREAM_FRAMING = "sse"
 SERVER_SIDE_FALLBACK = False
+CONTINUATION_FIELD = None  # Chat Completions keeps no conversation
+
+#: Assistant-message fields that carry reasoning state on compatible servers, kept and sent back as they
+#: came: DeepSeek / vLLM `reasoning_content`, OpenRouter `reasoning` (text) and `reasoning_details`.
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
 
 #: What the real server does around the bodies (routes, key, request id, fault wording): see contract.py.
 SERVER = ServerFacts(
@@ -135,14 +145,16 @@ def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> str
 
 
 def build_request(model: str, messages: list[Message] | tuple[Message, ...], tools=(),
-                  options: ModelOptions | None = None, **extras: Any) -> WireRequest:
+                  options: ModelOptions | None = None, *, fmt: str = NAME, **extras: Any) -> WireRequest:
     """The POST body for one model call. `extras` are further body fields, sent as given (`seed=7`, ...).
 
     `tool_choice` and `parallel_tool_calls` go out only with tools: the API answers 400 to either one
     without `tools`. A stream asks for the usage chunk, so a streamed turn counts tokens like a plain one.
+    `fmt` names the format whose reasoning state may go back (OpenRouter reuses this encoder).
     """
     options = options or ModelOptions()
-    body: dict[str, Any] = {"model": model, "messages": [_message_to_wire(m) for m in messages]}
+    body: dict[str, Any] = {"model": model, "messages": [_message_to_wire(m, own_reasoning(m, fmt, model))
+                                                         for m in messages]}
     if tools:
         body["tools"] = [tool_to_wire(t) for t in tools]
         body["tool_choice"] = tool_choice_to_wire(options.tool_choice)
@@ -159,13 +171,14 @@ def build_request(model: str, messages: list[Message] | tuple[Message, ...], too
     return WireRequest(PATH, body, {}, stream=options.stream)
 
 
-def _message_to_wire(m: Message) -> dict:
+def _message_to_wire(m: Message, state: ReasoningState | None = None) -> dict:
     if m.role == "assistant":
         wire: dict[str, Any] = {"role": "assistant", "content": m.content}
         if m.tool_calls:
             wire["tool_calls"] = [_call_to_wire(c.id, c) for c in m.tool_calls]
         elif m.content is None:
             wire["content"] = ""  # an assistant message needs content or tool_calls
+        _put_reasoning(wire, state)
         return wire
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content or ""}
@@ -175,6 +188,24 @@ def _message_to_wire(m: Message) -> dict:
 def _call_to_wire(call_id: str, call: ToolCall) -> dict:
     return {"id": call_id, "type": "function",
             "function": {"name": call.name, "arguments": call.arguments_json()}}
+
+
+def _put_reasoning(message: dict, state: ReasoningState | None) -> None:
+    """Write reasoning state onto an assistant message: its fields as they came, each call's extra_content."""
+    for item in state.items if state is not None else ():
+        if "message" in item:
+            message.update(item["message"])
+        elif isinstance(item.get("call"), int) and item["call"] < len(message.get("tool_calls") or []):
+            message["tool_calls"][item["call"]]["extra_content"] = item["extra_content"]
+
+
+def reasoning_of(message: dict, calls: list[dict], fmt: str, model: Any) -> ReasoningState | None:
+    """The reasoning state on an assistant message (REASONING_FIELDS) and its calls (`extra_content`)."""
+    fields = {k: message[k] for k in REASONING_FIELDS if message.get(k) is not None}
+    items: list[dict] = [{"message": fields}] if fields else []
+    items += [{"call": k, "extra_content": c["extra_content"]} for k, c in enumerate(calls)
+              if isinstance(c, dict) and c.get("extra_content") is not None]
+    return ReasoningState(fmt, model if isinstance(model, str) else None, tuple(items)) if items else None
 
 
 # --- client side: the response ---------------------------------------------------------------------
@@ -208,15 +239,17 @@ def parse_response(body: Any, provider: str = NAME) -> ModelTurn:
         raise BadResponseError("message.tool_calls is not a list of objects", provider=provider, body=body)
     calls = [_call_from_wire(c) for c in wire_calls]
     return _turn(_text_of(message.get("content")), calls, choices[0].get("finish_reason"),
-                 _usage_from_wire(body.get("usage")), body.get("model"), body.get("id"), body)
+                 _usage_from_wire(body.get("usage")), body.get("model"), body.get("id"), body,
+                 reasoning_of(message, wire_calls, provider, body.get("model")))
 
 
 def _turn(text: str | None, calls: list[ToolCall], finish_reason: Any, usage: Usage, model: Any, id: Any,
-          raw: dict) -> ModelTurn:
+          raw: dict, reasoning: ReasoningState | None = None) -> ModelTurn:
     # One constructor for the plain and the streamed path, so both give the same ModelTurn.
     return ModelTurn(text or None, tuple(calls), neutral_stop(finish_reason, bool(calls)),
                      finish_reason if isinstance(finish_reason, str) else None, usage,
-                     model if isinstance(model, str) else None, id if isinstance(id, str) else None, raw)
+                     model if isinstance(model, str) else None, id if isinstance(id, str) else None, raw,
+                     reasoning)
 
 
 def _call_from_wire(c: dict) -> ToolCall:
@@ -270,7 +303,8 @@ class StreamAssembler:
         self.id: str | None = None
         self.model: str | None = None
         self.text: list[str] = []
-        self.calls: dict[int, dict] = {}  # index -> {"id", "name", "arguments": [fragments]}
+        self.calls: dict[int, dict] = {}  # index -> {"id", "name", "arguments": [fragments], "extra_content"?}
+        self.reasoning: dict[str, Any] = {}  # REASONING_FIELDS: text fields joined, details merged by index
         self.finish_reason: str | None = None
         self.usage = Usage()
         self.done = False
@@ -298,6 +332,7 @@ class StreamAssembler:
             delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
             if isinstance(delta.get("content"), str):
                 self.text.append(delta["content"])
+            self._add_reasoning(delta)
             fragments = delta.get("tool_calls")
             for fragment in fragments if isinstance(fragments, list) else []:
                 if isinstance(fragment, dict):
@@ -314,6 +349,8 @@ class StreamAssembler:
         call = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
         if call_id is not None:
             call["id"] = call_id
+        if fragment.get("extra_content") is not None:
+            call["extra_content"] = fragment["extra_content"]
         function = fragment.get("function") if isinstance(fragment.get("function"), dict) else {}
         if function.get("name"):
             call["name"] = str(function["name"])
@@ -323,18 +360,43 @@ class StreamAssembler:
         elif isinstance(arguments, dict):  # whole-object arguments from a non-conforming server
             call["arguments"].append(json.dumps(arguments))
 
+    def _add_reasoning(self, delta: dict) -> None:
+        for key in ("reasoning_content", "reasoning"):
+            if isinstance(delta.get(key), str):
+                self.reasoning[key] = self.reasoning.get(key, "") + delta[key]
+        details = delta.get("reasoning_details")
+        for detail in details if isinstance(details, list) else []:
+            if not isinstance(detail, dict):
+                continue
+            merged = self.reasoning.setdefault("reasoning_details", [])
+            index = detail.get("index", len(merged))
+            known = next((d for d in merged if d.get("index", -1) == index), None)
+            if known is None:
+                merged.append(dict(detail))
+                continue
+            for key, value in detail.items():  # text pieces join; everything else is the latest value
+                joins = key in ("text", "summary", "data") and isinstance(value, str)
+                known[key] = known.get(key, "") + value if joins and isinstance(known.get(key), str) else value
+
     def turn(self) -> ModelTurn:
         if not self.done:
             raise BadResponseError("the stream ended before `data: [DONE]`", provider=self.provider)
-        calls = [ToolCall.from_raw(c["id"], c["name"], "".join(c["arguments"]))
-                 for _, c in sorted(self.calls.items())]
+        ordered = [c for _, c in sorted(self.calls.items())]
+        calls = [ToolCall.from_raw(c["id"], c["name"], "".join(c["arguments"])) for c in ordered]
+        fields = {k: self.reasoning[k] for k in REASONING_FIELDS if k in self.reasoning}
         return _turn("".join(self.text), calls, self.finish_reason, self.usage, self.model, self.id,
-                     {"chunks": self.chunks})
+                     {"chunks": self.chunks}, reasoning_of(fields, ordered, self.provider, self.model))
 
 
 def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
     """An error response -> the right ProviderError subclass (the platform's shape, see openai_common)."""
     return openai_common.parse_error(status, body, headers, provider=NAME)
+
+
+#: Chat Completions keeps nothing between requests (contract: stored state).
+stored_response_id = no_stored_id
+resolve_stored = nothing_stored
+stored_records = no_records
 
 
 # --- server side: the request ----------------------------------------------------------------------
@@ -348,8 +410,10 @@ MODELLED = {"model", "messages", "tools", "tool_choice", "parallel_tool_calls", 
 SKIPPED_PARTS = ("image_url", "input_audio", "refusal", "audio", "file")
 
 
-def parse_request(body: Any, model: str | None = None) -> ChatRequest:
-    """What a client sent -> ChatRequest, or RequestInvalid with the 400 the real API would give."""
+def parse_request(body: Any, model: str | None = None, fmt: str = NAME) -> ChatRequest:
+    """What a client sent -> ChatRequest, or RequestInvalid with the 400 the real API would give.
+
+    An assistant message's reasoning fields become its ReasoningState (tagged `fmt`, this model's)."""
     if not isinstance(body, dict):
         raise RequestInvalid(NOT_JSON, None)
     model_name = body.get("model", model)
@@ -364,7 +428,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
         raise invalid_type("messages", "an array of objects", wire_messages)
     if not wire_messages:
         raise empty_array("messages")
-    messages = [_message_from_wire(i, m) for i, m in enumerate(wire_messages)]
+    messages = [_message_from_wire(i, m, fmt, model_name) for i, m in enumerate(wire_messages)]
     tools, has_tools = _tools_field(body.get("tools"))
     choice, unmodelled_choice = _tool_choice_field(body, [t.name for t in tools], has_tools)
     options = ModelOptions(choice, _parallel_field(body, has_tools), _stream_field(body),
@@ -377,7 +441,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     return ChatRequest(model_name, tuple(messages), tuple(tools), options, (), extras)
 
 
-def _message_from_wire(i: int, m: Any) -> Message:
+def _message_from_wire(i: int, m: Any, fmt: str = NAME, model: str | None = None) -> Message:
     at = f"messages[{i}]"
     if not isinstance(m, dict):
         raise invalid_type(at, "an object", m)
@@ -392,7 +456,8 @@ def _message_from_wire(i: int, m: Any) -> Message:
     text = _content_text(f"{at}.content", content)
     if role == "assistant":
         calls = _calls_from_wire(at, m["tool_calls"]) if m.get("tool_calls") is not None else ()
-        return Message("assistant", text, calls)
+        state = reasoning_of(m, m.get("tool_calls") or [], fmt, model)
+        return Message("assistant", text, calls, reasoning=state)
     if role == "tool":
         return Message("tool", text, (), required_str(m, "tool_call_id", at))
     if role == "function":  # the legacy functions API: a result matched by name only
@@ -585,27 +650,41 @@ def _usage_to_wire(usage: Usage) -> dict:
                                           "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
 
 
-def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
+def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
+    """OpenAI returns no reasoning on Chat Completions. With DeepSeek's switch, `thinking: {"type":
+    "enabled"}`, the answer carries `reasoning_content` (DeepSeek refuses a tool-calling conversation
+    that drops it); the simulator answers that switch the same way, whatever the model."""
+    thinking = request.extras.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+        return None
+    return ReasoningState(NAME, turn.model or request.model,
+                          ({"message": {"reasoning_content": simulated_thought(turn, request)}},))
+
+
+def build_response(turn: ModelTurn, request: ChatRequest, fmt: str = NAME) -> dict:
     """The JSON body a real server answers (§1.5); validates as `openai.types.chat.ChatCompletion`."""
     message: dict[str, Any] = {"role": "assistant", "content": turn.text or None, "refusal": None,
                                "annotations": []}
     if turn.tool_calls:
         ids = call_ids(turn, request)
         message["tool_calls"] = [_call_to_wire(i, c) for i, c in zip(ids, turn.tool_calls)]
+    if turn.reasoning is not None and turn.reasoning.format == fmt:
+        _put_reasoning(message, turn.reasoning)
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason(turn)}
     return {"id": response_id(turn, request), "object": "chat.completion", "created": CREATED,
             "model": turn.model or request.model, "choices": [choice],
             "usage": _usage_to_wire(turn.usage), "service_tier": "default", "system_fingerprint": "fp_sim"}
 
 
-def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
+def build_stream(turn: ModelTurn, request: ChatRequest, fmt: str = NAME) -> list[SSEvent]:
     """The same answer as `data:` chunks (reference §1.8), ending with `data: [DONE]`.
 
-    A role chunk, the text in pieces, per call a head chunk (index, id, name, arguments "") and the
-    arguments in at least two pieces, a closing chunk with `finish_reason`; then the usage chunk, but
-    only when the request asked for it with `stream_options.include_usage`.
+    A role chunk, the reasoning fields (text in pieces, each reasoning detail whole), the text in pieces,
+    per call a head chunk (index, id, name, arguments "", extra_content) and the arguments in at least
+    two pieces, a closing chunk with `finish_reason`; then the usage chunk, but only when the request
+    asked for it with `stream_options.include_usage`.
     """
-    body = build_response(turn, request)
+    body = build_response(turn, request, fmt)
     stream_options = request.extras.get("stream_options")
     include_usage = isinstance(stream_options, dict) and stream_options.get("include_usage") is True
     head: dict[str, Any] = {"id": body["id"], "object": "chat.completion.chunk", "created": CREATED,
@@ -619,13 +698,25 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
         events.append(SSEvent(dumps({**head, "choices": [choice]})))
 
     emit({"role": "assistant", "content": "" if turn.text else None, "refusal": None})
+    message = body["choices"][0]["message"]
+    for key in REASONING_FIELDS:
+        value = message.get(key)
+        if isinstance(value, str):
+            for piece in pieces(value):
+                emit({key: piece})
+        elif isinstance(value, list):
+            for detail in value:
+                emit({key: [detail]})
     for piece in pieces(turn.text or ""):
         if piece:
             emit({"content": piece})
-    for index, call in enumerate(body["choices"][0]["message"].get("tool_calls", [])):
+    for index, call in enumerate(message.get("tool_calls", [])):
         function = call["function"]
-        emit({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                              "function": {"name": function["name"], "arguments": ""}}]})
+        opening = {"index": index, "id": call["id"], "type": "function",
+                   "function": {"name": function["name"], "arguments": ""}}
+        if "extra_content" in call:
+            opening["extra_content"] = call["extra_content"]
+        emit({"tool_calls": [opening]})
         for piece in pieces(function["arguments"]):
             if piece:
                 emit({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})

@@ -16,29 +16,37 @@ What is special about tool calling here, compared with Chat Completions:
   (or `.incomplete` / `.failed`), never `[DONE]`. A call streams as `output_item.added`, N ×
   `function_call_arguments.delta`, `function_call_arguments.done`, `output_item.done`.
 * `usage` counts `input_tokens` / `output_tokens` (not prompt/completion), with every detail counter.
+* Reasoning models (GPT-6, the o-series) put `reasoning` items (`rs_…`, with `summary` and
+  `encrypted_content`) before the calls they led to. They are the turn's ReasoningState here, kept in
+  output order with the calls' item ids, and sent back together with those calls (same model only). The
+  API refuses a reasoning item without its following item, and a stored call sent without its reasoning
+  item. With `store` (the default) the API keeps the response: a request with `previous_response_id`
+  continues from it and sends only the new items (`CONTINUATION_FIELD`, `stored_response_id`); an
+  unknown id is refused with `code: "previous_response_not_found"`.
 
     from agentkit.providers import openai_responses
     wire = openai_responses.build_request("gpt-4.1-mini", messages, tools, ModelOptions())
     # POST DEFAULT_BASE_URL + wire.path with wire.headers | openai_responses.auth_headers(key), json=wire.body
     turn = openai_responses.parse_response(response_json)
 
-Left out on purpose: server-side state (`previous_response_id`, `store`, conversations: accepted and
-echoed, not resolved), hosted tools such as web search (skipped when received), reasoning items (read
-past, kept in `raw`), images and files (skipped), and structured outputs (`text.format`).
+Left out on purpose: the Conversations API (`conversation` is accepted and echoed, not resolved),
+background responses, hosted tools such as web search (skipped when received), images and files
+(skipped), and structured outputs (`text.format`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..errors import BadResponseError, ProviderError
-from ..types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
 from . import openai_common
 from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, event_object,
-                     schema_problem, stable_id)
+                     mint_signature, own_reasoning, schema_problem, simulated_thought, stable_id)
 from .contract import Route, ServerFacts
 
 # The OpenAI platform words its request errors the same way on both APIs, and authenticates the same
@@ -55,6 +63,8 @@ KEY_REQUIRED = True
 DEFAULT_MODEL = "gpt-4.1-mini"
 STREAM_FRAMING = "sse"
 SERVER_SIDE_FALLBACK = False
+#: With `store` (the default), a response stays on the server and a request can continue from it by id.
+CONTINUATION_FIELD = "previous_response_id"
 
 #: What the real server does around the bodies: the platform's, as on Chat Completions (contract.py).
 SERVER = ServerFacts(
@@ -72,6 +82,11 @@ SERVER = ServerFacts(
 
 #: The platform's bearer header, the same on both OpenAI APIs.
 auth_headers = openai_common.auth_headers
+
+#: Models that reason (and emit reasoning items when the request asks for `reasoning`): GPT-6, o1, o3, o4...
+REASONING_MODELS = re.compile(r"(?:[\w.-]+/)?(?:gpt-6|o\d)")
+#: The kind the simulator's encrypted reasoning is minted for.
+ENCRYPTED_KIND = "openai-reasoning"
 
 #: incomplete_details.reason -> neutral stop (a missing or unknown reason is "other").
 INCOMPLETE_TO_STOP: dict[str, TurnStop] = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -140,7 +155,7 @@ def build_request(model: str, messages: list[Message] | tuple[Message, ...], too
     rest = list(messages)
     if rest and rest[0].role == "system":
         body["instructions"] = rest.pop(0).content or ""
-    body["input"] = [item for m in rest for item in _message_to_items(m)]
+    body["input"] = [item for m in rest for item in _message_to_items(m, model)]
     if tools:
         body["tools"] = [tool_to_wire(t) for t in tools]
         body["tool_choice"] = tool_choice_to_wire(options.tool_choice)
@@ -156,17 +171,40 @@ def build_request(model: str, messages: list[Message] | tuple[Message, ...], too
     return WireRequest(PATH, body, {}, stream=options.stream)
 
 
-def _message_to_items(m: Message) -> list[dict]:
+def _message_to_items(m: Message, model: str) -> list[dict]:
     """One neutral message -> its input items (an assistant turn is its text, then one item per call)."""
     if m.role == "tool":
         return [{"type": "function_call_output", "call_id": m.tool_call_id, "output": m.content or ""}]
     if m.role != "assistant":
         return [{"role": m.role, "content": m.content or ""}]
     text = [] if m.tool_calls and not m.content else [{"role": "assistant", "content": m.content or ""}]
-    # The item id (fc_…) is left out on purpose: `call_id` is what links a result, and an id the
-    # server never stored can be refused.
-    return text + [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments_json()}
-                   for c in m.tool_calls]
+    state = own_reasoning(m, NAME, model)
+    if state is None:
+        # The item id (fc_…) is left out on purpose: `call_id` is what links a result, and an id the
+        # server never stored can be refused.
+        return text + [_call_item(c) for c in m.tool_calls]
+    # This model's reasoning items go back where they were, each before the call it led to, and the
+    # calls with their item ids, so the server can pair them; the text goes before the first call.
+    items: list[dict] = []
+    pending = list(m.tool_calls)
+    for entry in state.items:
+        if entry.get("type") != "function_call":
+            items.append(dict(entry))
+            continue
+        call = next((c for c in pending if c.id == entry.get("call_id")), None)
+        if call is None:
+            continue
+        items += text
+        text = []
+        pending.remove(call)
+        item = _call_item(call)
+        items.append({"type": "function_call", "id": entry["id"], **{k: v for k, v in item.items() if k != "type"}}
+                     if entry.get("id") else item)
+    return items + text + [_call_item(c) for c in pending]
+
+
+def _call_item(call: ToolCall) -> dict:
+    return {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments_json()}
 
 
 # --- client side: the response ---------------------------------------------------------------------
@@ -190,10 +228,29 @@ def parse_response(body: Any) -> ModelTurn:
         elif item.get("type") == "function_call":
             calls.append(ToolCall.from_raw(str(item.get("call_id") or ""), str(item.get("name") or ""),
                                            _raw_text(item.get("arguments"))))
-    return _turn("".join(texts), calls, body, body)
+    return _turn("".join(texts), calls, body, body, reasoning_of([i for i in output if isinstance(i, dict)],
+                                                                 body.get("model")))
 
 
-def _turn(text: str, calls: list[ToolCall], response: dict, raw: dict) -> ModelTurn:
+def reasoning_of(items: list[dict], model: Any) -> ReasoningState | None:
+    """The reasoning state of one model turn's items: its reasoning items whole, in order, with each
+    call's item id and call_id where it stood. None when the turn has no reasoning item."""
+    if not any(i.get("type") == "reasoning" for i in items):
+        return None
+    entries: list[dict] = []
+    for item in items:
+        if item.get("type") == "reasoning":
+            entries.append(dict(item))
+        elif item.get("type") == "function_call":
+            entry = {"type": "function_call", "call_id": str(item.get("call_id") or "")}
+            if isinstance(item.get("id"), str):
+                entry["id"] = item["id"]
+            entries.append(entry)
+    return ReasoningState(NAME, model if isinstance(model, str) else None, tuple(entries))
+
+
+def _turn(text: str, calls: list[ToolCall], response: dict, raw: dict,
+          reasoning: ReasoningState | None = None) -> ModelTurn:
     # One constructor for the plain and the streamed path, so both give the same ModelTurn.
     status = response.get("status")
     details = response.get("incomplete_details")
@@ -207,7 +264,8 @@ def _turn(text: str, calls: list[ToolCall], response: dict, raw: dict) -> ModelT
         stop, native = "other", status if isinstance(status, str) else None
     model, id = response.get("model"), response.get("id")
     return ModelTurn(text or None, tuple(calls), stop, native, _usage_from_wire(response.get("usage")),
-                     model if isinstance(model, str) else None, id if isinstance(id, str) else None, raw)
+                     model if isinstance(model, str) else None, id if isinstance(id, str) else None, raw,
+                     reasoning)
 
 
 def _output_text(content: Any) -> str:
@@ -296,7 +354,7 @@ class StreamAssembler:
             index = self.by_item_id[item_id]
         elif not isinstance(index, int):
             index = len(self.items)
-        fresh = {"type": None, "parts": {}, "call_id": "", "name": "", "arguments": []}
+        fresh = {"type": None, "parts": {}, "call_id": "", "name": "", "arguments": [], "item": {}}
         return self.items.setdefault(index, fresh)
 
     def _part(self, payload: dict) -> list[str]:
@@ -309,6 +367,8 @@ class StreamAssembler:
             self.by_item_id[item["id"]] = payload["output_index"]
         state = self._state({"item_id": item.get("id"), "output_index": payload.get("output_index")})
         state["type"] = item.get("type")
+        if done or not state["item"]:
+            state["item"] = dict(item)  # the whole item: a reasoning item's encrypted_content comes at .done
         if item.get("type") == "function_call":
             state["call_id"] = str(item.get("call_id") or state["call_id"])
             state["name"] = str(item.get("name") or state["name"])
@@ -322,17 +382,25 @@ class StreamAssembler:
             raise BadResponseError("the stream ended before response.completed", provider=self.provider)
         texts: list[str] = []
         calls: list[ToolCall] = []
+        items: list[dict] = []
         for _, state in sorted(self.items.items()):
+            items.append(state["item"])
             if state["type"] == "message":
                 texts.append("".join("".join(part) for _, part in sorted(state["parts"].items())))
             elif state["type"] == "function_call":
                 calls.append(ToolCall.from_raw(state["call_id"], state["name"], "".join(state["arguments"])))
-        return _turn("".join(texts), calls, self.response, {"events": self.events})
+        return _turn("".join(texts), calls, self.response, {"events": self.events},
+                     reasoning_of(items, self.response.get("model")))
 
 
 def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
     """An error response -> the right ProviderError subclass: the same bodies as Chat Completions (§2.9)."""
     return openai_common.parse_error(status, body, headers, provider=NAME)
+
+
+def stored_response_id(body: dict, turn: ModelTurn) -> str | None:
+    """The response's id when the API stored it (`store` is true unless the request said false)."""
+    return turn.id if turn.id and body.get("store") is not False else None
 
 
 # --- server side: the request ----------------------------------------------------------------------
@@ -346,9 +414,10 @@ MODELLED = {"model", "input", "tools", "tool_choice", "parallel_tool_calls", "st
 ITEM_ROLES = ("user", "assistant", "system", "developer")
 TEXT_PARTS = ("input_text", "output_text")
 SKIPPED_PARTS = ("input_image", "input_file", "input_audio", "refusal", "summary_text", "reasoning_text")
-#: Input items the kit reads past: reasoning, hosted-tool calls and their outputs, references.
+#: Input items the kit reads past: hosted-tool calls and their outputs, references. (Reasoning items are
+#: read: they become the assistant turn's ReasoningState.)
 SKIPPED_ITEMS = frozenset({
-    "reasoning", "compaction", "compaction_trigger", "item_reference", "file_search_call", "web_search_call",
+    "compaction", "compaction_trigger", "item_reference", "file_search_call", "web_search_call",
     "computer_call", "computer_call_output", "tool_search_call", "tool_search_output", "additional_tools",
     "configuration_update", "image_generation_call", "code_interpreter_call", "local_shell_call",
     "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call",
@@ -361,7 +430,8 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     """What a client sent -> ChatRequest, or RequestInvalid with the 400 the real API would give.
 
     With `previous_response_id` (or a conversation) the calls may live on the server, so an output
-    whose call is not in `input` is accepted; its tool message then has no `name`.
+    whose call is not in `input` is accepted; its tool message then has no `name`. (The simulator first
+    fills in what it stored, `resolve_stored`, so a continued conversation arrives here whole.)
     """
     if not isinstance(body, dict):
         raise RequestInvalid(NOT_JSON, None)
@@ -376,7 +446,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     stateful = any(body.get(k) is not None for k in ("previous_response_id", "conversation", "prompt"))
     items = _input_field(body.get("input"), stateful)
     messages = [Message.system(body["instructions"])] if body.get("instructions") is not None else []
-    messages += _messages_from_items(items)
+    messages += _messages_from_items(items, model_name)
     tools = _tools_field(body.get("tools"))
     choice, unmodelled_choice = _tool_choice_field(body.get("tool_choice"))
     parallel, stream = _bool_field(body, "parallel_tool_calls"), bool(_bool_field(body, "stream"))
@@ -386,6 +456,75 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     if unmodelled_choice is not None:
         extras["tool_choice"] = unmodelled_choice
     return ChatRequest(model_name, tuple(messages), tuple(tools), options, (), extras)
+
+
+# --- server side: what the API remembers ------------------------------------------------------------
+
+def resolve_stored(body: dict, recall: Callable[[str], Any]) -> dict:
+    """The request with what the server stored filled in, or RequestInvalid in the API's words.
+
+    * `previous_response_id`: the stored response's input and output come before the new `input`
+      (instructions are not carried over: the request's own apply). An unknown id is refused:
+      400 "Previous response with id '…' not found.", code `previous_response_not_found`.
+    * A reasoning item sent without its `encrypted_content` is a reference to a stored item: unknown,
+      it is refused (with `store: false` the message says that nothing was stored).
+    * A function_call sent with the item id of a stored call that followed a reasoning item needs that
+      reasoning item before it in `input`: "Item 'fc_…' of type 'function_call' was provided without its
+      required 'reasoning' item: 'rs_…'." (Without `store` the server cannot know the pair.)
+    """
+    if not isinstance(body, dict):
+        return body
+    previous = body.get("previous_response_id")
+    if isinstance(previous, str):
+        record = recall(previous)
+        if not isinstance(record, dict) or "output" not in record:
+            raise RequestInvalid(f"Previous response with id '{previous}' not found.", "previous_response_id",
+                                 code="previous_response_not_found")
+        new = body.get("input")
+        if isinstance(new, str):
+            new = [{"role": "user", "content": new}]
+        if new is None or isinstance(new, list):
+            body = {**body, "input": [*record["input"], *record["output"], *(new or [])]}
+    items = body.get("input")
+    if not isinstance(items, list):
+        return body
+    sent_reasoning: set[str] = set()
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        if item.get("type") == "reasoning":
+            sent_reasoning.add(item["id"])
+            if item.get("encrypted_content") is None and recall(item["id"]) is None:
+                unstored = (" Items are not persisted when `store` is set to false. Try again with `store` set to "
+                            "true, or remove this item from your input.") if body.get("store") is False else ""
+                raise RequestInvalid(f"Item with id '{item['id']}' not found.{unstored}", "input")
+        elif item.get("type") == "function_call":
+            record = recall(item["id"])
+            needed = record.get("reasoning") if isinstance(record, dict) else None
+            if needed and needed not in sent_reasoning:
+                raise RequestInvalid(f"Item '{item['id']}' of type 'function_call' was provided without its "
+                                     f"required 'reasoning' item: '{needed}'.", "input")
+    return body
+
+
+def stored_records(body: dict, response: dict) -> dict[str, Any]:
+    """With `store` (the default): the response under its id (the whole input it answered, as resolved,
+    and its output), and each of its reasoning and function_call items under theirs (a call's record
+    names the reasoning item it followed)."""
+    if not isinstance(body, dict) or body.get("store") is False or not isinstance(response.get("id"), str):
+        return {}
+    items = body.get("input")
+    items = [{"role": "user", "content": items}] if isinstance(items, str) else list(items or [])
+    output = list(response.get("output") or [])
+    records: dict[str, Any] = {response["id"]: {"input": items, "output": output}}
+    reasoning = None
+    for item in output:
+        if item.get("type") == "reasoning":
+            reasoning = item["id"]
+            records[item["id"]] = {"response": response["id"]}
+        elif item.get("type") == "function_call":
+            records[item["id"]] = {"response": response["id"], "reasoning": reasoning}
+    return records
 
 
 def _input_field(value: Any, stateful: bool) -> list:
@@ -400,24 +539,48 @@ def _input_field(value: Any, stateful: bool) -> list:
     return value
 
 
-def _messages_from_items(items: list) -> list[Message]:
-    """Input items -> neutral messages; consecutive assistant text and function_call items form one turn."""
+def _messages_from_items(items: list, model: str) -> list[Message]:
+    """Input items -> neutral messages. Consecutive reasoning, assistant text and function_call items form
+    one assistant turn, whose reasoning items (with the calls' item ids) are its ReasoningState."""
     out: list[Message] = []
+    turn_items: list[dict] = []  # the reasoning and function_call items of the assistant turn being read
+
+    def close_turn() -> None:
+        if out and out[-1].role == "assistant" and turn_items:
+            out[-1] = replace(out[-1], reasoning=reasoning_of(turn_items, model))
+        turn_items.clear()
+
     for i, item in enumerate(items):
         at = f"input[{i}]"
         if not isinstance(item, dict):
             raise invalid_type(at, "an object", item)
         kind = item.get("type")
-        if kind == "message" or (kind is None and "role" in item):
-            out.append(_message_item(at, item))
+        if kind == "reasoning":
+            _reasoning_item(at, item, items[i + 1] if i + 1 < len(items) else None)
+            if not (out and out[-1].role == "assistant" and turn_items):
+                close_turn()
+                out.append(Message("assistant", None))
+            turn_items.append(item)
+        elif kind == "message" or (kind is None and "role" in item):
+            message = _message_item(at, item)
+            last = out[-1] if out else None
+            if message.role == "assistant" and last is not None and last.role == "assistant" \
+                    and last.content is None and not last.tool_calls and turn_items:
+                out[-1] = replace(last, content=message.content)  # the text after the turn's reasoning
+            else:
+                close_turn()
+                out.append(message)
         elif kind == "function_call":
             call = ToolCall.from_raw(required_str(item, "call_id", at), required_str(item, "name", at),
                                      required_str(item, "arguments", at))
             if out and out[-1].role == "assistant":
                 out[-1] = replace(out[-1], tool_calls=out[-1].tool_calls + (call,))
             else:
+                close_turn()
                 out.append(Message("assistant", None, (call,)))
+            turn_items.append(item)
         elif kind == "function_call_output":
+            close_turn()
             call_id = required_str(item, "call_id", at)
             output = required(item, "output", at)
             if not isinstance(output, (str, list)):
@@ -430,7 +593,24 @@ def _messages_from_items(items: list) -> list[Message]:
         elif not isinstance(kind, str) or kind not in SKIPPED_ITEMS:
             raise invalid_value(f"{at}.type", kind, ("message", "function_call", "function_call_output",
                                                       "reasoning", "item_reference"))
+    close_turn()
     return out
+
+
+def _reasoning_item(at: str, item: dict, following: Any) -> None:
+    """A reasoning item's shape, and the API's rule that the item it led to comes right after it."""
+    rid = required_str(item, "id", at)
+    summary = required(item, "summary", at)
+    if not isinstance(summary, list):
+        raise invalid_type(f"{at}.summary", "an array of objects", summary)
+    if item.get("encrypted_content") is not None and not isinstance(item["encrypted_content"], str):
+        raise invalid_type(f"{at}.encrypted_content", "a string", item["encrypted_content"])
+    kind = following.get("type") if isinstance(following, dict) else None
+    led_to = kind in ("reasoning", "function_call") or (isinstance(following, dict) and following.get("role")
+                                                         == "assistant" and kind in (None, "message"))
+    if not led_to:
+        raise RequestInvalid(f"Item '{rid}' of type 'reasoning' was provided without its required following item.",
+                             "input")
 
 
 def _message_item(at: str, item: dict) -> Message:
@@ -577,21 +757,57 @@ def _status(turn: ModelTurn) -> tuple[str, str | None]:
     return "completed", None
 
 
+def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
+    """A reasoning model (GPT-6, o-series) asked for `reasoning` leads its answer with one reasoning item:
+    a summary when `reasoning.summary` asks for one, and its `encrypted_content` (which the current SDK
+    documents as populated by default), then the calls, each with its item id."""
+    reasoning = request.extras.get("reasoning")
+    if not REASONING_MODELS.match(request.model) or not isinstance(reasoning, dict) or \
+            reasoning.get("effort") == "none":
+        return None
+    rid = response_id(turn, request)
+    thought = simulated_thought(turn, request)
+    summary = [{"type": "summary_text", "text": thought}] if reasoning.get("summary") else []
+    item = {"type": "reasoning", "id": item_id("rs_", rid, "reasoning"), "summary": summary,
+            "encrypted_content": mint_signature(ENCRYPTED_KIND, request.model, thought)}
+    calls = [{"type": "function_call", "call_id": call_id, "id": item_id("fc_", rid, call_id)}
+             for call_id in call_ids(turn, request)]
+    return ReasoningState(NAME, turn.model or request.model, (item, *calls))
+
+
+def _output(turn: ModelTurn, request: ChatRequest, status: str) -> list[dict]:
+    """The output items: reasoning where the turn's state puts it, the text before the first call."""
+    rid = response_id(turn, request)
+    text: list[dict] = []
+    if turn.text:
+        part = {"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}
+        text.append({"type": "message", "id": item_id("msg_", rid, "message"), "status": status,
+                     "role": "assistant", "content": [part]})
+    calls = {}
+    for call_id, call in zip(call_ids(turn, request), turn.tool_calls):
+        calls[call_id] = {"type": "function_call", "id": item_id("fc_", rid, call_id), "call_id": call_id,
+                          "name": call.name, "arguments": call.arguments_json(), "status": "completed"}
+    state = turn.reasoning if turn.reasoning is not None and turn.reasoning.format == NAME else None
+    output: list[dict] = []
+    for entry in state.items if state else ():
+        if entry.get("type") != "function_call":
+            output.append(dict(entry))
+        elif entry.get("call_id") in calls:
+            output += text
+            text = []
+            call = calls.pop(entry["call_id"])
+            output.append({**call, "id": entry.get("id") or call["id"]})
+    return output + text + list(calls.values())
+
+
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
     """The JSON body a real server answers (reference §2.5); validates as `openai.types.responses.Response`.
 
-    Echoes the request's tools, tool_choice and parallel switch, as the API does.
+    Echoes the request's tools, tool_choice, parallel switch and reasoning settings, as the API does.
     """
     rid = response_id(turn, request)
     status, reason = _status(turn)
-    output: list[dict] = []
-    if turn.text:
-        text = {"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}
-        output.append({"type": "message", "id": item_id("msg_", rid, "message"), "status": status,
-                       "role": "assistant", "content": [text]})
-    for call_id, call in zip(call_ids(turn, request), turn.tool_calls):
-        output.append({"type": "function_call", "id": item_id("fc_", rid, call_id), "call_id": call_id,
-                       "name": call.name, "arguments": call.arguments_json(), "status": "completed"})
+    output = _output(turn, request, status)
     extras, options = request.extras, request.options
     parallel = True if options.parallel_tool_calls is None else options.parallel_tool_calls
     # An allowed_tools subset is echoed as sent; anything else in the kit's own words.
@@ -604,12 +820,18 @@ def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
             "model": turn.model or request.model, "output": output,
             "parallel_tool_calls": parallel,
             "previous_response_id": extras.get("previous_response_id"),
-            "reasoning": {"effort": None, "summary": None},
+            "reasoning": _reasoning_echo(extras.get("reasoning")),
             "store": extras["store"] if isinstance(extras.get("store"), bool) else True,
             "temperature": 1.0 if options.temperature is None else options.temperature,
             "text": {"format": {"type": "text"}}, "tool_choice": choice,
             "tools": [tool_to_wire(t) for t in request.tools], "top_p": 1.0, "truncation": "disabled",
             "usage": _usage_to_wire(turn.usage), "user": None, "metadata": {}}
+
+
+def _reasoning_echo(reasoning: Any) -> dict:
+    if not isinstance(reasoning, dict):
+        return {"effort": None, "summary": None}
+    return {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")}
 
 
 def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
@@ -618,7 +840,10 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
     response.created, response.in_progress; per text item: output_item.added, content_part.added,
     output_text.delta × n, output_text.done, content_part.done, output_item.done; per call:
     output_item.added, function_call_arguments.delta × n (≥ 2 when the arguments allow),
-    function_call_arguments.done, output_item.done; then response.completed (or .incomplete).
+    function_call_arguments.done, output_item.done; per reasoning item: output_item.added (without its
+    encrypted_content), for each summary part reasoning_summary_part.added, reasoning_summary_text.delta
+    × n, .done, reasoning_summary_part.done, then output_item.done with the whole item; then
+    response.completed (or .incomplete).
     """
     final = build_response(turn, request)
     events: list[SSEvent] = []
@@ -641,6 +866,16 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
                 emit("response.output_text.delta", **where, content_index=0, delta=piece, logprobs=[])
             emit("response.output_text.done", **where, content_index=0, text=part["text"], logprobs=[])
             emit("response.content_part.done", **where, content_index=0, part=part)
+        elif item["type"] == "reasoning":
+            emit("response.output_item.added", output_index=index,
+                 item={"type": "reasoning", "id": item["id"], "summary": []})
+            for k, summary in enumerate(item.get("summary") or []):
+                at = {**where, "summary_index": k}
+                emit("response.reasoning_summary_part.added", **at, part={"type": "summary_text", "text": ""})
+                for piece in pieces(summary["text"]):
+                    emit("response.reasoning_summary_text.delta", **at, delta=piece)
+                emit("response.reasoning_summary_text.done", **at, text=summary["text"])
+                emit("response.reasoning_summary_part.done", **at, part=summary)
         else:
             emit("response.output_item.added", output_index=index,
                  item={**item, "arguments": "", "status": "in_progress"})

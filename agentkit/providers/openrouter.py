@@ -12,6 +12,10 @@ only what differs:
 * A stream adds `: OPENROUTER PROCESSING` comment lines as keep-alives (SSE parsers skip them); an
   error after the stream started is a normal chunk with a top-level `error` and `finish_reason: "error"`.
 * An error body is `{"error": {"code": <int, the HTTP status>, "message", "metadata"?}}`.
+* With `reasoning` asked for, the assistant message carries `reasoning` (text) and `reasoning_details`
+  (typed items, `reasoning.text` with a `signature`, `reasoning.encrypted`, ...): the turn's
+  ReasoningState, which goes back unchanged on the assistant message for tool-calling continuity (same
+  model only), as OpenRouter's reasoning guide asks.
 
     from agentkit.providers import openrouter
     wire = openrouter.build_request("openai/gpt-4.1-mini", messages, tools, ModelOptions(),
@@ -29,9 +33,10 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import ProviderError
-from ..types import Message, ModelOptions, ModelTurn
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState
 from . import openai_chat, openai_common
-from .common import ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, stable_id
+from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, mint_signature,
+                     no_records, no_stored_id, nothing_stored, simulated_thought, stable_id)
 from .contract import Route, ServerFacts
 
 NAME = "openrouter"
@@ -43,6 +48,7 @@ DEFAULT_MODEL = "openai/gpt-4.1-mini"
 STREAM_FRAMING = "sse"
 #: OpenRouter walks a `models` list itself: HTTPModel sends it the remaining fallbacks, in order.
 SERVER_SIDE_FALLBACK = True
+CONTINUATION_FIELD = None
 CREATED = openai_common.CREATED
 KEEPALIVE = "OPENROUTER PROCESSING"
 
@@ -62,6 +68,9 @@ SERVER = ServerFacts(
     public_model_list=True,
 )
 
+#: model prefix -> the `format` OpenRouter writes on a reasoning detail from that upstream.
+DETAIL_FORMATS = {"anthropic": "anthropic-claude-v1", "google": "google-gemini-v1", "openai": "openai-responses-v1"}
+
 #: model prefix -> the name OpenRouter gives the upstream provider in `provider`.
 PROVIDERS = {"openai": "OpenAI", "anthropic": "Anthropic", "google": "Google AI Studio", "meta-llama": "Meta",
              "mistralai": "Mistral", "deepseek": "DeepSeek", "x-ai": "xAI", "qwen": "Alibaba"}
@@ -80,7 +89,7 @@ def build_request(model: str, messages: list[Message] | tuple[Message, ...], too
                   provider: dict | None = None, **extras: Any) -> WireRequest:
     """The Chat Completions body plus `models` (fallbacks) and `provider` (routing preferences)."""
     options = options or ModelOptions()
-    wire = openai_chat.build_request(model, messages, tools, options, **extras)
+    wire = openai_chat.build_request(model, messages, tools, options, fmt=NAME, **extras)
     body = dict(wire.body)
     if options.max_tokens is not None and "max_tokens" not in extras:
         del body["max_completion_tokens"]
@@ -117,6 +126,12 @@ def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
     return openai_common.parse_error(status, body, headers, provider=NAME)
 
 
+#: OpenRouter keeps nothing between requests (contract: stored state).
+stored_response_id = no_stored_id
+resolve_stored = nothing_stored
+stored_records = no_records
+
+
 # --- server side -----------------------------------------------------------------------------------
 
 def parse_request(body: Any, model: str | None = None) -> ChatRequest:
@@ -128,7 +143,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
         models = body.get("models")
         if isinstance(models, list) and models and isinstance(models[0], str):
             body = {**body, "model": models[0]}
-    request = openai_chat.parse_request(body, model)
+    request = openai_chat.parse_request(body, model, fmt=NAME)
     extras = dict(request.extras)
     models = extras.pop("models", None)
     if models is not None and (not isinstance(models, list) or not all(isinstance(m, str) for m in models)):
@@ -153,9 +168,24 @@ def upstream_provider(model: str) -> str:
     return PROVIDERS.get(prefix, prefix.title())
 
 
+def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
+    """With `reasoning` asked for (and not `exclude`d), the message carries `reasoning` and one signed
+    `reasoning.text` detail in the upstream's format."""
+    reasoning = request.extras.get("reasoning")
+    if not isinstance(reasoning, dict) or reasoning.get("exclude") is True or reasoning.get("enabled") is False \
+            or reasoning.get("effort") == "none":
+        return None
+    thought = simulated_thought(turn, request)
+    prefix = request.model.split("/", 1)[0] if "/" in request.model else "openai"
+    detail = {"type": "reasoning.text", "text": thought, "signature": mint_signature("openrouter", None, thought),
+              "format": DETAIL_FORMATS.get(prefix, "unknown"), "index": 0}
+    return ReasoningState(NAME, turn.model or request.model,
+                          ({"message": {"reasoning": thought, "reasoning_details": [detail]}},))
+
+
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
     """A Chat Completions body (reference §6.4) with a `gen-` id, `provider` and `native_finish_reason`."""
-    body = openai_chat.build_response(turn, request)
+    body = openai_chat.build_response(turn, request, fmt=NAME)
     body["id"] = response_id(turn, request)
     body["provider"] = upstream_provider(body["model"])
     choice = body["choices"][0]
@@ -167,7 +197,7 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
     """Chat Completions chunks with OpenRouter's ids and fields, after a `: OPENROUTER PROCESSING` comment."""
     body = build_response(turn, request)
     events = [SSEvent("", comment=KEEPALIVE)]  # sent while the upstream has not answered yet
-    for event in openai_chat.build_stream(turn, request):
+    for event in openai_chat.build_stream(turn, request, fmt=NAME):
         if event.data == "[DONE]":
             events.append(event)
             continue

@@ -14,6 +14,7 @@ What is here:
     server.py   serve(), shared(), SimServer: uvicorn in a background thread
     app.py      create_app(): the request recipe, reading each format's routes and rules from its codec
     faults.py   errors on demand (model suffix "-429" or header "x-sim-fault: 429"), as a table
+    store.py    what a stateful API keeps between requests (Responses' stored responses), bounded
     models.py   respond(ChatRequest) -> ModelTurn: what the simulated models decide
     reasoner/   sim-reasoner, the default model: plain rules that decide like a small model
 

@@ -16,11 +16,14 @@ the format's codec (`codec.SERVER` and the server-side verbs, see `providers/con
     1. credentials   any key works, but none at all gets the provider's 401 or 403 (none where no key is needed)
     2. headers       the provider's required headers (e.g. anthropic-version); a JSON body (else 415)
     3. body          read up to `max_body_bytes` (413 beyond); strict UTF-8 JSON (400 when broken)
-    4. decode        codec.parse_request -> ChatRequest; RequestInvalid -> its 4xx
+    4. decode        codec.resolve_stored fills in what the server stored (`store.py`: Responses'
+                     previous_response_id), then codec.parse_request -> ChatRequest; RequestInvalid -> its 4xx
     5. refusals      codec.model_refusal: a documented per-model refusal -> 400
     6. faults        asked for by model suffix or `x-sim-fault` header (see `faults.py`)
-    7. decide        respond(request) -> ModelTurn; UnknownModel -> 404
-    8. encode        codec.build_response / build_stream (+ build_stream_error), framed as the codec says
+    7. decide        respond(request) -> ModelTurn; UnknownModel -> 404; codec.reasoning_for adds the
+                     reasoning state this API's model attaches (thinking blocks, signatures, reasoning items)
+    8. encode        codec.build_response / build_stream (+ build_stream_error), framed as the codec says;
+                     codec.stored_records says what to keep for later requests
 
 Every error, including a genuine bug (500), is written in the provider's own error shape by its
 codec's `build_error`, so SDKs raise their usual exception classes. Responses are deterministic: the
@@ -29,7 +32,8 @@ same request gives byte-identical bodies and the same request-id header.
 Keys are never logged, echoed or stored; only their presence is checked.
 
 Left out on purpose: real rate limiting (ask for 429 instead), authentication by key value, request
-logging, the providers' non-chat endpoints (files, batches, embeddings) and HTTP/2.
+logging, the providers' non-chat endpoints (files, batches, embeddings, retrieving a stored response)
+and HTTP/2.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from ..providers.contract import ServerFacts
 from ..types import ModelTurn
 from . import faults as F
 from .models import UnknownModel
+from .store import DEFAULT_MAX_ENTRIES, ResponseStore
 
 log = logging.getLogger("agentkit.sim")
 
@@ -193,8 +198,9 @@ class SimApp:
     """The state behind the routes: the decision function, fault switches and attempt counts."""
 
     def __init__(self, respond: Respond, *, max_body_bytes: int, faults: bool | str,
-                 models: tuple[str, ...] = ()):
+                 models: tuple[str, ...] = (), max_stored: int = DEFAULT_MAX_ENTRIES):
         self.respond = respond
+        self.stored = ResponseStore(max_stored)  # what a stateful API (Responses) keeps between requests
         self.max_body_bytes = max_body_bytes
         self.faults_enabled = faults is not False
         self.default_plan = F.parse_spec(faults) if isinstance(faults, str) else F.FaultPlan()
@@ -312,8 +318,9 @@ class SimApp:
         codec = self.codecs[fmt]
         server: ServerFacts = codec.SERVER
 
-        # 4. decode
+        # 4. decode, after filling in what the server stored for this request
         try:
+            body = codec.resolve_stored(body, self.stored.recall)
             chat = codec.parse_request(body, model=model)
         except RequestInvalid as exc:
             return self.error(fmt, exc.status or 400, exc.message, rid=rid, param=exc.param, code=exc.code)
@@ -368,6 +375,10 @@ class SimApp:
             if turn.model in (None, name):
                 turn = replace(turn, model=candidate)
             answered = replace(chat, model=candidate)
+            if turn.reasoning is None:  # what this API's model hands back to be returned (None: nothing)
+                turn = replace(turn, reasoning=codec.reasoning_for(turn, answered))
+            if codec.CONTINUATION_FIELD is not None and failure is None:  # an API that keeps responses
+                self.stored.keep(codec.stored_records(body, codec.build_response(turn, answered)))
             # 8. encode (the query is read only by a format that frames its stream by it)
             sse = server.sse_query is None or request.query_params.get(server.sse_query[0]) == server.sse_query[1]
             return self.success(fmt, turn, answered, rid=rid, stream=want_stream, sse=sse, failure=failure,
@@ -495,7 +506,8 @@ def _json_problem(exc: BaseException) -> str:
 # ---------------------------------------------------------------------------------------------------
 
 def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-               faults: bool | str = True, models: tuple[str, ...] | None = None) -> Starlette:
+               faults: bool | str = True, models: tuple[str, ...] | None = None,
+               max_stored: int = DEFAULT_MAX_ENTRIES) -> Starlette:
     """The simulator as a Starlette app, serving every registered format's routes.
 
         app = create_app()                          # the real models (agentkit.sim.models.respond)
@@ -504,6 +516,7 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
         app = create_app(faults=False)              # ignore x-sim-fault headers and model suffixes
 
     `models` is what the model-list routes list (default: agentkit.sim.models.KNOWN_MODELS).
+    `max_stored` bounds the table of stored responses (`store.py`): the oldest go first beyond it.
     """
     if respond is None or models is None:
         from . import models as sim_models  # the decision logic, imported when an app is made
@@ -511,7 +524,8 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
         respond = respond or sim_models.respond
         if models is None:
             models = tuple(sim_models.KNOWN_MODELS)
-    sim = SimApp(respond, max_body_bytes=max_body_bytes, faults=faults, models=tuple(models))
+    sim = SimApp(respond, max_body_bytes=max_body_bytes, faults=faults, models=tuple(models),
+                 max_stored=max_stored)
 
     # Every (method, path) any codec declares, with the formats that declare it, in registry order.
     table: dict[tuple[str, str], list[tuple[str, Any]]] = {}
