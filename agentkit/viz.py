@@ -232,16 +232,19 @@ def scaling(measured: Mapping[str, Sequence[tuple[float, float]]],
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "",
           widths: Sequence[float] | None = None) -> Any:
     """A table as a figure: for measured values in a notebook cell tagged `timing-chart` (text output
-    is compared by nbval and must not change between runs; a figure's picture is not)."""
+    is compared by nbval and must not change between runs; a figure's picture is not). A "\n" in a
+    column name breaks its header line."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(9, 0.55 + 0.32 * (len(rows) + 1)))
+    header_lines = max((str(c).count("\n") + 1 for c in columns), default=1)
+    units = header_lines + len(rows)  # in lines of text: every body row is one
+    fig, ax = plt.subplots(figsize=(9, 0.45 + 0.3 * units))
     ax.axis("off")
     drawn = ax.table(cellText=[[str(c) for c in row] for row in rows], colLabels=list(columns),
-                     colWidths=list(widths) if widths else None, loc="upper center", cellLoc="left")
+                     colWidths=list(widths) if widths else None, cellLoc="left", bbox=[0, 0, 1, 1])
     drawn.auto_set_font_size(False)
     drawn.set_fontsize(8)
-    drawn.scale(1, 1.35)
     for (r, _), cell in drawn.get_celld().items():
+        cell.set_height((header_lines if r == 0 else 1) / units)
         cell.set_edgecolor("#DDDDDD")
         if r == 0:
             cell.set_text_props(weight="bold")
@@ -274,7 +277,7 @@ def attempt_timeline(rows: Mapping[str, Sequence[Any]], title: str = "") -> Any:
     like `agentkit.retries.Attempt`."""
     plt = _plt()
     labels = list(rows)
-    fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.42 * len(labels)))
+    fig, ax = plt.subplots(figsize=(8.5, max(2.0, 0.9 + 0.42 * len(labels))))
     longest = max((sum(a.wait + a.elapsed for a in attempts) for attempts in rows.values()), default=0) or 1
     for y, label in enumerate(labels):
         left = 0.0
