@@ -149,7 +149,7 @@ def finish_order(run: loop.Run) -> list[int]:
 
 
 def one_batch(calls: int = 8, seconds: float = 0.2, executor: str = "threads", tools: str = "sync",
-              pool: str | int | None = None) -> Any:
+              pool: str | int | None = "sized to the batch") -> Any:
     """The playground's experiment: run one batch and draw it as a Gantt chart, its time in the title.
 
     `pool` is a label of POOLS, a number of threads, or None (sized to the batch)."""
