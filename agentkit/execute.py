@@ -16,6 +16,13 @@ Why three executors, and what they get right:
   alone on the loop: for an instant tool the hop to a thread and back is most of the cost of a step,
   and with nobody else on the loop the hop buys nothing (see RUN_IN_PLACE_BELOW).
 
+Two bounds: `max_concurrency` is how many calls of a batch run at once; `max_workers` (default: the
+same) caps the threads of the pool only. They differ under asyncio, where async tools need no thread:
+
+    ThreadExecutor(max_workers=6)    # sync tools in waves of 6, like min(32, cpu_count + 4) on 2 cores
+    AsyncioExecutor(max_workers=6)   # async tools all at once, sync tools in waves of 6: what an
+                                     # event loop's default pool (asyncio.to_thread) does on 2 cores
+
 All three: carry `contextvars` into worker threads, enforce per-call timeouts, retry per the call's
 `Retry` policy, and record a span (start, end, worker, ok) per attempt into the trace. A job never
 raises out of an executor: its exception comes back in `Outcome.error`. The retry decisions live in
@@ -167,11 +174,14 @@ class Executor:
     #: tool with a timeout always goes to a worker thread, where its deadline can be kept.
     RUN_IN_PLACE_BELOW = 0.001
 
-    def __init__(self, max_concurrency: int = 64, *, seed: int | None = 0,
+    def __init__(self, max_concurrency: int = 64, *, max_workers: int | None = None, seed: int | None = 0,
                  sleep: Callable[[float], Any] = time.sleep, asleep: Callable[[float], Any] = asyncio.sleep):
-        if max_concurrency < 1:
-            raise ValueError(f"max_concurrency={max_concurrency}: must be at least 1")
+        for name, value in (("max_concurrency", max_concurrency), ("max_workers", max_workers)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name}={value!r}: must be at least 1 (a whole number)")
         self.max_concurrency = max_concurrency
+        # the pool's threads: never more than can run at once, and at most max_workers when it is given
+        self.max_workers = max_concurrency if max_workers is None else min(max_workers, max_concurrency)
         self.rng = random.Random(seed)  # retry jitter, reproducible
         self.sleep, self.asleep = sleep, asleep
         self._pool: ThreadPoolExecutor | None = None
@@ -179,11 +189,11 @@ class Executor:
         self._quick: dict[str, bool] = {}  # tool name -> its last attempt was quicker than RUN_IN_PLACE_BELOW
 
     # -- the pool: created lazily; ThreadPoolExecutor starts a thread only when no idle one is free,
-    #    so a batch of N calls gets N workers (up to max_concurrency), and later batches reuse them.
+    #    so a batch of N calls gets N workers (up to max_workers), and later batches reuse them.
     def pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.max_concurrency, thread_name_prefix=f"agentkit-{self.name}")
+                self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix=f"agentkit-{self.name}")
             return self._pool
 
     def close(self) -> None:
@@ -315,6 +325,7 @@ class SequentialExecutor(Executor):
 
     def __init__(self, **kwargs: Any):
         kwargs.pop("max_concurrency", None)  # one at a time is the point
+        kwargs.pop("max_workers", None)
         super().__init__(1, **kwargs)
 
     def run_batch(self, jobs: list[Job], trace: Trace) -> list[Outcome]:
@@ -323,7 +334,8 @@ class SequentialExecutor(Executor):
 
 
 class ThreadExecutor(Executor):
-    """A batch runs on a pool sized to the batch; a single call runs inline (a thread buys nothing)."""
+    """A batch runs on a pool sized to the batch (at most max_workers threads); a single call runs inline
+    (a thread buys nothing)."""
 
     name = "threads"
 
@@ -337,7 +349,8 @@ class ThreadExecutor(Executor):
 
 
 class AsyncioExecutor(Executor):
-    """Async tools awaited together on the event loop; sync tools on a pool sized to the batch."""
+    """Async tools awaited together on the event loop (at most max_concurrency at once); sync tools on a
+    pool sized to the batch (at most max_workers threads)."""
 
     name = "asyncio"
 

@@ -150,3 +150,151 @@ def stacked_bars(table: Mapping[str, Mapping[str, float]], title: str = "", xlab
     ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(parts), frameon=False, fontsize=8,
               borderaxespad=0.2)
     return _done(fig)
+
+
+# -- charts for 05_parallel_tools and 07_transport_faults_and_fallbacks --
+
+_WORKER_COLOURS = [c for c in PALETTE[1:] if c != "#C44E52"]  # red means a failed attempt
+
+
+def _call_order(trace: Any) -> list[str]:
+    """Call ids in the model's emitted order: the order of the `result` events (the loop answers in
+    that order); calls without a result yet follow in the order they started."""
+    order = [e.data["call_id"] for e in trace.of("result")]
+    return order + [s.call_id for s in trace.spans() if s.call_id not in order]
+
+
+def gantt(runs: Mapping[str, Any], title: str = "", seconds: bool = True) -> Any:
+    """One panel per run (a Run or a Trace), on a shared time axis: a row for the model's calls, then
+    one row per tool call in the order the model asked for them; each attempt's bar coloured by the
+    worker (thread or task) that ran it, failed attempts red.
+
+        viz.gantt({"sequential": r1, "threads": r2, "asyncio": r3}, title="one batch, three executors")
+    """
+    plt = _plt()
+    traces = {label: getattr(run, "trace", run) for label, run in runs.items()}
+    heights = [1 + len(_call_order(t)) for t in traces.values()]
+    fig, axes = plt.subplots(len(traces), 1, sharex=True, squeeze=False,
+                             figsize=(8, 0.9 + sum(0.22 * h + 0.45 for h in heights)),
+                             gridspec_kw={"height_ratios": [max(h, 2) for h in heights]})
+    scale, unit = (1.0, "seconds") if seconds else (1000.0, "milliseconds")
+    for ax, (label, trace) in zip(axes[:, 0], traces.items()):
+        calls = _call_order(trace)
+        spans = trace.spans()
+        workers = sorted({s.worker for s in spans}, key=lambda w: min(s.start for s in spans if s.worker == w))
+        for req, resp in zip(trace.of("model_request"), trace.of("model_response")):
+            ax.barh(0, max((resp.t - req.t) * scale, 0.002 * scale), left=req.t * scale, color=PALETTE[0],
+                    height=0.7)
+        for s in spans:
+            color = _WORKER_COLOURS[workers.index(s.worker) % len(_WORKER_COLOURS)] if s.ok else "#C44E52"
+            ax.barh(1 + calls.index(s.call_id), max(s.duration * scale, 0.002 * scale), left=s.start * scale,
+                    color=color, height=0.7, edgecolor="white", linewidth=0.5)
+        rows = ["model"] + [f"call {i + 1}" for i in range(len(calls))]
+        step = max(1, len(rows) // 12)  # at most about a dozen labels: 64 calls would be a black smear
+        ax.set_yticks(range(0, len(rows), step), rows[::step], fontsize=7)
+        ax.set_ylim(len(rows) - 0.4, -0.6)
+        ax.set_title(f"{label} — {len(workers)} worker{'s' if len(workers) != 1 else ''}", fontsize=9, loc="left")
+    axes[-1, 0].set_xlabel(f"{unit} since the run started")
+    if title:
+        fig.suptitle(title)
+    return _done(fig)
+
+
+def scaling(measured: Mapping[str, Sequence[tuple[float, float]]],
+            expected: Mapping[str, Sequence[tuple[float, float]]] | None = None, title: str = "",
+            xlabel: str = "", ylabel: str = "", annotate: str | None = None) -> Any:
+    """Measured points as lines with markers, one per series: {"threads": [(1, 0.10), (8, 0.11), ...]};
+    `expected` as dashed step lines in the same colours (a series of the same name), e.g. the waves a
+    capped pool must take. `annotate` (a format such as "{:.2f}") labels each measured point."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    colours = {name: PALETTE[i % len(PALETTE)] for i, name in
+               enumerate(dict.fromkeys([*measured, *(expected or {})]))}
+    for name, points in (expected or {}).items():
+        xs, ys = zip(*points) if points else ((), ())
+        ax.step(xs, ys, where="post", linestyle="--", linewidth=1, color=colours[name], alpha=0.7,
+                label=f"{name} (expected)")
+    for name, points in measured.items():
+        xs, ys = zip(*points) if points else ((), ())
+        ax.plot(xs, ys, marker="o", markersize=4, linewidth=1.5, color=colours[name], label=name)
+        if annotate:
+            for x, y in points:
+                ax.annotate(annotate.format(y), (x, y), textcoords="offset points", xytext=(0, 5), fontsize=7,
+                            ha="center", color=colours[name])
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.legend(frameon=False, fontsize=7, loc="upper left")
+    return _done(fig)
+
+
+def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "",
+          widths: Sequence[float] | None = None) -> Any:
+    """A table as a figure: for measured values in a notebook cell tagged `timing-chart` (text output
+    is compared by nbval and must not change between runs; a figure's picture is not). A "\n" in a
+    column name breaks its header line."""
+    plt = _plt()
+    header_lines = max((str(c).count("\n") + 1 for c in columns), default=1)
+    units = header_lines + len(rows)  # in lines of text: every body row is one
+    fig, ax = plt.subplots(figsize=(9, 0.45 + 0.3 * units))
+    ax.axis("off")
+    drawn = ax.table(cellText=[[str(c) for c in row] for row in rows], colLabels=list(columns),
+                     colWidths=list(widths) if widths else None, cellLoc="left", bbox=[0, 0, 1, 1])
+    drawn.auto_set_font_size(False)
+    drawn.set_fontsize(8)
+    for (r, _), cell in drawn.get_celld().items():
+        cell.set_height((header_lines if r == 0 else 1) / units)
+        cell.set_edgecolor("#DDDDDD")
+        if r == 0:
+            cell.set_text_props(weight="bold")
+            cell.set_facecolor("#F2F2F2")
+    if title:
+        ax.set_title(title, fontsize=9, loc="left")
+    return _done(fig)
+
+
+def attempt_path(attempts: Sequence[Any]) -> str:
+    """The outcomes of a call's attempts in order, repeats counted, each model named after the first:
+    "503 ×3 → 500 ×3 (b) → 200 (c)"."""
+    groups: list[list[Any]] = []
+    first = attempts[0].model if attempts else None
+    for a in attempts:
+        key = (a.outcome, a.model)
+        if groups and groups[-1][0] == key:
+            groups[-1][1] += 1
+        else:
+            groups.append([key, 1])
+    return " → ".join(f"{outcome}" + (f" ×{n}" if n > 1 else "") + ("" if model == first else f" ({model})")
+                      for (outcome, model), n in groups)
+
+
+def attempt_timeline(rows: Mapping[str, Sequence[Any]], title: str = "") -> Any:
+    """One bar per call, cut into its attempts: the wait before each retry (grey, hatched) and each
+    attempt (red when it failed, green when it answered); at the bar's end the attempts' outcomes
+    (429, 503, "timeout", ..., and the model after a fallback) and the call's total time. `rows` maps a
+    label to that call's attempts: objects with `.wait`, `.elapsed`, `.ok`, `.outcome` and `.model`,
+    like `agentkit.retries.Attempt`."""
+    plt = _plt()
+    labels = list(rows)
+    fig, ax = plt.subplots(figsize=(8.5, max(2.0, 0.9 + 0.42 * len(labels))))
+    longest = max((sum(a.wait + a.elapsed for a in attempts) for attempts in rows.values()), default=0) or 1
+    for y, label in enumerate(labels):
+        left = 0.0
+        for attempt in rows[label]:
+            if attempt.wait > 0:
+                ax.barh(y, attempt.wait, left=left, color="#BBBBBB", height=0.6, hatch="//", edgecolor="white")
+                left += attempt.wait
+            width = max(attempt.elapsed, longest * 0.008)  # an instant answer stays visible
+            ax.barh(y, width, left=left, color=PALETTE[2] if attempt.ok else "#C44E52", height=0.6,
+                    edgecolor="white")
+            left += width
+        attempts = rows[label]
+        ax.text(left, y, f"  {attempt_path(attempts)}   ({len(attempts)} attempt{'s' if len(attempts) != 1 else ''}, "
+                         f"{left:.2f} s)", va="center", fontsize=7)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.set_xlim(0, longest * 1.9)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds since the call started (red: a failed attempt, grey: waiting, green: the answer)")
+    ax.set_title(title)
+    return _done(fig)

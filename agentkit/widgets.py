@@ -12,6 +12,10 @@ notebook saved with its widget state shows the controls *and* the last result be
 A Run button rather than re-running on every slider tick: experiments here sleep and call servers, and
 a half-second per tick makes a slider feel broken.
 
+Under nbval, tag a playground's cell `nbval-ignore-output`: nbval does not route an Output widget's
+messages, so the chart the playground shows appears there as an extra cell output. (Saved with
+`make notebooks`, the chart lives in the widget state instead, which is what JupyterLab shows.)
+
 Left out on purpose: layout options and live updating; `ipywidgets.interactive` is one import away.
 """
 
@@ -26,6 +30,8 @@ def playground(experiment: Callable[..., Any], /, **controls: Any) -> Any:
 
     if not controls:
         raise ValueError("a playground needs at least one control: playground(fn, name=(0, 10, 1), ...)")
-    panel = ipywidgets.interactive(experiment, {"manual": True, "manual_name": "Run"}, **controls)
+    # auto_display: `interactive` keeps the result without showing it unless asked (only `interact` asks)
+    panel = ipywidgets.interactive(experiment, {"manual": True, "manual_name": "Run", "auto_display": True},
+                                   **controls)
     panel.update()  # the first result, computed now: the saved notebook shows it before any click
     return panel

@@ -430,9 +430,44 @@ def test_max_concurrency_bounds_how_many_run_at_once(cls):
     assert gauge.peak <= 2
 
 
+@pytest.mark.parametrize("cls", PARALLEL, ids=lambda c: c.name)
+def test_max_workers_caps_the_threads_that_run_sync_tools(cls):
+    gauge, trace = Gauge(), Trace()
+    with cls(max_workers=2) as ex:
+        outcomes = ex.run_batch([sync_job(str(i), gauge.wrap(0.05, i)) for i in range(5)], trace)
+    assert [o.value for o in outcomes] == [0, 1, 2, 3, 4]  # order kept, whatever finished first
+    assert gauge.peak == 2 and len({s.worker for s in trace.spans()}) == 2
+
+
+def test_max_workers_leaves_async_tools_on_asyncio_all_running_at_once():
+    """What an event loop's default pool does: async tools need no thread, so a small pool does not
+    hold them up; only the sync tools queue for its threads."""
+    trace, gauge = Trace(), Gauge()
+    make = agathering(6)  # returns only once all six are waiting together
+    jobs = [async_job(f"a{i}", make(i)) for i in range(6)] + [sync_job(f"s{i}", gauge.wrap(0.05, i)) for i in range(4)]
+    with AsyncioExecutor(max_workers=2) as ex:
+        outcomes = ex.run_batch(jobs, trace)
+    assert [o.value for o in outcomes] == [0, 1, 2, 3, 4, 5, 0, 1, 2, 3] and all(o.ok for o in outcomes)
+    assert gauge.peak == 2
+    sync_workers = {s.worker for s in trace.spans() if s.call_id.startswith("s")}
+    assert len(sync_workers) == 2 and all(w.startswith("agentkit-asyncio") for w in sync_workers)
+
+
+def test_max_workers_never_exceeds_max_concurrency():
+    assert ThreadExecutor(max_concurrency=3, max_workers=10).max_workers == 3
+    assert AsyncioExecutor(max_workers=6).max_workers == 6
+    assert ThreadExecutor().max_workers == ThreadExecutor().max_concurrency == 64
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_max_workers_that_is_not_a_whole_number_from_one_is_refused(bad):
+    with pytest.raises(ValueError, match=f"max_workers={bad!r}: must be at least 1"):
+        AsyncioExecutor(max_workers=bad)
+
+
 def test_sequential_executor_ignores_max_concurrency():
-    ex = SequentialExecutor(max_concurrency=8)
-    assert ex.max_concurrency == 1
+    ex = SequentialExecutor(max_concurrency=8, max_workers=4)
+    assert ex.max_concurrency == ex.max_workers == 1
     gauge, trace = Gauge(), Trace()
     ex.run_batch([sync_job(str(i), gauge.wrap(0.01, i)) for i in range(3)], trace)
     assert gauge.peak == 1
@@ -553,9 +588,10 @@ def test_run_batch_with_async_jobs_works_inside_a_running_event_loop(cls, n):
 @pytest.mark.parametrize("name, cls", [("sequential", SequentialExecutor), ("threads", ThreadExecutor),
                                        ("asyncio", AsyncioExecutor)])
 def test_make_executor_builds_by_name_and_the_caller_owns_it(name, cls):
-    ex, owned = make_executor(name, max_concurrency=3)
+    ex, owned = make_executor(name, max_concurrency=3, max_workers=2)
     assert type(ex) is cls and owned is True
     assert ex.max_concurrency == (1 if cls is SequentialExecutor else 3)
+    assert ex.max_workers == (1 if cls is SequentialExecutor else 2)
     ex.close()
 
 

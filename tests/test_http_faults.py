@@ -31,16 +31,17 @@ except ImportError as exc:  # pragma: no cover - only while the simulator is bei
 MESSAGES = [Message.user("What's the weather in Paris?")]
 TOOLS = [ToolSpec("get_weather", "Current weather for a city",
                   {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})]
-KNOWN = ("sim-reasoner", "sim-backup")
+KNOWN = ("sim-reasoner", "sim-backup", "sim-terse")
 
 
 def respond(request) -> ModelTurn:
-    """A fixed answer: one call to get_weather, or a 404 for a model the simulator does not know."""
+    """A fixed answer: one call to get_weather, or a 404 for a model the simulator does not know.
+    "sim-terse" sends the call without any text (Gemini streams that as one event)."""
     if request.model not in KNOWN:
         raise UnknownModel(request.model)
     call = ToolCall.from_raw("call_1", "get_weather", '{"city": "Paris"}')
-    return ModelTurn(text="Checking.", tool_calls=(call,), stop="tool_calls", usage=Usage(12, 6),
-                     model=request.model)
+    text = None if request.model == "sim-terse" else "Checking."
+    return ModelTurn(text=text, tool_calls=(call,), stop="tool_calls", usage=Usage(12, 6), model=request.model)
 
 
 def formats():
@@ -248,6 +249,20 @@ def test_a_stream_cut_every_time_raises_a_typed_error(sim, fmt):
     with pytest.raises((ProviderConnectionError, BadResponseError)) as info:
         model.complete(MESSAGES, TOOLS, ModelOptions(stream=True))
     assert len(info.value.attempts) == 2
+
+
+@pytest.mark.parametrize("fmt", formats())
+def test_an_error_inside_the_stream_fails_the_attempt_even_when_the_answer_is_one_event(sim, fmt):
+    """`instream` sends the first half of the events, then the provider's error event. A short answer
+    (Gemini writes one tool call as one event) must not slip through whole before the error."""
+    model = model_on(sim, fmt, "sim-terse-instream", max_retries=0)
+    with pytest.raises((ServerError, RateLimitError, BadResponseError)) as info:
+        model.complete(MESSAGES, TOOLS, ModelOptions(stream=True))
+    assert info.value.retryable
+    sim.reset()
+    flaky = model_on(sim, fmt, "sim-terse-instream-flaky")
+    assert answered(flaky.complete(MESSAGES, TOOLS, ModelOptions(stream=True)))
+    assert [a.ok for a in flaky.last_attempts] == [False, True]
 
 
 def test_a_slow_model_without_fallback_raises_provider_timeout(sim):

@@ -63,3 +63,59 @@ def test_stacked_bars_stack_the_parts_of_each_row():
     (ax,) = fig.axes
     widths = sorted(p.get_width() for p in ax.patches)
     assert widths == [80, 600, 600, 800]
+
+
+# -- charts for 05_parallel_tools and 07_transport_faults_and_fallbacks --
+
+def test_gantt_draws_a_panel_per_run_with_a_row_per_call_in_the_models_order():
+    @agentkit.tool
+    def nap(i: int) -> int:
+        """Quick."""
+        return i
+
+    runs = {name: agentkit.run(parallel_calls("nap", 3), "go", tools=[nap], executor=name)
+            for name in ("sequential", "threads")}
+    fig = viz.gantt(runs, title="one batch")
+    assert len(fig.axes) == 2 and fig._suptitle.get_text() == "one batch"
+    for ax, (name, run) in zip(fig.axes, runs.items()):
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["model", "call 1", "call 2", "call 3"]
+        assert len(ax.patches) == run.steps + run.tool_runs
+        assert ax.get_title(loc="left").startswith(name)
+    assert fig.axes[0].get_title(loc="left") == "sequential — 1 worker"  # all three in the caller's thread
+
+
+def test_scaling_draws_a_line_per_series_and_a_dashed_step_per_expectation():
+    fig = viz.scaling({"sized": [(1, 0.1), (8, 0.1)], "capped": [(1, 0.1), (8, 0.2)]},
+                      expected={"capped": [(1, 0.1), (6, 0.1), (7, 0.2), (8, 0.2)]}, annotate="{:.1f}")
+    (ax,) = fig.axes
+    styles = sorted(line.get_linestyle() for line in ax.get_lines())
+    assert styles == ["-", "-", "--"]
+    assert [t.get_text() for t in ax.texts] == ["0.1", "0.1", "0.1", "0.2"]
+
+
+def test_table_writes_every_cell():
+    fig = viz.table(["batch", "seconds"], [["2 tools", "1.00"], ["8 tools", "2.00"]], title="t")
+    (ax,) = fig.axes
+    cells = {(r, c): cell.get_text().get_text() for (r, c), cell in ax.tables[0].get_celld().items()}
+    assert cells == {(0, 0): "batch", (0, 1): "seconds", (1, 0): "2 tools", (1, 1): "1.00", (2, 0): "8 tools",
+                     (2, 1): "2.00"}
+
+
+class _Attempt:
+    def __init__(self, outcome, model="m", wait=0.0, elapsed=0.1):
+        self.outcome, self.model, self.wait, self.elapsed, self.ok = outcome, model, wait, elapsed, outcome == 200
+
+
+def test_attempt_path_counts_repeats_and_names_a_fallback_model():
+    attempts = [_Attempt(503), _Attempt(503, wait=0.1), _Attempt(500, "b"), _Attempt(200, "c")]
+    assert viz.attempt_path(attempts) == "503 ×2 → 500 (b) → 200 (c)"
+    assert viz.attempt_path([]) == ""
+
+
+def test_attempt_timeline_draws_each_wait_and_attempt_and_says_the_path():
+    rows = {"429": [_Attempt(429), _Attempt(200, wait=0.1)], "ok": [_Attempt(200)]}
+    fig = viz.attempt_timeline(rows, title="faults")
+    (ax,) = fig.axes
+    assert len(ax.patches) == 4  # 429, the wait, 200; and the other call's single 200
+    assert [t.get_text().split("   ")[0].strip() for t in ax.texts] == ["429 → 200", "200"]
+    assert "(2 attempts, 0.30 s)" in ax.texts[0].get_text()

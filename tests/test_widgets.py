@@ -36,3 +36,13 @@ def test_run_button_reruns_the_experiment_with_the_current_values():
 def test_a_playground_without_controls_is_refused():
     with pytest.raises(ValueError, match="at least one control"):
         widgets.playground(lambda: None)
+
+
+def test_the_result_is_displayed_not_only_kept(capsys):
+    """`interactive` keeps a result without showing it unless told to (auto_display): a playground whose
+    experiment returns a chart would show an empty area. Outside IPython, display() prints the repr."""
+    panel = widgets.playground(lambda n: f"chart for n={n}", n=(1, 9, 1))
+    assert panel.result == "chart for n=5"
+    assert "chart for n=5" in capsys.readouterr().out
+    panel.manual_button.click()
+    assert "chart for n=5" in capsys.readouterr().out

@@ -8,7 +8,8 @@ What makes a rerun give no diff (measured; see shared/reference/notebooks_ci.md)
 - execute with nbclient, record_timing=False, PYTHONHASHSEED=0 and a fixed SOURCE_DATE_EPOCH;
 - rename widget model ids (random UUIDs) to ids derived from the notebook name and their order;
 - a chart of measured wall-clock time (a cell tagged `timing-chart`) differs by a pixel on every run: its
-  stored picture is kept when the chart's text (its title and size, which nbval compares) is unchanged.
+  stored picture is kept when the chart's text (its title and size, which nbval compares) is unchanged;
+  so is the picture a playground in such a cell shows (in the saved widget state of its Output widget).
 The kernel runs with the notebook's folder as its working directory, as JupyterLab and nbval do.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -85,6 +87,36 @@ def keep_timing_charts(old: nbformat.NotebookNode, new: nbformat.NotebookNode) -
                 data_new["image/png"] = data_old["image/png"]
 
 
+def _widgets_of(cell: nbformat.NotebookNode, state: dict) -> set[str]:
+    """The widget models a cell's outputs show, with every model they contain (children, outputs)."""
+    found: set[str] = set()
+    todo = [out.get("data", {}).get(WIDGET_VIEW, {}).get("model_id") for out in cell.get("outputs", [])]
+    while todo:
+        model_id = todo.pop()
+        if model_id and model_id not in found and model_id in state:
+            found.add(model_id)
+            todo += re.findall(r"IPY_MODEL_([0-9a-f]{32})", json.dumps(state[model_id]))
+    return found
+
+
+def keep_timing_widget_pictures(old: nbformat.NotebookNode, new: nbformat.NotebookNode) -> None:
+    """For cells tagged `timing-chart` whose widgets show a picture (a playground's Output widget), keep the
+    old PNG in the saved widget state when its text is the same. Run after rename_widget_ids (same ids)."""
+    old_state = old.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    new_state = new.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    for before, after in zip(old.cells, new.cells):
+        if "timing-chart" not in after.get("metadata", {}).get("tags", []) or before.source != after.source:
+            continue
+        for model_id in _widgets_of(after, new_state):
+            outs_new = new_state[model_id].get("state", {}).get("outputs", [])
+            outs_old = old_state.get(model_id, {}).get("state", {}).get("outputs", [])
+            for out_old, out_new in zip(outs_old, outs_new):
+                data_old, data_new = out_old.get("data", {}), out_new.get("data", {})
+                if "image/png" in data_old and "image/png" in data_new and \
+                        data_old.get("text/plain") == data_new.get("text/plain"):
+                    data_new["image/png"] = data_old["image/png"]
+
+
 def execute(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
     stored = nbformat.read(path, as_version=4)
@@ -97,6 +129,7 @@ def execute(path: Path) -> float:
     coalesce_streams(nb)
     keep_timing_charts(stored, nb)
     rename_widget_ids(nb, path.stem)
+    keep_timing_widget_pictures(stored, nb)
     nbformat.write(nb, path)
     return elapsed
 

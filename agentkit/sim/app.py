@@ -243,7 +243,9 @@ class SimApp:
         events = list(codec.build_stream(turn, request))
         if failure is not None and failure.instream is not None:
             # Half of the answer, then the provider's own error event: the status line already said 200.
-            sent = events[: max(1, len(events) // 2)]
+            # A one-event answer (Gemini writes a lone tool call as one event) sends nothing before the
+            # error: sending its one event would deliver the whole answer, and the fault would not fail.
+            sent = events[: len(events) // 2]
             status = failure.status_for(server, failure.instream)
             events = sent + [codec.build_stream_error(status, failure.message(server, request.model, status),
                                                       request, sent)]

@@ -1,0 +1,52 @@
+"""tools/execute_notebooks.py: a playground in a `timing-chart` cell keeps its stored picture when only the
+pixels changed, so re-executing the notebooks gives no diff."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import nbformat
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "execute_notebooks.py"
+spec = importlib.util.spec_from_file_location("execute_notebooks", TOOL)
+execute_notebooks = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(execute_notebooks)
+
+BOX, OUT = "a" * 32, "b" * 32
+
+
+def notebook(png: str, text: str = "<Figure size 800x300 with 1 Axes>",
+             tags: tuple = ("timing-chart",)) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("widgets.playground(...)", id="c1")
+    cell.metadata["tags"] = list(tags)
+    cell.outputs = [nbformat.v4.new_output("execute_result", data={
+        execute_notebooks.WIDGET_VIEW: {"model_id": BOX, "version_major": 2, "version_minor": 0},
+        "text/plain": "interactive(...)"}, execution_count=1)]
+    nb.cells = [cell]
+    state = {BOX: {"model_name": "VBoxModel", "state": {"children": [f"IPY_MODEL_{OUT}"]}},
+             OUT: {"model_name": "OutputModel", "state": {"outputs": [
+                 {"output_type": "display_data", "data": {"image/png": png, "text/plain": text}}]}}}
+    nb.metadata["widgets"] = {execute_notebooks.WIDGET_STATE: {"state": state}}
+    return nb
+
+
+def picture(nb: nbformat.NotebookNode) -> str:
+    state = nb.metadata["widgets"][execute_notebooks.WIDGET_STATE]["state"]
+    return state[OUT]["state"]["outputs"][0]["data"]["image/png"]
+
+
+def test_a_playgrounds_picture_is_kept_when_only_its_pixels_changed():
+    new = notebook("new pixels")
+    execute_notebooks.keep_timing_widget_pictures(notebook("old pixels"), new)
+    assert picture(new) == "old pixels"
+
+
+def test_a_new_picture_is_stored_when_its_text_changed_or_the_cell_is_not_a_timing_chart():
+    new = notebook("new pixels", text="<Figure size 800x400 with 2 Axes>")
+    execute_notebooks.keep_timing_widget_pictures(notebook("old pixels"), new)
+    assert picture(new) == "new pixels"
+    new = notebook("new pixels", tags=())
+    execute_notebooks.keep_timing_widget_pictures(notebook("old pixels", tags=()), new)
+    assert picture(new) == "new pixels"
