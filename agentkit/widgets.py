@@ -26,6 +26,8 @@ def playground(experiment: Callable[..., Any], /, **controls: Any) -> Any:
 
     if not controls:
         raise ValueError("a playground needs at least one control: playground(fn, name=(0, 10, 1), ...)")
-    panel = ipywidgets.interactive(experiment, {"manual": True, "manual_name": "Run"}, **controls)
+    # auto_display: interactive (unlike interact) only keeps the return value in .result unless told to show it
+    panel = ipywidgets.interactive(experiment, {"manual": True, "manual_name": "Run", "auto_display": True},
+                                   **controls)
     panel.update()  # the first result, computed now: the saved notebook shows it before any click
     return panel

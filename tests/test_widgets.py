@@ -36,3 +36,13 @@ def test_run_button_reruns_the_experiment_with_the_current_values():
 def test_a_playground_without_controls_is_refused():
     with pytest.raises(ValueError, match="at least one control"):
         widgets.playground(lambda: None)
+
+
+def test_the_result_is_shown_not_only_kept(capsys):
+    # ipywidgets.interactive keeps the return value in .result but displays it only with auto_display
+    # (interact turns it on, interactive does not): without it a saved notebook shows no chart under Run.
+    # Outside a kernel IPython's display() prints, which is what this test reads.
+    panel = widgets.playground(lambda n: f"the chart for n={n}", n=(1, 9, 1))
+    assert "the chart for n=5" in capsys.readouterr().out
+    panel.manual_button.click()
+    assert "the chart for n=5" in capsys.readouterr().out
