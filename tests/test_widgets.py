@@ -46,3 +46,10 @@ def test_the_result_is_shown_not_only_kept(capsys):
     assert "the chart for n=5" in capsys.readouterr().out
     panel.manual_button.click()
     assert "the chart for n=5" in capsys.readouterr().out
+
+
+def test_long_argument_names_are_not_cut_off():
+    # ipywidgets gives a control's label a fixed width, so "exit_behavior" showed as "exit_beha..."
+    panel = widgets.playground(lambda exit_behavior, model_retries: None, exit_behavior=["end", "error"],
+                               model_retries=(0, 3, 1))
+    assert [w.style.description_width for w in panel.kwargs_widgets] == ["initial", "initial"]
