@@ -281,11 +281,13 @@ def calls_per_step(runs: Any, title: str = "What became of each tool call, model
     top = max(bottom, default=0) or 1
     for i in answers:
         ax.text(i, 0.02 * top, "answer", rotation=90, ha="center", va="bottom", fontsize=7)
-    for first, last, label in spans:
+    for i, (first, last, label) in enumerate(spans):
         if first:
             ax.axvline(first - 0.5, color="#555555", linewidth=0.8, linestyle="--")
-        ax.text((first + last - 1) / 2, top * 1.08, label, ha="center", va="bottom", fontsize=7)
-    ax.set_ylim(0, top * 1.35)
+        # two rows of labels, alternating, so that the labels of one-bar runs side by side do not overlap
+        ax.text((first + last - 1) / 2, top * (1.05 if i % 2 == 0 else 1.25), label, ha="center", va="bottom",
+                fontsize=7)
+    ax.set_ylim(0, top * (1.5 if len(spans) > 1 else 1.3))
     ax.set_xticks(range(len(bars)), ticks, fontsize=7)
     ax.set_xlabel("model call (step) number")
     ax.set_ylabel("tool calls asked for")
