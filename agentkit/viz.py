@@ -298,3 +298,148 @@ def attempt_timeline(rows: Mapping[str, Sequence[Any]], title: str = "") -> Any:
     ax.set_xlabel("seconds since the call started (red: a failed attempt, grey: waiting, green: the answer)")
     ax.set_title(title)
     return _done(fig)
+
+
+# -- charts for 04_error_handling and 06_limits_and_stopping --
+
+#: What the sweep's metrics mean, as axis titles (tutorial 04).
+SWEEP_LABELS = {"success_rate": "share of runs that got an answer", "tool_runs": "tool runs per run",
+                "model_calls": "model calls per run", "seconds": "seconds per run"}
+
+
+def sweep_panels(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = tuple(SWEEP_LABELS),
+                 x: str = "failure_rate", series: str = "strategy", title: str = "",
+                 xlabel: str = "chance that one tool run fails") -> Any:
+    """One small line chart per metric, one line per series, from flat rows:
+
+        [{"strategy": "report", "failure_rate": 0.1, "success_rate": 0.97, "tool_runs": 1.1, ...}, ...]
+    """
+    plt = _plt()
+    names = list(dict.fromkeys(row[series] for row in rows))
+    columns = 2 if len(metrics) > 1 else 1
+    lines = (len(metrics) + columns - 1) // columns
+    fig, axes = plt.subplots(lines, columns, figsize=(8.5, 0.6 + 2.5 * lines), squeeze=False)
+    for ax, metric in zip(axes.flat, metrics):
+        for i, name in enumerate(names):
+            mine = [row for row in rows if row[series] == name]
+            ax.plot([row[x] for row in mine], [row[metric] for row in mine], marker="o", markersize=3,
+                    linewidth=1.6, color=PALETTE[i % len(PALETTE)], label=name)
+        ax.set_title(SWEEP_LABELS.get(metric, metric), fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+        if metric == "success_rate":
+            ax.set_ylim(-0.04, 1.04)
+            ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:.0%}"))
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(metrics):]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title, fontsize=9, y=0.995)
+    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="upper center", ncol=len(names), frameon=False,
+               fontsize=8, bbox_to_anchor=(0.5, 0.96 if title else 1.0))
+    fig.tight_layout(rect=(0, 0, 1, 0.92 if title else 0.95))
+    _plt().close(fig)
+    return fig
+
+
+#: The colours of `outcome_grid`'s categories, light enough to read black text on.
+OUTCOME_COLORS = {"raises": "#F4B6B6", "reports": "#BFD3EE", "own text": "#C5E5C5"}
+
+
+def outcome_grid(rows: Sequence[str], columns: Sequence[str], cells: Mapping[tuple[str, str], tuple[str, str]],
+                 colors: Mapping[str, str] | None = None, title: str = "") -> Any:
+    """A labelled grid whose cells are coloured by category: {(row, column): (text, category)}.
+
+    Tutorial 04 draws failures (rows) against error strategies (columns), coloured by what happened.
+    """
+    from matplotlib.colors import to_rgb
+
+    plt = _plt()
+    colors = dict(OUTCOME_COLORS if colors is None else colors)
+    fig, ax = plt.subplots(figsize=(1.9 + 1.25 * len(columns), 1.0 + 0.55 * len(rows)))
+    blank = to_rgb("#FFFFFF")
+    image = [[to_rgb(colors[cells[r, c][1]]) if (r, c) in cells and cells[r, c][1] in colors else blank
+              for c in columns] for r in rows]
+    ax.imshow(image, aspect="auto")
+    for i, r in enumerate(rows):
+        for j, c in enumerate(columns):
+            if (r, c) in cells:
+                ax.text(j, i, cells[r, c][0], ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(len(columns)), columns, rotation=30, ha="left", fontsize=8)
+    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    ax.xaxis.tick_top()
+    ax.set_xticks([j - 0.5 for j in range(1, len(columns))], minor=True)
+    ax.set_yticks([i - 0.5 for i in range(1, len(rows))], minor=True)
+    ax.grid(which="minor", color="white", linewidth=2)
+    ax.tick_params(which="both", length=0)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    used = [k for k in colors if any(cat == k for _, cat in cells.values())]
+    ax.legend([plt.Rectangle((0, 0), 1, 1, color=colors[k]) for k in used], used, loc="upper left",
+              bbox_to_anchor=(0, -0.02), ncol=len(used), frameon=False, fontsize=8)
+    ax.set_title(title, fontsize=9, pad=8)
+    return _done(fig)
+
+
+#: How `calls_per_step` sorts a tool call by the result the model read for it, and the colour of each.
+CALL_FATES = {"ran: ok": PALETTE[2], "ran: failed": PALETTE[3], "refused at a gate": PALETTE[5],
+              "denied": PALETTE[6], "blocked by a limit": PALETTE[1], "not run": "#BBBBBB"}
+
+
+def call_fate(ok: bool, error_kind: str | None) -> str:
+    """The `CALL_FATES` category of one result: did the tool run, and how did it go?"""
+    if ok:
+        return "ran: ok"
+    if error_kind in ("tool_error", "timeout", "bad_return"):
+        return "ran: failed"
+    if error_kind in ("limit", "not_run", "denied"):
+        return {"limit": "blocked by a limit", "not_run": "not run", "denied": "denied"}[error_kind]
+    return "refused at a gate"
+
+
+def calls_per_step(runs: Any, title: str = "What became of each tool call, model call by model call") -> Any:
+    """A stacked bar per model call: the calls it asked for, by what became of each (`CALL_FATES`).
+
+    Takes a Run, or several (the runs of one Thread), read from their traces. A model call that asked for no
+    tool is marked "answer"; each run is labelled with its stop reason.
+    """
+    plt = _plt()
+    runs = list(runs) if isinstance(runs, (list, tuple)) else [runs]
+    bars: list[dict[str, int]] = []
+    ticks, spans, answers = [], [], []
+    for run_number, one in enumerate(runs, 1):
+        first = len(bars)
+        for event in one.trace.events:
+            if event.kind == "model_request":
+                bars.append(dict.fromkeys(CALL_FATES, 0))
+                ticks.append(str(event.data["step"]))
+            elif event.kind == "model_response" and not event.data["tool_calls"]:
+                answers.append(len(bars) - 1)
+            elif event.kind == "result" and bars:
+                bars[-1][call_fate(event.data["ok"], event.data.get("error"))] += 1
+        spans.append((first, len(bars), f"run {run_number}\n{one.stop_reason}" if len(runs) > 1
+                       else f"stop: {one.stop_reason}"))
+    fig, ax = plt.subplots(figsize=(max(7.5, 2.5 + 0.34 * len(bars)), 3.4))
+    bottom = [0] * len(bars)
+    for fate_name, color in CALL_FATES.items():
+        heights = [bar[fate_name] for bar in bars]
+        if any(heights):
+            ax.bar(range(len(bars)), heights, bottom=bottom, color=color, label=fate_name, width=0.75,
+                   edgecolor="white")
+            bottom = [b + h for b, h in zip(bottom, heights)]
+    top = max(bottom, default=0) or 1
+    for i in answers:
+        ax.text(i, 0.02 * top, "answer", rotation=90, ha="center", va="bottom", fontsize=7)
+    for i, (first, last, label) in enumerate(spans):
+        if first:
+            ax.axvline(first - 0.5, color="#555555", linewidth=0.8, linestyle="--")
+        # two rows of labels, alternating, so that the labels of one-bar runs side by side do not overlap
+        ax.text((first + last - 1) / 2, top * (1.05 if i % 2 == 0 else 1.25), label, ha="center", va="bottom",
+                fontsize=7)
+    ax.set_ylim(0, top * (1.5 if len(spans) > 1 else 1.3))
+    ax.set_xticks(range(len(bars)), ticks, fontsize=7)
+    ax.set_xlabel("model call (step) number")
+    ax.set_ylabel("tool calls asked for")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, frameon=False)
+    ax.set_title(title, fontsize=9)
+    return _done(fig)

@@ -30,8 +30,11 @@ def playground(experiment: Callable[..., Any], /, **controls: Any) -> Any:
 
     if not controls:
         raise ValueError("a playground needs at least one control: playground(fn, name=(0, 10, 1), ...)")
-    # auto_display: `interactive` keeps the result without showing it unless asked (only `interact` asks)
+    # auto_display: interactive (unlike interact) only keeps the return value in .result unless told to show it
     panel = ipywidgets.interactive(experiment, {"manual": True, "manual_name": "Run", "auto_display": True},
                                    **controls)
+    for control in panel.kwargs_widgets:  # the whole argument name as its label, however long
+        if hasattr(control, "style") and hasattr(control.style, "description_width"):
+            control.style.description_width = "initial"
     panel.update()  # the first result, computed now: the saved notebook shows it before any click
     return panel

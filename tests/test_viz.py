@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 
@@ -119,3 +120,50 @@ def test_attempt_timeline_draws_each_wait_and_attempt_and_says_the_path():
     assert len(ax.patches) == 4  # 429, the wait, 200; and the other call's single 200
     assert [t.get_text().split("   ")[0].strip() for t in ax.texts] == ["429 → 200", "200"]
     assert "(2 attempts, 0.30 s)" in ax.texts[0].get_text()
+
+
+# -- charts for 04_error_handling and 06_limits_and_stopping --
+
+def test_sweep_panels_draw_a_panel_per_metric_and_a_line_per_series():
+    rows = [{"strategy": s, "failure_rate": r, "success_rate": 1 - r, "tool_runs": 1 + r}
+            for s in ("raise", "report", "retry") for r in (0.0, 0.5)]
+    fig = viz.sweep_panels(rows, metrics=("success_rate", "tool_runs"), title="t")
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == [viz.SWEEP_LABELS["success_rate"], viz.SWEEP_LABELS["tool_runs"]]
+    assert all(len(ax.lines) == 3 for ax in axes)
+    assert list(axes[1].lines[2].get_ydata()) == [1.0, 1.5]
+
+
+def test_outcome_grid_writes_each_cell_and_colours_it_by_category():
+    cells = {("timeout", "raise"): ("raises", "raises"), ("timeout", "report"): ("reports timeout", "reports")}
+    fig = viz.outcome_grid(["timeout"], ["raise", "report"], cells)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.texts] == ["raises", "reports timeout"]
+    pixels = ax.images[0].get_array()
+    from matplotlib.colors import to_rgb
+    assert tuple(pixels[0][0]) == pytest.approx(to_rgb(viz.OUTCOME_COLORS["raises"]))
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["raises", "reports"]
+
+
+def test_call_fate_sorts_results_by_what_became_of_the_call():
+    assert [viz.call_fate(ok, kind) for ok, kind in [(True, None), (False, "timeout"), (False, "schema"),
+                                                     (False, "limit"), (False, "not_run"), (False, "denied")]] == [
+        "ran: ok", "ran: failed", "refused at a gate", "blocked by a limit", "not run", "denied"]
+
+
+def test_calls_per_step_stacks_each_model_calls_results():
+    model = agentkit.ScriptedModel([[agentkit.call("nap", {"i": 1}), agentkit.call("nap", {"i": "x"})], "done"])
+
+    @agentkit.tool
+    def nap(i: int) -> int:
+        """Quick."""
+        return i
+
+    run = agentkit.run(model, "go", tools=[nap])
+    fig = viz.calls_per_step(run)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2"]
+    drawn = [p for p in ax.patches if p.get_height()]
+    # step 1: one call ran, one was refused, stacked on one bar; step 2 asked for nothing
+    assert len(drawn) == 2 and drawn[0].get_x() == drawn[1].get_x() and sorted(p.get_y() for p in drawn) == [0, 1]
+    assert any(t.get_text() == "answer" for t in ax.texts) and any("final_answer" in t.get_text() for t in ax.texts)

@@ -38,11 +38,18 @@ def test_a_playground_without_controls_is_refused():
         widgets.playground(lambda: None)
 
 
-def test_the_result_is_displayed_not_only_kept(capsys):
-    """`interactive` keeps a result without showing it unless told to (auto_display): a playground whose
-    experiment returns a chart would show an empty area. Outside IPython, display() prints the repr."""
-    panel = widgets.playground(lambda n: f"chart for n={n}", n=(1, 9, 1))
-    assert panel.result == "chart for n=5"
-    assert "chart for n=5" in capsys.readouterr().out
+def test_the_result_is_shown_not_only_kept(capsys):
+    # ipywidgets.interactive keeps the return value in .result but displays it only with auto_display
+    # (interact turns it on, interactive does not): without it a saved notebook shows no chart under Run.
+    # Outside a kernel IPython's display() prints, which is what this test reads.
+    panel = widgets.playground(lambda n: f"the chart for n={n}", n=(1, 9, 1))
+    assert "the chart for n=5" in capsys.readouterr().out
     panel.manual_button.click()
-    assert "chart for n=5" in capsys.readouterr().out
+    assert "the chart for n=5" in capsys.readouterr().out
+
+
+def test_long_argument_names_are_not_cut_off():
+    # ipywidgets gives a control's label a fixed width, so "exit_behavior" showed as "exit_beha..."
+    panel = widgets.playground(lambda exit_behavior, model_retries: None, exit_behavior=["end", "error"],
+                               model_retries=(0, 3, 1))
+    assert [w.style.description_width for w in panel.kwargs_widgets] == ["initial", "initial"]
