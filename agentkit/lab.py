@@ -11,9 +11,12 @@ Which model `connect(format)` gives (see the README, "Using a real provider"):
 - a `sim-*` model name: always the simulator — behaviour presets exist only there;
 - AGENTKIT_PROVIDER names this format (aliases: openai, responses, claude, google): the real provider,
   its key from the usual variable, the model from AGENTKIT_MODEL or the format's default;
-- AGENTKIT_BASE_URL is set and the format is openai-chat: that OpenAI-compatible server;
+- AGENTKIT_BASE_URL is set and the format is openai-chat: that OpenAI-compatible server, with the model
+  AGENTKIT_MODEL names (required: such a server has only the models you installed);
 - otherwise: the shared simulator (`agentkit.sim.shared()`), so a notebook that compares formats keeps
   every format it was not told about offline.
+A model name other than `sim-*` is the simulator's name for the model; a configured provider uses
+AGENTKIT_MODEL instead.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Callable, Iterable
 
 from . import sim
 from .http import PROVIDER_ALIASES, HTTPModel
+from .providers import FORMATS
 from .redaction import redact
 
 
@@ -37,16 +41,37 @@ def configured_format() -> str | None:
     provider = PROVIDER_ALIASES.get(provider, provider)
     if provider == "sim":
         return None
+    if provider and provider not in FORMATS:  # a typo must not quietly leave you on the simulator
+        raise ValueError(f"AGENTKIT_PROVIDER={provider!r}: choose 'sim' or one of {sorted(FORMATS)}")
     if provider:
         return provider
     return "openai-chat" if os.environ.get("AGENTKIT_BASE_URL") else None
 
 
 def connect(format: str = "openai-chat", model: str | None = None, **kwargs: Any) -> HTTPModel:
-    """An HTTPModel for `format`: the configured provider if it is this format, else the simulator."""
+    """An HTTPModel for `format`: the configured provider if it is this format, else the simulator.
+
+    Raises ValueError when AGENTKIT_BASE_URL is set without AGENTKIT_MODEL (see `configured_model`).
+    """
     if (model is not None and model.startswith("sim-")) or configured_format() != format:
         return simulator(format, model or "sim-reasoner", **kwargs)
-    return HTTPModel.from_env(format, sim_url=sim.shared(), **kwargs)
+    configured_model()  # fail here, with the fix, rather than at the first request with a 404
+    _warm_up()
+    return HTTPModel.from_env(format, **kwargs)
+
+
+def configured_model() -> str | None:
+    """AGENTKIT_MODEL, or None when the provider's default model will do.
+
+    With AGENTKIT_BASE_URL the model must be named: a server at your own URL (Ollama, vLLM, llama.cpp)
+    serves only the models installed there, and would answer the default name with a 404.
+    """
+    name = os.environ.get("AGENTKIT_MODEL", "").strip()
+    if not name and os.environ.get("AGENTKIT_BASE_URL", "").strip():
+        raise ValueError("AGENTKIT_BASE_URL is set but AGENTKIT_MODEL is not: name a model that server has "
+                         "(for Ollama, one that `ollama list` shows, e.g. AGENTKIT_MODEL=qwen3), then restart "
+                         "JupyterLab so that its kernels see the variable")
+    return name or None
 
 
 def simulator(format: str = "openai-chat", model: str = "sim-reasoner", **kwargs: Any) -> HTTPModel:
@@ -59,6 +84,8 @@ def simulator(format: str = "openai-chat", model: str = "sim-reasoner", **kwargs
 
 def _warm_up() -> None:
     """Load the JSON Schema validator now, so the first run's timeline shows the run, not an import.
+
+    Done on every path of `connect`: a real provider's first run would otherwise wait for it too.
 
     (In a full lab install, `import jsonschema` takes most of a second: one of its optional format
     checkers builds a parser at import time.)

@@ -30,6 +30,57 @@ def sse_response(text: str) -> httpx.Response:
     return httpx.Response(200, text=text, headers={"content-type": "text/event-stream"})
 
 
+# -- connecting --
+
+PROVIDER_VARIABLES = ("AGENTKIT_PROVIDER", "AGENTKIT_BASE_URL", "AGENTKIT_MODEL")
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in PROVIDER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_connect_without_configuration_gives_the_simulator(clean_env):
+    model = lab.connect("anthropic")
+    assert lab.simulated(model) and model.format == "anthropic" and model.model == "sim-reasoner"
+
+
+def test_connect_to_a_base_url_uses_the_named_model_there(clean_env):
+    clean_env.setenv("AGENTKIT_BASE_URL", "http://127.0.0.1:9/v1")
+    clean_env.setenv("AGENTKIT_MODEL", "qwen3")
+    model = lab.connect("openai-chat", "gpt-4.1")
+    assert (model.base_url, model.model, model.format) == ("http://127.0.0.1:9/v1", "qwen3", "openai-chat")
+    assert lab.describe(model) == "http://127.0.0.1:9/v1: qwen3 in openai-chat format"
+    # formats the variables do not name, and simulator presets, stay on the simulator
+    assert lab.simulated(lab.connect("anthropic")) and lab.simulated(lab.connect("openai-chat", "sim-repeat"))
+
+
+def test_connect_to_a_base_url_without_a_model_name_says_which_variable_is_missing(clean_env):
+    clean_env.setenv("AGENTKIT_BASE_URL", "http://127.0.0.1:9/v1")
+    with pytest.raises(ValueError, match="AGENTKIT_MODEL is not"):
+        lab.connect("openai-chat")
+    assert lab.simulated(lab.connect("gemini"))  # a format the base URL does not serve needs no name
+
+
+def test_connect_refuses_a_provider_name_it_does_not_know(clean_env):
+    clean_env.setenv("AGENTKIT_PROVIDER", "opnai-chat")
+    with pytest.raises(ValueError, match="AGENTKIT_PROVIDER='opnai-chat'"):
+        lab.connect("openai-chat")
+
+
+@pytest.mark.parametrize("configured", [False, True])
+def test_connect_loads_the_schema_validator_on_every_path(clean_env, configured):
+    if configured:
+        clean_env.setenv("AGENTKIT_BASE_URL", "http://127.0.0.1:9/v1")
+        clean_env.setenv("AGENTKIT_MODEL", "qwen3")
+    warmed = []
+    clean_env.setattr(lab, "_warm_up", lambda: warmed.append(True))
+    model = lab.connect("openai-chat")
+    assert warmed and lab.simulated(model) is not configured
+
+
 # -- showing JSON --
 
 def test_compact_json_keeps_short_objects_on_one_line_and_breaks_long_ones():
