@@ -162,44 +162,16 @@ def test_tagged_marks_list_items_by_role_or_type_and_leaves_other_objects_alone(
     assert lab.tagged({"a": {"type": "x", "b": [1]}}, "a.b[0]") == "a.b[0]"
 
 
-def test_parent_removes_the_last_step_key_or_index_with_its_tag():
-    assert lab.parent("tool_calls[1].id") == "tool_calls[1]"
-    assert lab.parent("tool_calls[1](type=function)") == "tool_calls"
-    assert lab.parent("output[i](type=function_call).call_id") == "output[i](type=function_call)"
-    assert lab.parent("max_tokens") == ""
 
 
-def test_last_key_skips_indexes_and_tags():
-    assert lab.last_key("choices[0].finish_reason") == "finish_reason"
-    assert lab.last_key("messages[2](role=tool)") == "messages"
-    assert lab.last_key("content[i](type=response.output_text)") == "content"
-    assert lab.last_key("") == ""
 
 
-def test_differences_reports_changed_added_and_removed_places_in_document_order():
-    before = {"a": 1, "b": {"c": True}, "gone": [1]}
-    after = {"a": 1, "b": {"c": False}, "d": 0}
-    assert lab.differences(before, after) == [("b.c", True, False), ("gone", [1], lab.ABSENT), ("d", lab.ABSENT, 0)]
-    assert lab.differences(before, before) == []
 
 
-def test_differences_compares_lists_item_by_item():
-    assert lab.differences([1, 2], [1, 3, 4]) == [("[1]", 2, 3), ("[2]", lab.ABSENT, 4)]
 
 
-def test_differences_without_text_ignores_what_strings_say():
-    ok = {"content": "ok", "is_error": False}
-    failed = {"content": "timeout", "is_error": True}
-    assert lab.differences(ok, failed, text=False) == [("is_error", False, True)]
-    assert lab.differences({"s": "a"}, {"s": 1}, text=False) == [("s", "a", 1)]
 
 
-def test_is_partial_json_is_true_only_for_an_unfinished_json_object():
-    assert lab.is_partial_json('{"cit')
-    assert not lab.is_partial_json('{"city": "東京"}')
-    assert not lab.is_partial_json('y": "')
-    assert not lab.is_partial_json("[DONE]")
-    assert not lab.is_partial_json({"city": "東京"})
 
 
 # -- reading facts off SSE streams --
@@ -221,11 +193,6 @@ def test_sse_events_parses_json_data_keeps_other_text_and_skips_comments():
     assert [name for name, _ in lab.sse_events(sse_response(NAMED_STREAM))] == ["ping", "content_block_delta"]
 
 
-def test_sse_find_names_the_event_and_path_of_each_match():
-    assert lab.sse_find(sse_response(CHAT_STREAM), lab.is_partial_json) == [
-        (1, None, "choices[0].delta.tool_calls[0].function.arguments")]
-    assert lab.sse_find(sse_response(NAMED_STREAM), lab.is_partial_json) == [
-        (1, "content_block_delta", "delta.partial_json")]
 
 
 def test_sse_framing_says_which_lines_a_stream_uses_and_how_it_ends():
