@@ -17,10 +17,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[lab,dev]'
 	touch $(STAMP)
 
-# Trusting the tutorials lets JupyterLab render their saved widget state before you run a cell.
+# `jupyter trust` lets JupyterLab draw the widgets saved in a tutorial (08's playground, say) as soon as it
+# opens, before any cell runs; in an untrusted notebook they show as plain text. tools/lab-overrides.json
+# (copied into this .venv only) answers JupyterLab's "get notified about Jupyter news?" pop-up with "never",
+# and the two --LabApp options stop the server fetching news or checking for updates: no internet needed.
+# More options for jupyter lab go in LAB_ARGS, e.g. `make lab LAB_ARGS=--port=9999`.
+LAB_ARGS ?=
 lab: $(STAMP)
 	$(BIN)/jupyter trust notebooks/*.ipynb
-	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=notebooks
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp tools/lab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=notebooks \
+		--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(LAB_ARGS)
 
 # Lint, then unit tests, property tests and every notebook under nbval, in one pytest run.
 # Provider variables are cleared: stored notebook outputs come from the simulator, never a paid API.

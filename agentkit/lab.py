@@ -11,9 +11,12 @@ Which model `connect(format)` gives (see the README, "Using a real provider"):
 - a `sim-*` model name: always the simulator — behaviour presets exist only there;
 - AGENTKIT_PROVIDER names this format (aliases: openai, responses, claude, google): the real provider,
   its key from the usual variable, the model from AGENTKIT_MODEL or the format's default;
-- AGENTKIT_BASE_URL is set and the format is openai-chat: that OpenAI-compatible server;
+- AGENTKIT_BASE_URL is set and the format is openai-chat: that OpenAI-compatible server, with the model
+  AGENTKIT_MODEL names (required: such a server has only the models you installed);
 - otherwise: the shared simulator (`agentkit.sim.shared()`), so a notebook that compares formats keeps
   every format it was not told about offline.
+A model name other than `sim-*` is the simulator's name for the model; a configured provider uses
+AGENTKIT_MODEL instead.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Callable, Iterable
 
 from . import sim
 from .http import PROVIDER_ALIASES, HTTPModel
+from .providers import FORMATS
 from .redaction import redact
 
 
@@ -37,16 +41,37 @@ def configured_format() -> str | None:
     provider = PROVIDER_ALIASES.get(provider, provider)
     if provider == "sim":
         return None
+    if provider and provider not in FORMATS:  # a typo must not quietly leave you on the simulator
+        raise ValueError(f"AGENTKIT_PROVIDER={provider!r}: choose 'sim' or one of {sorted(FORMATS)}")
     if provider:
         return provider
     return "openai-chat" if os.environ.get("AGENTKIT_BASE_URL") else None
 
 
 def connect(format: str = "openai-chat", model: str | None = None, **kwargs: Any) -> HTTPModel:
-    """An HTTPModel for `format`: the configured provider if it is this format, else the simulator."""
+    """An HTTPModel for `format`: the configured provider if it is this format, else the simulator.
+
+    Raises ValueError when AGENTKIT_BASE_URL is set without AGENTKIT_MODEL (see `configured_model`).
+    """
     if (model is not None and model.startswith("sim-")) or configured_format() != format:
         return simulator(format, model or "sim-reasoner", **kwargs)
-    return HTTPModel.from_env(format, sim_url=sim.shared(), **kwargs)
+    configured_model()  # fail here, with the fix, rather than at the first request with a 404
+    _warm_up()
+    return HTTPModel.from_env(format, **kwargs)
+
+
+def configured_model() -> str | None:
+    """AGENTKIT_MODEL, or None when the provider's default model will do.
+
+    With AGENTKIT_BASE_URL the model must be named: a server at your own URL (Ollama, vLLM, llama.cpp)
+    serves only the models installed there, and would answer the default name with a 404.
+    """
+    name = os.environ.get("AGENTKIT_MODEL", "").strip()
+    if not name and os.environ.get("AGENTKIT_BASE_URL", "").strip():
+        raise ValueError("AGENTKIT_BASE_URL is set but AGENTKIT_MODEL is not: name a model that server has "
+                         "(for Ollama, one that `ollama list` shows, e.g. AGENTKIT_MODEL=qwen3), then restart "
+                         "JupyterLab so that its kernels see the variable")
+    return name or None
 
 
 def simulator(format: str = "openai-chat", model: str = "sim-reasoner", **kwargs: Any) -> HTTPModel:
@@ -59,6 +84,8 @@ def simulator(format: str = "openai-chat", model: str = "sim-reasoner", **kwargs
 
 def _warm_up() -> None:
     """Load the JSON Schema validator now, so the first run's timeline shows the run, not an import.
+
+    Done on every path of `connect`: a real provider's first run would otherwise wait for it too.
 
     (In a full lab install, `import jsonschema` takes most of a second: one of its optional format
     checkers builds a parser at import time.)
@@ -170,26 +197,16 @@ def find_paths(doc: Any, match: Callable[[Any], bool], at: str = "") -> list[tup
     return found
 
 
-# -- reading facts off JSON (tutorial 02) --
+# -- where a value sits in a JSON document --
 #
 # A path names one place in a JSON document the way Python would reach it, without the quotes:
-# `choices[0].message.tool_calls[1].id`. `find_paths` (above) lists the paths whose value matches; the
-# functions below turn paths into the facts of tutorial 02's field map: where a value sits, where two
-# documents differ, where in a stream something arrives. Left out on purpose: keys that contain `.`,
-# `[` or `(` (no provider uses one), and JSON Pointer / JSONPath syntax (more to learn, nothing gained).
-
-class _Absent:
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-#: What `differences` reports for a key that one of the two documents does not have.
-ABSENT = _Absent()
+# `choices[0].message.tool_calls[1].id`. `find_paths` (above) lists the paths whose value matches; `where`
+# turns them into one path for a value (tutorial 09 finds a tool's schema in each format's definition with
+# it). Left out on purpose: keys that contain `.`, `[` or `(` (no provider uses one), and JSON Pointer /
+# JSONPath syntax (more to learn, nothing gained).
 
 # One step of a path: a list index (`[3]`, or `[i]` once generalised) with its optional tag, or a key.
 _STEP = re.compile(r"\[(\d+|i)\](?:\([^()]*\))?|([^.\[\]]+)")
-# The last step of a path, tag included: what `parent` removes.
-_LAST_STEP = re.compile(r"(\[(\d+|i)\](\([^()]*\))?|(^|\.)[^.\[\]()]+)$")
 
 
 def _steps(path: str) -> list:
@@ -276,56 +293,7 @@ def tagged(doc: Any, path: str) -> str:
     return out
 
 
-def parent(path: str) -> str:
-    """The path one step up: "tool_calls[1].id" -> "tool_calls[1]"; "tool_calls[1]" -> "tool_calls"."""
-    return _LAST_STEP.sub("", path)
-
-
-def last_key(path: str) -> str:
-    """The last key a path names, indexes and tags skipped: "choices[0].finish_reason" -> "finish_reason"."""
-    return next((s for s in reversed(_steps(path)) if isinstance(s, str)), "")
-
-
-def differences(before: Any, after: Any, text: bool = True, at: str = "") -> list[tuple[str, Any, Any]]:
-    """[(path, old, new)] for each place where two JSON documents differ, in document order.
-
-        differences({"a": 1, "b": {"c": True}}, {"a": 1, "b": {"c": False}, "d": 0})
-          ->  [("b.c", True, False), ("d", ABSENT, 0)]
-
-    A key on one side only is reported once, at that key, with ABSENT on the other side; lists are
-    compared item by item. With `text=False` any two strings count as equal, so only structure, numbers
-    and flags are compared (what changes when a tool fails, apart from the words). `at` is the path of
-    `before`/`after` themselves, prefixed to every path reported.
-    """
-    if isinstance(before, dict) and isinstance(after, dict):
-        found = []
-        for key in {**before, **after}:
-            path = f"{at}.{key}" if at else key
-            found += differences(before.get(key, ABSENT), after.get(key, ABSENT), text, path)
-        return found
-    if isinstance(before, list) and isinstance(after, list):
-        found = []
-        for i in range(max(len(before), len(after))):
-            old = before[i] if i < len(before) else ABSENT
-            new = after[i] if i < len(after) else ABSENT
-            found += differences(old, new, text, f"{at}[{i}]")
-        return found
-    if not text and isinstance(before, str) and isinstance(after, str):
-        return []
-    return [] if _same(before, after) else [(at, before, after)]
-
-
-def is_partial_json(value: Any) -> bool:
-    """True for a string that starts a JSON object but does not parse on its own: the first fragment of
-    streamed arguments ('{"cit'), not the finished text ('{"city": "東京"}')."""
-    if not isinstance(value, str) or not value.lstrip().startswith("{"):
-        return False
-    try:
-        json.loads(value)
-    except ValueError:
-        return True
-    return False
-
+# -- reading server-sent event streams (tutorial 02) --
 
 def sse_events(response: Any) -> list[tuple[str | None, Any]]:
     """A streamed httpx response as [(event name, data)], the data parsed when it is JSON.
@@ -344,15 +312,6 @@ def sse_events(response: Any) -> list[tuple[str | None, Any]]:
             data = sse.data
         events.append((None if sse.event == "message" else sse.event, data))
     return events
-
-
-def sse_find(response: Any, match: Callable[[Any], bool]) -> list[tuple[int, str | None, str]]:
-    """[(event number, event name, path)] for each value in a stream's JSON data for which match(value).
-
-        sse_find(stream, is_partial_json)[0]  ->  (3, "response.function_call_arguments.delta", "delta")
-    """
-    return [(i, name, path) for i, (name, data) in enumerate(sse_events(response))
-            if isinstance(data, (dict, list)) for path, _ in find_paths(data, match)]
 
 
 def sse_framing(text: str) -> str:

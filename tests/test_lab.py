@@ -30,6 +30,57 @@ def sse_response(text: str) -> httpx.Response:
     return httpx.Response(200, text=text, headers={"content-type": "text/event-stream"})
 
 
+# -- connecting --
+
+PROVIDER_VARIABLES = ("AGENTKIT_PROVIDER", "AGENTKIT_BASE_URL", "AGENTKIT_MODEL")
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in PROVIDER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_connect_without_configuration_gives_the_simulator(clean_env):
+    model = lab.connect("anthropic")
+    assert lab.simulated(model) and model.format == "anthropic" and model.model == "sim-reasoner"
+
+
+def test_connect_to_a_base_url_uses_the_named_model_there(clean_env):
+    clean_env.setenv("AGENTKIT_BASE_URL", "http://127.0.0.1:9/v1")
+    clean_env.setenv("AGENTKIT_MODEL", "qwen3")
+    model = lab.connect("openai-chat", "gpt-4.1")
+    assert (model.base_url, model.model, model.format) == ("http://127.0.0.1:9/v1", "qwen3", "openai-chat")
+    assert lab.describe(model) == "http://127.0.0.1:9/v1: qwen3 in openai-chat format"
+    # formats the variables do not name, and simulator presets, stay on the simulator
+    assert lab.simulated(lab.connect("anthropic")) and lab.simulated(lab.connect("openai-chat", "sim-repeat"))
+
+
+def test_connect_to_a_base_url_without_a_model_name_says_which_variable_is_missing(clean_env):
+    clean_env.setenv("AGENTKIT_BASE_URL", "http://127.0.0.1:9/v1")
+    with pytest.raises(ValueError, match="AGENTKIT_MODEL is not"):
+        lab.connect("openai-chat")
+    assert lab.simulated(lab.connect("gemini"))  # a format the base URL does not serve needs no name
+
+
+def test_connect_refuses_a_provider_name_it_does_not_know(clean_env):
+    clean_env.setenv("AGENTKIT_PROVIDER", "opnai-chat")
+    with pytest.raises(ValueError, match="AGENTKIT_PROVIDER='opnai-chat'"):
+        lab.connect("openai-chat")
+
+
+@pytest.mark.parametrize("configured", [False, True])
+def test_connect_loads_the_schema_validator_on_every_path(clean_env, configured):
+    if configured:
+        clean_env.setenv("AGENTKIT_BASE_URL", "http://127.0.0.1:9/v1")
+        clean_env.setenv("AGENTKIT_MODEL", "qwen3")
+    warmed = []
+    clean_env.setattr(lab, "_warm_up", lambda: warmed.append(True))
+    model = lab.connect("openai-chat")
+    assert warmed and lab.simulated(model) is not configured
+
+
 # -- showing JSON --
 
 def test_compact_json_keeps_short_objects_on_one_line_and_breaks_long_ones():
@@ -111,44 +162,16 @@ def test_tagged_marks_list_items_by_role_or_type_and_leaves_other_objects_alone(
     assert lab.tagged({"a": {"type": "x", "b": [1]}}, "a.b[0]") == "a.b[0]"
 
 
-def test_parent_removes_the_last_step_key_or_index_with_its_tag():
-    assert lab.parent("tool_calls[1].id") == "tool_calls[1]"
-    assert lab.parent("tool_calls[1](type=function)") == "tool_calls"
-    assert lab.parent("output[i](type=function_call).call_id") == "output[i](type=function_call)"
-    assert lab.parent("max_tokens") == ""
 
 
-def test_last_key_skips_indexes_and_tags():
-    assert lab.last_key("choices[0].finish_reason") == "finish_reason"
-    assert lab.last_key("messages[2](role=tool)") == "messages"
-    assert lab.last_key("content[i](type=response.output_text)") == "content"
-    assert lab.last_key("") == ""
 
 
-def test_differences_reports_changed_added_and_removed_places_in_document_order():
-    before = {"a": 1, "b": {"c": True}, "gone": [1]}
-    after = {"a": 1, "b": {"c": False}, "d": 0}
-    assert lab.differences(before, after) == [("b.c", True, False), ("gone", [1], lab.ABSENT), ("d", lab.ABSENT, 0)]
-    assert lab.differences(before, before) == []
 
 
-def test_differences_compares_lists_item_by_item():
-    assert lab.differences([1, 2], [1, 3, 4]) == [("[1]", 2, 3), ("[2]", lab.ABSENT, 4)]
 
 
-def test_differences_without_text_ignores_what_strings_say():
-    ok = {"content": "ok", "is_error": False}
-    failed = {"content": "timeout", "is_error": True}
-    assert lab.differences(ok, failed, text=False) == [("is_error", False, True)]
-    assert lab.differences({"s": "a"}, {"s": 1}, text=False) == [("s", "a", 1)]
 
 
-def test_is_partial_json_is_true_only_for_an_unfinished_json_object():
-    assert lab.is_partial_json('{"cit')
-    assert not lab.is_partial_json('{"city": "東京"}')
-    assert not lab.is_partial_json('y": "')
-    assert not lab.is_partial_json("[DONE]")
-    assert not lab.is_partial_json({"city": "東京"})
 
 
 # -- reading facts off SSE streams --
@@ -170,11 +193,6 @@ def test_sse_events_parses_json_data_keeps_other_text_and_skips_comments():
     assert [name for name, _ in lab.sse_events(sse_response(NAMED_STREAM))] == ["ping", "content_block_delta"]
 
 
-def test_sse_find_names_the_event_and_path_of_each_match():
-    assert lab.sse_find(sse_response(CHAT_STREAM), lab.is_partial_json) == [
-        (1, None, "choices[0].delta.tool_calls[0].function.arguments")]
-    assert lab.sse_find(sse_response(NAMED_STREAM), lab.is_partial_json) == [
-        (1, "content_block_delta", "delta.partial_json")]
 
 
 def test_sse_framing_says_which_lines_a_stream_uses_and_how_it_ends():

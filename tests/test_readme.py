@@ -1,0 +1,49 @@
+"""The README's promises that code can check: the first screen, every fault, every model preset, every tutorial.
+
+The README is where a learner starts, so when the simulator gains a fault or a preset, or a tutorial is
+added, this test fails until the README says so too.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agentkit.sim.faults import FAULTS
+from agentkit.sim.models import PRESETS, QUIRK_MODELS
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def section(title: str) -> str:
+    start = README.index(title)
+    following = README.find("\n#", start + len(title))
+    return README[start:following if following != -1 else None]
+
+
+def test_the_first_screen_is_the_two_commands():
+    first_block = re.search(r"```sh\n(.*?)```", README, re.S).group(1)
+    commands = [line.split("#")[0].strip() for line in first_block.splitlines() if line.strip()]
+    assert commands == ["make lab", "make test"]
+    assert README.index(first_block) < 600  # on the first screen, before anything else
+
+
+def test_every_fault_of_the_simulator_has_a_row():
+    rows = section("### The simulator outside the notebooks")
+    missing = [name for name in FAULTS if not re.search(rf"^\|[^|\n]*`{re.escape(name)}[`\[]", rows, re.M)]
+    assert missing == []
+
+
+def test_every_model_preset_and_quirk_model_is_named():
+    names = section("### The simulator outside the notebooks")
+    prefixes = [p.prefix + ("N" if p.prefix == "sim-parallel-" else "SEED" if p.prefix == "sim-noisy-" else "")
+                for p in PRESETS]
+    missing = [name for name in [*prefixes, *QUIRK_MODELS] if f"`{name}`" not in names]
+    assert missing == []
+
+
+def test_every_tutorial_is_in_the_tutorials_table():
+    table = section("### Tutorials")
+    missing = [nb.name for nb in sorted((ROOT / "notebooks").glob("*.ipynb")) if f"`{nb.name}`" not in table]
+    assert missing == []
