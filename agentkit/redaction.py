@@ -36,17 +36,21 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
-__all__ = ["MASK", "clean_key", "header_secrets", "key_problem", "protect_library_logs", "redact", "redact_json",
-           "scrubbing_logs", "secret_forms", "url_secrets"]
+__all__ = ["MASK", "MIN_SECRET_LENGTH", "clean_key", "header_secrets", "key_problem", "protect_library_logs",
+           "redact", "redact_json", "scrubbing_logs", "secret_forms", "url_secrets"]
 
 MASK = "***"
+
+#: Shorter values are not searched for in text: no provider issues a credential this short, and scrubbing
+#: a one-letter test key would garble every word containing it ("chunk" -> "chun***").
+MIN_SECRET_LENGTH = 8
 
 #: Query parameters whose values are credentials (Gemini's `?key=`, Azure's `?code=`, signed URLs' `sig`).
 CREDENTIAL_PARAMS = r"(?:key|api[_-]?key|access[_-]?token|token|sig|signature|code|auth|password|secret)"
 
 _PATTERNS = (
     re.compile(rf"([?&;]{CREDENTIAL_PARAMS}=)[^&#\s'\"]+", re.IGNORECASE),
-    re.compile(r"(\bBearer\s+)[^\s'\",;]+", re.IGNORECASE),
+    re.compile(r"(\bBearer\s+)[^\s'\",;]{8,}", re.IGNORECASE),  # a token, not the next word of a sentence
 )
 
 
@@ -101,11 +105,12 @@ def header_secrets(headers: dict[str, str]) -> list[str]:
 def secret_forms(secrets: Iterable[str | None]) -> tuple[str, ...]:
     """Every way a secret can appear in text: as is, escaped (repr, bytes, JSON) and percent-encoded.
 
-    Longest first, so a form that contains another is replaced whole.
+    Longest first, so a form that contains another is replaced whole. Values shorter than
+    MIN_SECRET_LENGTH are left out (see there).
     """
     forms: set[str] = set()
     for secret in secrets:
-        if not secret:
+        if not secret or len(secret) < MIN_SECRET_LENGTH:
             continue
         forms.update((secret, repr(secret)[1:-1], repr(secret.encode("utf-8", "backslashreplace"))[2:-1],
                       json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],

@@ -334,8 +334,14 @@ def test_redact_json_cuts_hostile_nesting():
     deep: list = []
     for _ in range(5000):
         deep = [deep]
-    out = redact_json({"x": deep, "k": "a secret"}, ["secret"])
+    out = redact_json({"x": deep, "k": "a s3cret-value"}, ["s3cret-value"])
     assert out["k"] == "a ***" and "left out" in json.dumps(out)
+
+
+def test_a_value_too_short_to_be_a_key_leaves_ordinary_words_alone():
+    """No provider issues an 8-character credential; scrubbing a one-letter test key garbled every word."""
+    assert redact("the chunk was cut", ["k"]) == "the chunk was cut"
+    assert redact("send Bearer tokens here; Bearer sk-abcdef012", []) == "send Bearer tokens here; Bearer ***"
 
 
 def test_which_values_count_as_secrets():
