@@ -514,8 +514,10 @@ def test_openrouter_answers_the_last_error_when_every_model_fails(client):
 # --- bad input never gets a 500 ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_unknown_model_is_a_404_in_the_providers_shape(client, fmt):
-    body = assert_error_shape(fmt, post(client, fmt, "no-such-model"), 404)
+def test_unknown_model_is_refused_in_the_providers_shape_and_status(client, fmt):
+    # 404 everywhere but OpenRouter, which answers 400 "<model> is not a valid model ID"
+    status = 400 if fmt == "openrouter" else 404
+    body = assert_error_shape(fmt, post(client, fmt, "no-such-model"), status)
     assert "no-such-model" in json.dumps(body)
 
 

@@ -75,7 +75,7 @@ class ServerFacts:
     no_key: tuple[int, str] | None
     #: Headers that can carry the key ("authorization" counts only as `Bearer <token>`).
     key_headers: tuple[str, ...]
-    #: "The model does not exist" in the provider's words (always a 404).
+    #: "The model does not exist" in the provider's words (the status: `unknown_model_status`).
     unknown_model: str
     #: How the provider words a body that is not JSON; `{detail}` is the parser's complaint.
     not_json: str
@@ -101,6 +101,8 @@ class ServerFacts:
     #: (name, value) of the query parameter that makes a stream SSE; without it the stream route
     #: answers one JSON array written element by element (Gemini's `?alt=sse`). None: always framed.
     sse_query: tuple[str, str] | None = None
+    #: The status of the unknown-model answer: 404 almost everywhere; OpenRouter answers 400.
+    unknown_model_status: int = 404
 
 
 class Codec(Protocol):

@@ -59,6 +59,7 @@ SERVER = ServerFacts(
     no_key=(401, "No auth credentials found (on the simulator any Bearer key works)"),
     key_headers=("authorization",),
     unknown_model="{model} is not a valid model ID",
+    unknown_model_status=400,  # {"error": {"message": "... is not a valid model ID", "code": 400}}, as users report
     not_json="We could not parse the JSON body of your request. ({detail})",
     fault_messages={**openai_common.FAULT_MESSAGES,
                     429: "Rate limit exceeded for {model}. Please retry in {retry_ms}ms."},

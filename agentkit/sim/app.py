@@ -371,7 +371,8 @@ class SimApp:
             try:
                 turn = self.respond(replace(chat, model=name, fallback_models=()))
             except UnknownModel:
-                last_error = self.error(fmt, 404, server.unknown_model.format(model=candidate), rid=rid)
+                last_error = self.error(fmt, server.unknown_model_status, server.unknown_model.format(model=candidate),
+                                        rid=rid)
                 continue
             # The answer names the model as the client asked for it (fault suffix included).
             if turn.model in (None, name):
