@@ -237,6 +237,37 @@ class _Call:
 # HTTPModel
 # --------------------------------------------------------------------------------------------------
 
+def configured_format(default_format: str = "openai-chat") -> str | None:
+    """The wire format the environment asks for, or None for the simulator (see HTTPModel.from_env).
+
+    AGENTKIT_PROVIDER names a format (or "sim"); a typo is an error, never a quiet fall-back to the
+    simulator. Without it, AGENTKIT_BASE_URL means `default_format` at that URL.
+    """
+    provider = os.environ.get("AGENTKIT_PROVIDER", "").strip().lower()
+    provider = PROVIDER_ALIASES.get(provider, provider)
+    if provider == "sim":
+        return None
+    if provider:
+        if provider not in FORMATS:
+            raise ValueError(f"AGENTKIT_PROVIDER={provider!r}: choose 'sim' or one of {sorted(FORMATS)}")
+        return provider
+    return default_format if os.environ.get("AGENTKIT_BASE_URL", "").strip() else None
+
+
+def configured_model(format: str) -> str:
+    """AGENTKIT_MODEL, else the format's default model; with AGENTKIT_BASE_URL the model must be named.
+
+    A server at your own URL (Ollama, vLLM, llama.cpp) serves only the models installed there and would
+    answer the default name with a 404 at the first request: this says so before any request is made.
+    """
+    name = os.environ.get("AGENTKIT_MODEL", "").strip()
+    if not name and os.environ.get("AGENTKIT_BASE_URL", "").strip():
+        raise ValueError("AGENTKIT_BASE_URL is set but AGENTKIT_MODEL is not: name a model that server has "
+                         "(for Ollama, one that `ollama list` shows, e.g. AGENTKIT_MODEL=qwen3); in JupyterLab, "
+                         "restart it so that its kernels see the variable")
+    return name or get_codec(format).DEFAULT_MODEL
+
+
 class HTTPModel:
     """A model behind an HTTP API, in any format agentkit has a codec for.
 
@@ -407,21 +438,12 @@ class HTTPModel:
           3. the simulator at `sim_url`, model `sim_model`, in `default_format`.
         A provider key alone switches nothing: a key left in your shell must never turn `make test` or a
         tutorial into a paid run. The model name for 1-2 is AGENTKIT_MODEL, else the codec's
-        DEFAULT_MODEL. Other keyword arguments go to HTTPModel (fallback_models, timeout, seed, ...).
+        DEFAULT_MODEL; with AGENTKIT_BASE_URL it must be named (see `configured_model`). Other keyword
+        arguments go to HTTPModel (fallback_models, timeout, seed, ...).
         """
-        env = os.environ
-        provider = env.get("AGENTKIT_PROVIDER", "").strip().lower()
-        provider = PROVIDER_ALIASES.get(provider, provider)
-        fmt: str | None = None
-        if provider and provider != "sim":
-            if provider not in FORMATS:
-                raise ValueError(f"AGENTKIT_PROVIDER={provider!r}: choose 'sim' or one of {sorted(FORMATS)}")
-            fmt = provider
-        elif not provider and env.get("AGENTKIT_BASE_URL"):
-            fmt = default_format
+        fmt = configured_format(default_format)
         if fmt is not None:
-            model = env.get("AGENTKIT_MODEL") or get_codec(fmt).DEFAULT_MODEL
-            return cls(model, fmt, **kwargs)
+            return cls(configured_model(fmt), fmt, **kwargs)
         if not sim_url:
             raise ValueError("no provider configured and no simulator: start one with agentkit.sim.serve() "
                              "and pass sim_url=..., or set AGENTKIT_PROVIDER / a provider API key")

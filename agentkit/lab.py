@@ -23,55 +23,31 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 from typing import Any, Callable, Iterable
 
-from . import sim
-from .http import PROVIDER_ALIASES, HTTPModel
-from .providers import FORMATS
+from . import http, sim
+from .http import HTTPModel
 from .redaction import redact
 
 
 # -- connecting ----------------------------------------------------------------------------------------
 
 def configured_format() -> str | None:
-    """The wire format the environment asks for (AGENTKIT_PROVIDER / AGENTKIT_BASE_URL), or None."""
-    provider = os.environ.get("AGENTKIT_PROVIDER", "").strip().lower()
-    provider = PROVIDER_ALIASES.get(provider, provider)
-    if provider == "sim":
-        return None
-    if provider and provider not in FORMATS:  # a typo must not quietly leave you on the simulator
-        raise ValueError(f"AGENTKIT_PROVIDER={provider!r}: choose 'sim' or one of {sorted(FORMATS)}")
-    if provider:
-        return provider
-    return "openai-chat" if os.environ.get("AGENTKIT_BASE_URL") else None
+    """The format AGENTKIT_PROVIDER / AGENTKIT_BASE_URL ask for, or None for the simulator."""
+    return http.configured_format()
 
 
 def connect(format: str = "openai-chat", model: str | None = None, **kwargs: Any) -> HTTPModel:
     """An HTTPModel for `format`: the configured provider if it is this format, else the simulator.
 
-    Raises ValueError when AGENTKIT_BASE_URL is set without AGENTKIT_MODEL (see `configured_model`).
+    Raises ValueError when AGENTKIT_BASE_URL is set without AGENTKIT_MODEL (see http.configured_model).
     """
     if (model is not None and model.startswith("sim-")) or configured_format() != format:
         return simulator(format, model or "sim-reasoner", **kwargs)
-    configured_model()  # fail here, with the fix, rather than at the first request with a 404
+    http.configured_model(format)  # fail here, with the fix, rather than at the first request with a 404
     _warm_up()
     return HTTPModel.from_env(format, **kwargs)
-
-
-def configured_model() -> str | None:
-    """AGENTKIT_MODEL, or None when the provider's default model will do.
-
-    With AGENTKIT_BASE_URL the model must be named: a server at your own URL (Ollama, vLLM, llama.cpp)
-    serves only the models installed there, and would answer the default name with a 404.
-    """
-    name = os.environ.get("AGENTKIT_MODEL", "").strip()
-    if not name and os.environ.get("AGENTKIT_BASE_URL", "").strip():
-        raise ValueError("AGENTKIT_BASE_URL is set but AGENTKIT_MODEL is not: name a model that server has "
-                         "(for Ollama, one that `ollama list` shows, e.g. AGENTKIT_MODEL=qwen3), then restart "
-                         "JupyterLab so that its kernels see the variable")
-    return name or None
 
 
 def simulator(format: str = "openai-chat", model: str = "sim-reasoner", **kwargs: Any) -> HTTPModel:

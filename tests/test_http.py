@@ -779,6 +779,13 @@ def test_from_env_base_url_points_the_default_format_at_a_local_server(clean_env
     assert model.base_url == "http://localhost:11434/v1"
 
 
+def test_from_env_at_a_base_url_needs_the_model_named(clean_env):
+    """A local server has only the models installed there: the default name would be a 404 later."""
+    clean_env.setenv("AGENTKIT_BASE_URL", "http://localhost:11434/v1")
+    with pytest.raises(ValueError, match="AGENTKIT_MODEL is not"):
+        HTTPModel.from_env()
+
+
 def test_from_env_rejects_an_unknown_provider(clean_env):
     clean_env.setenv("AGENTKIT_PROVIDER", "nope")
     with pytest.raises(ValueError, match="nope"):
