@@ -80,6 +80,9 @@ class StopReason(str, enum.Enum):
 #: tool_choice per turn: a fixed value, "required_first" (required on turn 1, then auto), or a function.
 ToolChoicePolicy = Union[ToolChoice, str, Callable[[int, "Run"], ToolChoice]]
 
+#: The tools of a run: a list, or a function returning the current list (asked before every model call).
+ToolsLike = Union[Sequence[Tool], Callable[[], Sequence[Tool]]]
+
 
 @dataclass
 class Run:
@@ -213,17 +216,17 @@ class LoopCore:
     and calls abort(exc) if anything else raises on the way, so that the conversation is closed anyway.
     """
 
-    def __init__(self, tools: Sequence[Tool], prompt: Any, settings: Settings | None = None, *,
+    def __init__(self, tools: ToolsLike, prompt: Any, settings: Settings | None = None, *,
                  thread: Thread | None = None, trace: Trace | None = None):
-        tools = list(tools)
-        self.tools = {t.name: t for t in tools}
-        if len(self.tools) != len(tools):
-            raise ValueError("two tools share a name: " + ", ".join(sorted(
-                {t.name for t in tools if sum(u.name == t.name for u in tools) > 1})))
-        self.specs = tuple(t.spec for t in tools)
         self.settings = settings = settings if settings is not None else Settings()
         self.limits = settings.limits
-        _check_tool_choice(settings.tool_choice, self.tools)
+        if isinstance(tools, Tool):
+            raise TypeError("tools is a list of Tools (or a function returning one), not a single Tool: "
+                            "tools=[my_tool]")
+        # A function is asked again before every model call: a tool list that changes while the run goes on
+        # (an MCP server's, after notifications/tools/list_changed) reaches the model at the next turn.
+        self.tool_source: Callable[[], Sequence[Tool]] | None = tools if callable(tools) else None
+        self._use_tools(list(tools() if callable(tools) else tools))
         self.thread = thread
 
         history = list(thread.messages) if thread is not None else []
@@ -238,15 +241,9 @@ class LoopCore:
                        state=dict(thread.state) if thread is not None else {})
         self.chars = sum(_size(m) for m in history)  # request size, kept up to date incrementally
 
-        limits = self.limits
-        # without any tool-call cap, admitting a call is just counting it
-        self.capped = any(cap is not None for cap in (limits.max_tool_calls, limits.max_thread_tool_calls,
-                                                      limits.max_calls_per_tool, limits.max_repeats,
-                                                      *(t.max_calls for t in tools)))
         self.per_tool: dict[str, int] = {}  # calls admitted per tool name
         self.repeats: dict[tuple[str, str], int] = {}  # calls admitted per (name, canonical arguments)
         self.options: dict[str, ModelOptions] = {}  # per tool_choice word, built on first use
-        self.any_direct = any(t.return_direct for t in tools)
         self.turn: ModelTurn | None = None  # the model's last answer
         self.batch: list[_Slot] | None = None  # its calls, until they are answered
         # Facts for _why_stop, recorded where they happen:
@@ -254,6 +251,22 @@ class LoopCore:
         self.failure: tuple[RunError, BaseException | None] | None = None  # an error to raise, and its cause
         self.direct: list[Any] | None = None  # the results of a batch of return_direct calls
         self.ending: _Ending | None = None  # set once: how the run ended
+
+    def _use_tools(self, tools: list[Tool]) -> None:
+        """Take this tool list: by name for lookups, as specs for the request, and the facts derived from it."""
+        by_name = {t.name: t for t in tools}
+        if len(by_name) != len(tools):
+            raise ValueError("two tools share a name: " + ", ".join(sorted(
+                {t.name for t in tools if sum(u.name == t.name for u in tools) > 1})))
+        _check_tool_choice(self.settings.tool_choice, by_name)
+        self.tools, self.tool_ids = by_name, tuple(map(id, tools))
+        self.specs = tuple(t.spec for t in tools)
+        limits = self.limits
+        # without any tool-call cap, admitting a call is just counting it
+        self.capped = any(cap is not None for cap in (limits.max_tool_calls, limits.max_thread_tool_calls,
+                                                      limits.max_calls_per_tool, limits.max_repeats,
+                                                      *(t.max_calls for t in tools)))
+        self.any_direct = any(t.return_direct for t in tools)
 
     # -- the one place that decides -------------------------------------------------------------------------
 
@@ -342,6 +355,11 @@ class LoopCore:
 
     def _request(self) -> CallModel:
         run, settings = self.run, self.settings
+        if self.tool_source is not None:  # the tools as they are now (the list is re-sent every turn anyway)
+            current = list(self.tool_source())
+            if tuple(map(id, current)) != self.tool_ids:
+                self._use_tools(current)
+                run.trace.record("tools_changed", step=run.steps + 1, tools=[t.name for t in current])
         choice = self._choice_for_this_turn() if self.specs else "auto"
         options = self.options.get(choice) if isinstance(choice, str) else None
         if options is None:
@@ -635,7 +653,7 @@ def _canonical(call: ToolCall) -> str:
 
 # -- the drivers: do what the core says, and nothing else ---------------------------------------------------
 
-def run(model: Any, prompt: Any, tools: Sequence[Tool] = (), *, system: str | None = None,
+def run(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = None,
         limits: Limits | None = None, on_tool_error: ErrorPolicyLike = "report",
         tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None, stream: bool = False,
         approve: Callable | None = None, cancel: Any = None, tool_timeout: float | None = None,
@@ -643,7 +661,10 @@ def run(model: Any, prompt: Any, tools: Sequence[Tool] = (), *, system: str | No
         executor: str | Executor | None = "threads", max_concurrency: int = 64) -> Run:
     """Run the loop to a stop reason and return the Run. `model` has complete(messages, tools, options).
 
-    The keywords up to `on_event` are the run's `Settings` (see there, e.g. `tool_timeout`); `thread`
+    `tools` is a list, or a function returning the current list: it is asked before every model call, so
+    a tool set that changes during the run (an MCP server's: `tools=lambda: client.tools`) reaches the
+    model at the next turn. The keywords up to `on_event` are the run's `Settings` (see there, e.g.
+    `tool_timeout`); `thread`
     carries the conversation over from earlier runs; `executor` runs the tool calls ("threads",
     "sequential", "asyncio" or an Executor). A run that ends by raising raises a RunError whose `.run`
     is the partial Run, with every call answered.
@@ -674,7 +695,7 @@ def run(model: Any, prompt: Any, tools: Sequence[Tool] = (), *, system: str | No
     return core.result()
 
 
-async def arun(model: Any, prompt: Any, tools: Sequence[Tool] = (), *, system: str | None = None,
+async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = None,
                limits: Limits | None = None, on_tool_error: ErrorPolicyLike = "report",
                tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None,
                stream: bool = False, approve: Callable | None = None, cancel: Any = None,

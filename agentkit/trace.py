@@ -6,6 +6,7 @@
 
 Event kinds (the `kind` field), in the order a step produces them:
 
+    tools_changed   step, tools (names): a run given a function for its tools found a new list
     model_request   step, messages, tools, tool_choice, chars (request size, counted incrementally)
     model_response  step, text_chars, tool_calls, stop, usage
     limit           call_id (for a tool-call cap), limit (the Limits field), count, maximum, action
@@ -16,6 +17,9 @@ Event kinds (the `kind` field), in the order a step produces them:
     retry           call_id, tool, attempt, delay
     result          call_id, tool, ok, error (the error kind)
     stop            reason, steps, tool_calls (Run.tool_call_count); always the last event of a run
+
+Tools add their own with ToolContext.record (kind "payload" by default: the raw downstream answer);
+agentkit.mcp records "mcp_result" (the raw CallToolResult) and "mcp_refresh" (the tool list read again).
 
 Timestamps come from `time.perf_counter()` relative to the trace's start, so they only ever go up.
 Recording is one small object appended to a list: the trace costs about a microsecond per event and

@@ -859,3 +859,53 @@ def test_arun_keeps_reasoning_state_like_run():
     r = asyncio.run(agentkit.arun(model, "Weather in Tokyo?", tools=[get_weather]))
     assert [m.reasoning for m in seen[1] if m.role == "assistant"] == [state]
     assert r.stop_reason is StopReason.FINAL_ANSWER
+
+
+# -- a tool list that changes while the run goes on ---------------------------------------------------------
+
+@pytest.mark.parametrize("driver", ["run", "arun"])
+def test_a_tool_source_is_asked_before_every_model_call_and_the_model_sees_the_new_list(driver):
+    @agentkit.tool
+    def old_search(q: str) -> str:
+        """Search (the first version)."""
+        return "old"
+
+    @agentkit.tool
+    def new_search(q: str) -> str:
+        """Search (the second version)."""
+        return "new"
+
+    current = [old_search]
+    offered: list[list[str]] = []
+
+    def model_fn(messages, tools, options):
+        offered.append([t.name for t in tools])
+        if len(offered) == 1:
+            current[:] = [new_search]  # the server changes its tools while the first call runs
+            return [agentkit.call("old_search", {"q": "x"})]
+        if len(offered) == 2:
+            return [agentkit.call("old_search", {"q": "x"}), agentkit.call("new_search", {"q": "x"})]
+        return "done"
+
+    model = agentkit.FunctionModel(model_fn)
+    if driver == "run":
+        result = agentkit.run(model, "go", tools=lambda: list(current))
+    else:
+        result = asyncio.run(agentkit.arun(model, "go", tools=lambda: list(current)))
+    assert offered == [["old_search"], ["new_search"], ["new_search"]]
+    first, gone, fresh = result.results
+    assert first.result == "old"  # it was there when the model called it
+    assert gone.error_kind == "unknown_tool" and "new_search" in gone.error["message"]
+    assert fresh.result == "new"
+    (changed,) = result.trace.of("tools_changed")
+    assert changed.data == {"step": 2, "tools": ["new_search"]}
+
+
+def test_a_single_tool_instead_of_a_list_is_refused_with_the_fix():
+    @agentkit.tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    with pytest.raises(TypeError, match=r"tools=\[my_tool\]"):
+        agentkit.run(ScriptedModel(["hi"]), "go", tools=echo)

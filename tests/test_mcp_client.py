@@ -592,3 +592,24 @@ def test_no_server_process_outlives_its_client_process(ending):
     done = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=120)
     server_pid = int(done.stdout.strip())
     assert wait_gone(server_pid)  # its stdin closed with the client: the server ended by itself
+
+
+def test_a_run_given_the_clients_live_list_offers_the_changed_tools_at_the_next_turn():
+    """`tools=lambda: client.tools`: the loop asks before every model call, so a list_changed notice
+    during a run reaches the model at its next turn, not only at the next run."""
+    server = ToolServer([get_weather, get_time], name="weather")
+    offered: list[list[str]] = []
+
+    def model_fn(messages, tools, options):
+        offered.append(sorted(t.name for t in tools))
+        if len(offered) == 1:
+            server.set_tools([get_weather_v2])
+            assert client.stale.wait(10)
+            return [call("get_time", {"city": "Tokyo"})]
+        return "done"
+
+    with connect(server) as client:
+        run = agentkit.run(agentkit.FunctionModel(model_fn), "go", tools=lambda: client.tools)
+    assert offered == [["get_time", "get_weather"], ["get_weather"]]
+    assert run.results[0].error_kind == "stale_tool"
+    assert [e.data["tools"] for e in run.trace.of("tools_changed")] == [["get_weather"]]

@@ -28,9 +28,9 @@ A stale tool list. A server may change its tools while we hold the list. Two sig
 own "unknown tool" error. Either way the client lists the tools again before it answers the call, then:
 the tool is gone -> StaleToolError naming the tools the server offers now (the model reads it); the
 tool's schema changed and the arguments no longer fit -> StaleToolError with the gate's message; otherwise
-the call is sent (once more, after an "unknown tool" error: one retry). The loop keeps the tool list it
-started with for the whole run (it re-sends the same list every turn), so the new list reaches the model
-with the next `client.tools`.
+the call is sent (once more, after an "unknown tool" error: one retry). Given `tools=client.tools`, a run
+keeps the list it started with; given `tools=lambda: client.tools`, the loop asks before every model call,
+so the new list reaches the model at its next turn (and the trace records `tools_changed`).
 
 Why a thread: the SDK's session lives on one event loop, but `agentkit.run()` calls tools from worker
 threads and `arun()` from the caller's loop (a notebook has its own). The client therefore keeps the
