@@ -194,6 +194,10 @@ def gantt(runs: Mapping[str, Any], title: str = "", seconds: bool = True) -> Any
         ax.set_yticks(range(0, len(rows), step), rows[::step], fontsize=7)
         ax.set_ylim(len(rows) - 0.4, -0.6)
         ax.set_title(f"{label} — {len(workers)} worker{'s' if len(workers) != 1 else ''}", fontsize=9, loc="left")
+    # Bars pin the axis to the earliest bar (matplotlib's sticky edges), and the first model call starts at
+    # about 0: without a margin its thin bar would be drawn under the axis line, out of sight.
+    left, right = axes[0, 0].get_xlim()  # the panels share this axis
+    axes[0, 0].set_xlim(left - 0.015 * (right - left), right)
     axes[-1, 0].set_xlabel(f"{unit} since the run started")
     if title:
         fig.suptitle(title)

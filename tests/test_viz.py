@@ -85,6 +85,19 @@ def test_gantt_draws_a_panel_per_run_with_a_row_per_call_in_the_models_order():
     assert fig.axes[0].get_title(loc="left") == "sequential — 1 worker"  # all three in the caller's thread
 
 
+def test_gantt_leaves_room_left_of_the_first_bar_so_a_model_call_at_zero_is_not_hidden_by_the_axis():
+    @agentkit.tool
+    def nap(i: int) -> int:
+        """Quick."""
+        return i
+
+    fig = viz.gantt({"threads": agentkit.run(parallel_calls("nap", 2), "go", tools=[nap])})
+    (ax,) = fig.axes
+    left, right = ax.get_xlim()
+    first = min(bar.get_x() for bar in ax.patches)  # the first model call, a thin bar near t = 0
+    assert first - left > 0.005 * (right - left)  # clear of the axis line, not drawn under it
+
+
 def test_scaling_draws_a_line_per_series_and_a_dashed_step_per_expectation():
     fig = viz.scaling({"sized": [(1, 0.1), (8, 0.1)], "capped": [(1, 0.1), (8, 0.2)]},
                       expected={"capped": [(1, 0.1), (6, 0.1), (7, 0.2), (8, 0.2)]}, annotate="{:.1f}")
