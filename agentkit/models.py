@@ -110,7 +110,8 @@ class FunctionModel:
 
 # -- presets the notebooks use -------------------------------------------------------------------------
 
-def _tool_results_since_last_user(messages: Sequence[Message]) -> list[Message]:
+def tool_results_since_last_user(messages: Sequence[Message]) -> list[Message]:
+    """The tool messages after the latest user message, oldest first: what a FunctionModel has just been told."""
     out = []
     for m in reversed(messages):
         if m.role == "user":
@@ -142,7 +143,7 @@ def parallel_calls(tool: str, n: int, arguments: Callable[[int], dict] | None = 
     make = arguments or (lambda i: {"i": i})
 
     def fn(messages, tools, options):
-        if _tool_results_since_last_user(messages):
+        if tool_results_since_last_user(messages):
             return answer
         return [call(tool, make(i)) for i in range(n)]
     return FunctionModel(fn, f"parallel_calls({tool}, {n})")
@@ -152,7 +153,7 @@ def malformed_then_fixed(tool: str, arguments: dict, raw: str = '{"city": "Tok',
                          answer: str = "Fixed it.") -> FunctionModel:
     """First sends broken JSON arguments; after the error result, the valid call; then answers (C20)."""
     def fn(messages, tools, options):
-        results = _tool_results_since_last_user(messages)
+        results = tool_results_since_last_user(messages)
         if not results:
             return [call(tool, raw=raw)]
         if all(m.is_error for m in results):

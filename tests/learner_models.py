@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from agentkit.models import tool_results_since_last_user
 from agentkit.providers.common import ChatRequest
 from agentkit.sim import create_app
 from agentkit.sim import reasoner as R
@@ -38,16 +39,6 @@ SILENT_MODEL = "silent-7b"
 
 def _random_id(prefix: str) -> str:
     return prefix + uuid.uuid4().hex[:24]
-
-
-def _results_since_the_question(request: ChatRequest) -> list[str]:
-    results = []
-    for message in reversed(request.messages):
-        if message.role == "user":
-            break
-        if message.role == "tool":
-            results.append(message.content or "")
-    return results[::-1]
 
 
 def _said(result: str) -> str:
@@ -64,7 +55,7 @@ def _said(result: str) -> str:
 
 
 def _english_answer(request: ChatRequest) -> str:
-    results = _results_since_the_question(request)
+    results = [m.content or "" for m in tool_results_since_last_user(request.messages)]
     if not results:
         return "I cannot look that up right now, so I will answer from what I know: probably fine weather."
     return "Here is what I found: " + "; ".join(_said(r) for r in results) + "."

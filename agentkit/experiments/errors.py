@@ -29,10 +29,10 @@ from typing import Any, Mapping, NamedTuple, Sequence
 from ..errors import RunError
 from ..execute import SequentialExecutor
 from ..loop import Run, StopReason, run
-from ..models import FunctionModel, ScriptedModel, call
+from ..models import FunctionModel, ScriptedModel, call, tool_results_since_last_user
 from ..policies import ErrorPolicyLike, Retry
 from ..tools import Tool, tool
-from ..types import Message, ToolCall
+from ..types import ToolCall
 
 
 class VirtualClock:
@@ -238,16 +238,6 @@ def fate(seed: int, run_index: int, execution: int) -> float:
     return random.Random(f"{seed}/{run_index}/{execution}").random()
 
 
-def _results_since_user(messages: Sequence[Message]) -> list[Message]:
-    out = []
-    for m in reversed(messages):
-        if m.role == "user":
-            break
-        if m.role == "tool":
-            out.append(m)
-    return out[::-1]
-
-
 def sweep(failure_rates: Sequence[float] = RATES, strategies: Mapping[str, ErrorPolicyLike] | None = None, *,
           runs: int = 50, seed: int = 0, max_retries: int = 2, backoff: float = 1.0, model_retries: int = 1,
           model_latency: float = 0.5, tool_latency: float = 0.2) -> list[dict[str, Any]]:
@@ -278,7 +268,7 @@ def sweep(failure_rates: Sequence[float] = RATES, strategies: Mapping[str, Error
 
     def decide(messages, tools, options):
         clock.sleep(model_latency)
-        results = _results_since_user(messages)
+        results = tool_results_since_last_user(messages)
         if not results:
             return [call("get_price", {"symbol": "ACME"})]
         if not results[-1].is_error:
