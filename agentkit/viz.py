@@ -17,7 +17,8 @@ from typing import Any
 PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
 
 
-def _plt():
+def pyplot():
+    """matplotlib.pyplot with the kit's chart style, imported on first use (importing agentkit stays fast)."""
     import matplotlib
 
     matplotlib.rcParams.update({"figure.dpi": 100, "font.size": 9, "axes.spines.top": False,
@@ -27,16 +28,17 @@ def _plt():
     return plt
 
 
-def _done(fig: Any) -> Any:
+def finish(fig: Any) -> Any:
+    """Lay a figure out and close it, so a notebook shows it once (as the cell's value), not twice."""
     fig.tight_layout()
-    _plt().close(fig)
+    pyplot().close(fig)
     return fig
 
 
 def timeline(run_or_trace: Any, title: str = "Run timeline") -> Any:
     """Model calls and tool attempts on one time axis, one row per worker thread or task."""
     trace = getattr(run_or_trace, "trace", run_or_trace)
-    plt = _plt()
+    plt = pyplot()
     spans = trace.spans()
     workers = sorted({s.worker for s in spans}, key=lambda w: min(s.start for s in spans if s.worker == w))
     rows = ["model"] + workers
@@ -58,13 +60,13 @@ def timeline(run_or_trace: Any, title: str = "Run timeline") -> Any:
         plt.Rectangle((0, 0), 1, 1, color=PALETTE[1 + i % (len(PALETTE) - 1)]) for i in range(len(tools))]
     ax.legend(handles, ["model call"] + tools, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7,
               frameon=False)
-    return _done(fig)
+    return finish(fig)
 
 
 def bars(values: Mapping[str, float], title: str = "", xlabel: str = "", ylabel: str = "",
          annotate: str = "{:g}", horizontal: bool = False, colors: Sequence[str] | None = None) -> Any:
     """A plain bar chart of label -> value, each bar labelled with its value."""
-    plt = _plt()
+    plt = pyplot()
     labels, heights = list(values), list(values.values())
     fig, ax = plt.subplots(figsize=(7, 0.6 + 0.4 * len(labels)) if horizontal else (7, 3.2))
     colors = list(colors) if colors else [PALETTE[i % len(PALETTE)] for i in range(len(labels))]
@@ -77,13 +79,13 @@ def bars(values: Mapping[str, float], title: str = "", xlabel: str = "", ylabel:
     ax.set_ylabel(ylabel)
     if not horizontal and max((len(str(label)) for label in labels), default=0) > 10:
         ax.tick_params(axis="x", rotation=20)
-    return _done(fig)
+    return finish(fig)
 
 
 def grouped_bars(table: Mapping[str, Mapping[str, float]], title: str = "", ylabel: str = "",
                  annotate: str = "{:g}") -> Any:
     """Bars grouped by outer key, one colour per inner key: {"openai-chat": {"request": 812, ...}, ...}."""
-    plt = _plt()
+    plt = pyplot()
     groups = list(table)
     series = list(dict.fromkeys(k for inner in table.values() for k in inner))
     width = 0.8 / max(len(series), 1)
@@ -97,13 +99,13 @@ def grouped_bars(table: Mapping[str, Mapping[str, float]], title: str = "", ylab
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.legend(frameon=False, fontsize=8)
-    return _done(fig)
+    return finish(fig)
 
 
 def matrix(rows: Sequence[str], columns: Sequence[str], cells: Mapping[tuple[str, str], str],
            title: str = "") -> Any:
     """A labelled grid: which row (e.g. fixture) was caught where (e.g. gate). Non-empty cells are shaded."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(1.6 + 1.5 * len(columns), 0.6 + 0.42 * len(rows)))
     grid = [[1.0 if cells.get((r, c)) else 0.0 for c in columns] for r in rows]
     ax.imshow(grid, cmap="Blues", vmin=0, vmax=1.6, aspect="auto")
@@ -118,7 +120,7 @@ def matrix(rows: Sequence[str], columns: Sequence[str], cells: Mapping[tuple[str
     ax.set_title(title, pad=24)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    return _done(fig)
+    return finish(fig)
 
 
 # -- charts for 02_provider_formats --
@@ -129,7 +131,7 @@ def stacked_bars(table: Mapping[str, Mapping[str, float]], title: str = "", xlab
 
     Each part is labelled inside the bar when it is wide enough, and the total at the bar's end.
     """
-    plt = _plt()
+    plt = pyplot()
     rows = list(table)
     parts = list(dict.fromkeys(k for inner in table.values() for k in inner))
     fig, ax = plt.subplots(figsize=(8, 1.0 + 0.36 * len(rows)))
@@ -149,7 +151,7 @@ def stacked_bars(table: Mapping[str, Mapping[str, float]], title: str = "", xlab
     ax.set_xlabel(xlabel)
     ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=len(parts), frameon=False, fontsize=8,
               borderaxespad=0.2)
-    return _done(fig)
+    return finish(fig)
 
 
 # -- charts for 05_parallel_tools and 07_transport_faults_and_fallbacks --
@@ -171,7 +173,7 @@ def gantt(runs: Mapping[str, Any], title: str = "", seconds: bool = True) -> Any
 
         viz.gantt({"sequential": r1, "threads": r2, "asyncio": r3}, title="one batch, three executors")
     """
-    plt = _plt()
+    plt = pyplot()
     traces = {label: getattr(run, "trace", run) for label, run in runs.items()}
     heights = [1 + len(_call_order(t)) for t in traces.values()]
     fig, axes = plt.subplots(len(traces), 1, sharex=True, squeeze=False,
@@ -201,7 +203,7 @@ def gantt(runs: Mapping[str, Any], title: str = "", seconds: bool = True) -> Any
     axes[-1, 0].set_xlabel(f"{unit} since the run started")
     if title:
         fig.suptitle(title)
-    return _done(fig)
+    return finish(fig)
 
 
 def scaling(measured: Mapping[str, Sequence[tuple[float, float]]],
@@ -210,7 +212,7 @@ def scaling(measured: Mapping[str, Sequence[tuple[float, float]]],
     """Measured points as lines with markers, one per series: {"threads": [(1, 0.10), (8, 0.11), ...]};
     `expected` as dashed step lines in the same colours (a series of the same name), e.g. the waves a
     capped pool must take. `annotate` (a format such as "{:.2f}") labels each measured point."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 3.8))
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in
                enumerate(dict.fromkeys([*measured, *(expected or {})]))}
@@ -230,7 +232,7 @@ def scaling(measured: Mapping[str, Sequence[tuple[float, float]]],
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
     ax.legend(frameon=False, fontsize=7, loc="upper left")
-    return _done(fig)
+    return finish(fig)
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "",
@@ -238,7 +240,7 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str = ""
     """A table as a figure: for measured values in a notebook cell tagged `timing-chart` (text output
     is compared by nbval and must not change between runs; a figure's picture is not). A "\n" in a
     column name breaks its header line."""
-    plt = _plt()
+    plt = pyplot()
     header_lines = max((str(c).count("\n") + 1 for c in columns), default=1)
     units = header_lines + len(rows)  # in lines of text: every body row is one
     fig, ax = plt.subplots(figsize=(9, 0.45 + 0.3 * units))
@@ -255,7 +257,7 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str = ""
             cell.set_facecolor("#F2F2F2")
     if title:
         ax.set_title(title, fontsize=9, loc="left")
-    return _done(fig)
+    return finish(fig)
 
 
 def attempt_path(attempts: Sequence[Any]) -> str:
@@ -279,7 +281,7 @@ def attempt_timeline(rows: Mapping[str, Sequence[Any]], title: str = "") -> Any:
     (429, 503, "timeout", ..., and the model after a fallback) and the call's total time. `rows` maps a
     label to that call's attempts: objects with `.wait`, `.elapsed`, `.ok`, `.outcome` and `.model`,
     like `agentkit.retries.Attempt`."""
-    plt = _plt()
+    plt = pyplot()
     labels = list(rows)
     fig, ax = plt.subplots(figsize=(8.5, max(2.0, 0.9 + 0.42 * len(labels))))
     longest = max((sum(a.wait + a.elapsed for a in attempts) for attempts in rows.values()), default=0) or 1
@@ -301,7 +303,7 @@ def attempt_timeline(rows: Mapping[str, Sequence[Any]], title: str = "") -> Any:
     ax.invert_yaxis()
     ax.set_xlabel("seconds since the call started (red: a failed attempt, grey: waiting, green: the answer)")
     ax.set_title(title)
-    return _done(fig)
+    return finish(fig)
 
 
 # -- charts for 04_error_handling and 06_limits_and_stopping --
@@ -318,7 +320,7 @@ def sweep_panels(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = tup
 
         [{"strategy": "report", "failure_rate": 0.1, "success_rate": 0.97, "tool_runs": 1.1, ...}, ...]
     """
-    plt = _plt()
+    plt = pyplot()
     names = list(dict.fromkeys(row[series] for row in rows))
     columns = 2 if len(metrics) > 1 else 1
     lines = (len(metrics) + columns - 1) // columns
@@ -341,7 +343,7 @@ def sweep_panels(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = tup
     fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="upper center", ncol=len(names), frameon=False,
                fontsize=8, bbox_to_anchor=(0.5, 0.96 if title else 1.0))
     fig.tight_layout(rect=(0, 0, 1, 0.92 if title else 0.95))
-    _plt().close(fig)
+    pyplot().close(fig)
     return fig
 
 
@@ -357,7 +359,7 @@ def outcome_grid(rows: Sequence[str], columns: Sequence[str], cells: Mapping[tup
     """
     from matplotlib.colors import to_rgb
 
-    plt = _plt()
+    plt = pyplot()
     colors = dict(OUTCOME_COLORS if colors is None else colors)
     fig, ax = plt.subplots(figsize=(1.9 + 1.25 * len(columns), 1.0 + 0.55 * len(rows)))
     blank = to_rgb("#FFFFFF")
@@ -381,7 +383,7 @@ def outcome_grid(rows: Sequence[str], columns: Sequence[str], cells: Mapping[tup
     ax.legend([plt.Rectangle((0, 0), 1, 1, color=colors[k]) for k in used], used, loc="upper left",
               bbox_to_anchor=(0, -0.02), ncol=len(used), frameon=False, fontsize=8)
     ax.set_title(title, fontsize=9, pad=8)
-    return _done(fig)
+    return finish(fig)
 
 
 #: How `calls_per_step` sorts a tool call by the result the model read for it, and the colour of each.
@@ -406,7 +408,7 @@ def calls_per_step(runs: Any, title: str = "What became of each tool call, model
     Takes a Run, or several (the runs of one Thread), read from their traces. A model call that asked for no
     tool is marked "answer"; each run is labelled with its stop reason.
     """
-    plt = _plt()
+    plt = pyplot()
     runs = list(runs) if isinstance(runs, (list, tuple)) else [runs]
     bars: list[dict[str, int]] = []
     ticks, spans, answers = [], [], []
@@ -446,4 +448,4 @@ def calls_per_step(runs: Any, title: str = "What became of each tool call, model
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, frameon=False)
     ax.set_title(title, fontsize=9)
-    return _done(fig)
+    return finish(fig)

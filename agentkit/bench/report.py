@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..viz import finish, pyplot
 from .runner import MODE, read_records, record_key
 from .scoring import LABELS
 
@@ -229,7 +230,7 @@ class Report:
 
     def accuracy_chart(self, title: str = "Accuracy by category (pass@1)") -> Any:
         """Horizontal bars: one group per category, one bar per model."""
-        plt = _plt()
+        plt = pyplot()
         data = self.summary()["models"]
         keys = [f"{s}:{c}" for s, c in self.categories()]
         fig, ax = plt.subplots(figsize=(7, 0.32 * len(keys) * max(1, len(data)) + 1.2))
@@ -244,11 +245,11 @@ class Report:
         ax.set_xlabel("% of trials passed")
         ax.set_title(title)
         ax.legend(loc="lower right", fontsize=8)
-        return _done(fig)
+        return finish(fig)
 
     def labels_chart(self, title: str = "Why trials failed") -> Any:
         """Horizontal bars: failed trials per label, one bar per model."""
-        plt = _plt()
+        plt = pyplot()
         data = self.summary()["models"]
         labels = self.labels() or ["(none)"]
         fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) * max(1, len(data)) + 1.2))
@@ -262,11 +263,11 @@ class Report:
         ax.set_xlabel("failed trials")
         ax.set_title(title)
         ax.legend(loc="lower right", fontsize=8)
-        return _done(fig)
+        return finish(fig)
 
     def latency_chart(self, title: str = "Latency per case") -> Any:
         """One box per model: the spread of whole-case wall times (all model calls and tools of a case)."""
-        plt = _plt()
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(7, 0.5 * len(self.models) + 1.5))
         samples = [[r["latency_ms"] for r in self.records if r["model"] == m and r.get("latency_ms") is not None]
                    for m in self.models]
@@ -278,11 +279,11 @@ class Report:
         ax.set_yticks(range(1, len(self.models) + 1), self.models)
         ax.set_xlabel("ms per case (whiskers: p5 and p95)")
         ax.set_title(title)
-        return _done(fig)
+        return finish(fig)
 
     def pass_hat_chart(self, title: str = "pass^k: every one of k trials passes") -> Any:
         """pass^k against k for each model (pass^1 = pass@1): how fast reliability falls with repeats."""
-        plt = _plt()
+        plt = pyplot()
         data = self.summary()["models"]
         fig, ax = plt.subplots(figsize=(6, 3.2))
         for i, (name, m) in enumerate(data.items()):
@@ -295,7 +296,7 @@ class Report:
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.set_title(title)
         ax.legend(fontsize=8)
-        return _done(fig)
+        return finish(fig)
 
     def save_charts(self, folder: str | os.PathLike) -> list[Path]:
         """accuracy.png, labels.png and latency.png in `folder`."""
@@ -324,19 +325,3 @@ def _cell(accuracy: dict | None, k: int) -> str:
 
 def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f} ms"
-
-
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.rcParams.update({"figure.dpi": 100, "font.size": 9, "axes.spines.top": False,
-                                "axes.spines.right": False, "svg.hashsalt": "agentkit"})
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _done(fig: Any) -> Any:
-    fig.tight_layout()
-    _plt().close(fig)
-    return fig
