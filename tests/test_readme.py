@@ -47,3 +47,11 @@ def test_every_tutorial_is_in_the_tutorials_table():
     table = section("### Tutorials")
     missing = [nb.name for nb in sorted((ROOT / "notebooks").glob("*.ipynb")) if f"`{nb.name}`" not in table]
     assert missing == []
+
+
+def test_every_tutorial_runs_on_a_stand_in_for_your_own_model():
+    """The README says every tutorial also runs on your own model; a switch test must name each one."""
+    switch_tests = "".join(p.read_text(encoding="utf-8")
+                           for p in (ROOT / "tests").glob("test_notebook_provider_switch_*.py"))
+    missing = [p.name for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) if p.name not in switch_tests]
+    assert not missing, f"no test_notebook_provider_switch_*.py runs {missing} on a stand-in"
