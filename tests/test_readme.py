@@ -6,6 +6,7 @@ added, this test fails until the README says so too.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -55,3 +56,18 @@ def test_every_tutorial_runs_on_a_stand_in_for_your_own_model():
                            for p in (ROOT / "tests").glob("test_notebook_provider_switch_*.py"))
     missing = [p.name for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) if p.name not in switch_tests]
     assert not missing, f"no test_notebook_provider_switch_*.py runs {missing} on a stand-in"
+
+
+def test_every_claim_row_points_at_notebooks_that_show_it_and_files_that_exist():
+    """The claims table is a promise: a notebook it names must name the claim, a file it names must exist."""
+    notebooks = {p.name[:2]: p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+    broken = []
+    for claim, where in re.findall(r"^\| (C\d+) \|[^|]*\| (.*) \|$", section("### Seed claims"), re.M):
+        in_notebooks = re.sub(r"\([^)]*\)", "", re.sub(r"`[^`]*`", "", where))  # numbers outside notes and paths
+        for number in re.findall(r"\b\d\d\b", in_notebooks):
+            cells = json.loads(notebooks[number].read_text(encoding="utf-8"))["cells"]
+            if not re.search(rf"\b{claim}\b", "".join("".join(cell["source"]) for cell in cells)):
+                broken.append(f"{claim}: notebook {number} never names it")
+        paths = re.findall(r"`((?:tests|benchmarks|data)/[^`]*)`", where)
+        broken += [f"{claim}: {path} does not exist" for path in paths if not (ROOT / path).exists()]
+    assert not broken
