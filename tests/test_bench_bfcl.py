@@ -13,7 +13,7 @@ from agentkit.bench import bfcl
 from agentkit.bench.oracle import Oracle, bfcl_answer, serve_with_oracle
 from agentkit.bench.runner import read_records, run_benchmark
 from agentkit.bench.scoring import check_calls
-from agentkit.bench.suites import load_cases
+from agentkit.bench.suites import Case, load_cases
 from agentkit.http import HTTPModel
 
 #: Ground truths no call can satisfy under BFCL's own rules (its checker fails them too):
@@ -141,3 +141,12 @@ def test_the_oracle_scores_100_percent_over_http_in_every_category(data, fmt, tm
     assert summary.done == len(cases) == len(records)
     assert [r["case"] for r in records if not r["ok"]] == []
     assert {r["category"] for r in records} == set(bfcl.CATEGORIES)
+
+
+def test_a_cases_tools_are_built_once_and_shared_by_every_copy_of_the_case():
+    """The runner may hold many Case objects over one BFCL entry (trials, a cycled list): one set of Tools."""
+    case = load_cases("bfcl:simple_python", limit=1)[0]
+    copy = Case(case.id + "#again", case.suite, case.category, case.source)
+    first, second = case.start().tools, copy.start().tools
+    assert [t.name for t in first] == [spec.name for spec in case.source.tool_specs()]
+    assert all(a is b for a, b in zip(first, second, strict=True))

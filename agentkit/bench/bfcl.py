@@ -47,10 +47,11 @@ import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..tools import Tool
 from ..types import Message, ToolSpec
 
 PACKAGE = "bfcl-eval"
@@ -90,6 +91,17 @@ class BFCLCase:
 
     def tool_specs(self) -> list[ToolSpec]:
         return [to_tool_spec(f) for f in self.functions]
+
+    @cached_property
+    def tools(self) -> tuple[Tool, ...]:
+        """The function docs as agentkit Tools, built once per case: they never run, so every trial (and every
+        runner's copy of the case) can share the same frozen Tools."""
+        return tuple(Tool.from_schema(spec.name, spec.description, spec.parameters, _not_executed)
+                     for spec in self.tool_specs())
+
+
+def _not_executed(**arguments: Any) -> Any:
+    raise RuntimeError("BFCL functions are scored, not executed")
 
 
 # -- where the data lives ---------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ still covers every category.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Callable
 
 from ..policies import Limits
@@ -55,14 +54,8 @@ class Case:
 
     def start(self) -> Attempt:
         if self.suite == "bfcl":
-            return _bfcl_attempt(self.source, self._bfcl_tools)
+            return _bfcl_attempt(self.source)
         return _scenario_attempt(self.source)
-
-    @cached_property
-    def _bfcl_tools(self) -> list[Tool]:
-        """Built once per case: BFCL's tools never run, so every trial can share the same (frozen) Tools."""
-        return [Tool.from_schema(spec.name, spec.description, spec.parameters, _not_executed)
-                for spec in self.source.tool_specs()]
 
 
 def parse_suites(spec: str) -> list[tuple[str, str]]:
@@ -107,17 +100,13 @@ def load_cases(spec: str, limit: int | None = None, shard: tuple[int, int] | Non
 
 # -- the two kinds of case ------------------------------------------------------------------------------------
 
-def _not_executed(**arguments: Any) -> Any:
-    raise RuntimeError("BFCL functions are scored, not executed")
-
-
-def _bfcl_attempt(case: bfcl.BFCLCase, tools: list[Tool]) -> Attempt:
+def _bfcl_attempt(case: bfcl.BFCLCase) -> Attempt:
     def judge(run: Any) -> Verdict:
         calls = first_turn_calls(run)
         return check_calls(case.functions, case.ground_truth, calls, case.category)
 
     # One model turn, as BFCL scores it: the step cap ends the run before any tool would run.
-    return Attempt(list(case.messages), list(tools), Limits(max_steps=1), judge)
+    return Attempt(list(case.messages), list(case.tools), Limits(max_steps=1), judge)
 
 
 def first_turn_calls(run: Any) -> list[dict]:
