@@ -46,3 +46,18 @@ def execute(name: str, timeout: int = 180) -> nbformat.NotebookNode:
 def outputs_of(nb: nbformat.NotebookNode) -> str:
     """Every output of the executed notebook as one string, to search for the key and the endpoint."""
     return json.dumps([cell.get("outputs", []) for cell in nb.cells], ensure_ascii=False)
+
+
+def run_on_stand_in(tutorial: str, model: str, stand_in, monkeypatch, fmt: str = "openai-chat",
+                    provider: str | None = None) -> str:
+    """Run `tutorial` configured for `model` on the stand-in server, in `fmt` (named as AGENTKIT_PROVIDER when
+    `provider` is given, else reached through the base URL alone); return the outputs, after checking that
+    the notebook named the endpoint (lab.describe), that its calls reached it, and that the key never showed."""
+    server, respond = stand_in
+    configure(monkeypatch, server.base_url(fmt), model, provider)
+    before = respond.requests[model]
+    outputs = outputs_of(execute(tutorial))
+    assert KEY not in outputs
+    assert f"{server.base_url(fmt)}: {model} in {fmt} format" in outputs
+    assert respond.requests[model] > before
+    return outputs

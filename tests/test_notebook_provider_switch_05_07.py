@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from learner_models import LEARNER_MODEL, SILENT_MODEL
-from notebook_switch import KEY, configure, execute, outputs_of
+from notebook_switch import run_on_stand_in
 
 
 # Two runs (each tutorial takes seconds): between them, both stand-ins and both ways of configuring.
@@ -20,11 +20,4 @@ from notebook_switch import KEY, configure, execute, outputs_of
     ("07_transport_faults_and_fallbacks.ipynb", "openai-chat", SILENT_MODEL),
 ])
 def test_tutorial_runs_to_the_end_on_another_model(tutorial, fmt, model, stand_in, monkeypatch):
-    server, respond = stand_in
-    configure(monkeypatch, server.base_url(fmt), model, provider=None if fmt == "openai-chat" else fmt)
-    before = respond.requests[model]
-    outputs = outputs_of(execute(tutorial))
-
-    assert KEY not in outputs
-    assert f"{server.base_url(fmt)}: {model} in {fmt} format" in outputs  # lab.describe names the endpoint
-    assert respond.requests[model] > before  # the notebook's configured cells reached the stand-in
+    run_on_stand_in(tutorial, model, stand_in, monkeypatch, fmt, provider=None if fmt == "openai-chat" else fmt)

@@ -9,16 +9,10 @@ still run to the end, reach it, say so, and never print the planted key. Helpers
 from __future__ import annotations
 
 from learner_models import SILENT_MODEL
-from notebook_switch import KEY, configure, execute, outputs_of
+from notebook_switch import run_on_stand_in
 
 
 def test_tutorial_10_runs_to_the_end_on_a_model_that_answers_without_tools(stand_in, monkeypatch):
-    server, respond = stand_in
-    configure(monkeypatch, server.base_url("openai-chat"), SILENT_MODEL)
-    before = respond.requests[SILENT_MODEL]
-    outputs = outputs_of(execute("10_reasoning_models_in_the_loop.ipynb"))
-
-    assert KEY not in outputs
-    assert f"openai-chat / {SILENT_MODEL}: final_answer after 1 model call(s)" in outputs
+    outputs = run_on_stand_in("10_reasoning_models_in_the_loop.ipynb", SILENT_MODEL, stand_in, monkeypatch)
+    assert f"{SILENT_MODEL} in openai-chat format: final_answer after 1 model call(s)" in outputs
     assert "reasoning state handed back: none" in outputs
-    assert respond.requests[SILENT_MODEL] > before
