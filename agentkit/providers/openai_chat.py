@@ -42,7 +42,7 @@ from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, 
 from . import openai_common
 from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, event_object,
                      no_records, no_stored_id, nothing_stored, own_reasoning, schema_problem, simulated_thought)
-from .contract import Route, ServerFacts
+from .contract import Route
 from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, completion_id, count,
                             empty_array, in_band_error, invalid_schema, invalid_type, invalid_value, missing,
                             optional, out_of_range, pieces, required, required_object, required_str,
@@ -63,18 +63,7 @@ CONTINUATION_FIELD = None  # Chat Completions keeps no conversation
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
 
 #: What the real server does around the bodies (routes, key, request id, fault wording): see contract.py.
-SERVER = ServerFacts(
-    routes=(Route("POST", "/v1/chat/completions"), Route("GET", "/v1/models", "models")),
-    sdk_base_path="/v1",
-    no_key=(401, openai_common.NO_KEY),
-    key_headers=("authorization",),
-    unknown_model=openai_common.UNKNOWN_MODEL,
-    not_json=NOT_JSON,
-    fault_messages=openai_common.FAULT_MESSAGES,
-    request_id_header="x-request-id",
-    nearest_status={529: 503},
-    rate_limit_headers=openai_common.RATE_LIMIT_HEADERS,
-)
+SERVER = openai_common.platform_server(Route("POST", "/v1/chat/completions"))
 
 #: finish_reason -> neutral stop. "function_call" is the legacy functions API; anything else
 #: (OpenRouter's "error", a local server's invention) is "other".

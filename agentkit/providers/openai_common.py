@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import ProviderError, QuotaExceededError, error_for_status
 from ..types import ModelTurn
 from .common import ChatRequest, RequestInvalid, body_text, json_or_none, retry_after_seconds, stable_id
+from .contract import Route, ServerFacts
 
 #: 2026-01-01T00:00:00Z. A fixed timestamp keeps the simulator's answers identical run after run.
 CREATED = 1767225600
@@ -51,6 +52,24 @@ NO_KEY = ("You didn't provide an API key. You need to provide your API key in an
 UNKNOWN_MODEL = "The model `{model}` does not exist or you do not have access to it."
 RATE_LIMIT_HEADERS = {"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0",
                       "x-ratelimit-reset-requests": "{retry_ms}ms"}
+
+
+def platform_server(endpoint: Route) -> ServerFacts:
+    """What the platform does around a request body (contract.py), the same for Chat Completions and
+    Responses: besides the endpoint's own route, the model list, the bearer key, the request id, the
+    wording of faults and rate limits."""
+    return ServerFacts(
+        routes=(endpoint, Route("GET", "/v1/models", "models")),
+        sdk_base_path="/v1",
+        no_key=(401, NO_KEY),
+        key_headers=("authorization",),
+        unknown_model=UNKNOWN_MODEL,
+        not_json=NOT_JSON,
+        fault_messages=FAULT_MESSAGES,
+        request_id_header="x-request-id",
+        nearest_status={529: 503},
+        rate_limit_headers=RATE_LIMIT_HEADERS,
+    )
 
 
 # --- client side -----------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, 
 from . import openai_common
 from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, event_object,
                      mint_signature, own_reasoning, schema_problem, simulated_thought, stable_id)
-from .contract import Route, ServerFacts
+from .contract import Route
 
 # The OpenAI platform words its request errors the same way on both APIs, and authenticates the same
 # way: those pieces live in openai_common, shared with Chat Completions.
@@ -67,18 +67,7 @@ SERVER_SIDE_FALLBACK = False
 CONTINUATION_FIELD = "previous_response_id"
 
 #: What the real server does around the bodies: the platform's, as on Chat Completions (contract.py).
-SERVER = ServerFacts(
-    routes=(Route("POST", "/v1/responses"), Route("GET", "/v1/models", "models")),
-    sdk_base_path="/v1",
-    no_key=(401, openai_common.NO_KEY),
-    key_headers=("authorization",),
-    unknown_model=openai_common.UNKNOWN_MODEL,
-    not_json=NOT_JSON,
-    fault_messages=openai_common.FAULT_MESSAGES,
-    request_id_header="x-request-id",
-    nearest_status={529: 503},
-    rate_limit_headers=openai_common.RATE_LIMIT_HEADERS,
-)
+SERVER = openai_common.platform_server(Route("POST", "/v1/responses"))
 
 #: The platform's bearer header, the same on both OpenAI APIs.
 auth_headers = openai_common.auth_headers
