@@ -230,39 +230,23 @@ class Report:
 
     def accuracy_chart(self, title: str = "Accuracy by category (pass@1)") -> Any:
         """Horizontal bars: one group per category, one bar per model."""
-        plt = pyplot()
         data = self.summary()["models"]
         keys = [f"{s}:{c}" for s, c in self.categories()]
-        fig, ax = plt.subplots(figsize=(7, 0.32 * len(keys) * max(1, len(data)) + 1.2))
-        height = 0.8 / max(1, len(data))
-        for i, (name, m) in enumerate(data.items()):
-            values = [100 * m["categories"].get(key, {}).get("pass@1", 0) for key in keys]
-            ys = [j + i * height for j in range(len(keys))]
-            ax.barh(ys, values, height=height, label=name, color=PALETTE[i % len(PALETTE)])
-        ax.set_yticks([j + height * (len(data) - 1) / 2 for j in range(len(keys))], keys)
-        ax.invert_yaxis()
+        fig, ax = _grouped_bars(keys, {name: [100 * m["categories"].get(key, {}).get("pass@1", 0) for key in keys]
+                                       for name, m in data.items()}, row_height=0.32)
         ax.set_xlim(0, 100)
         ax.set_xlabel("% of trials passed")
         ax.set_title(title)
-        ax.legend(loc="lower right", fontsize=8)
         return finish(fig)
 
     def labels_chart(self, title: str = "Why trials failed") -> Any:
         """Horizontal bars: failed trials per label, one bar per model."""
-        plt = pyplot()
         data = self.summary()["models"]
         labels = self.labels() or ["(none)"]
-        fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) * max(1, len(data)) + 1.2))
-        height = 0.8 / max(1, len(data))
-        for i, (name, m) in enumerate(data.items()):
-            ys = [j + i * height for j in range(len(labels))]
-            ax.barh(ys, [m["labels"].get(label, 0) for label in labels], height=height, label=name,
-                    color=PALETTE[i % len(PALETTE)])
-        ax.set_yticks([j + height * (len(data) - 1) / 2 for j in range(len(labels))], labels)
-        ax.invert_yaxis()
+        fig, ax = _grouped_bars(labels, {name: [m["labels"].get(label, 0) for label in labels]
+                                         for name, m in data.items()}, row_height=0.3)
         ax.set_xlabel("failed trials")
         ax.set_title(title)
-        ax.legend(loc="lower right", fontsize=8)
         return finish(fig)
 
     def latency_chart(self, title: str = "Latency per case") -> Any:
@@ -321,6 +305,19 @@ def _cell(accuracy: dict | None, k: int) -> str:
     if k > 1 and f"pass^{k}" in accuracy:
         text += f" ({100 * accuracy[f'pass^{k}']:.1f} %)"
     return text
+
+
+def _grouped_bars(keys: list[str], series: Mapping[str, list[float]], row_height: float) -> tuple[Any, Any]:
+    """Horizontal bars, one group per key (top to bottom), one coloured bar per series in each group."""
+    fig, ax = pyplot().subplots(figsize=(7, row_height * len(keys) * max(1, len(series)) + 1.2))
+    height = 0.8 / max(1, len(series))
+    for i, (name, values) in enumerate(series.items()):
+        ax.barh([j + i * height for j in range(len(keys))], values, height=height, label=name,
+                color=PALETTE[i % len(PALETTE)])
+    ax.set_yticks([j + height * (len(series) - 1) / 2 for j in range(len(keys))], keys)
+    ax.invert_yaxis()
+    ax.legend(loc="lower right", fontsize=8)
+    return fig, ax
 
 
 def _ms(value: float | None) -> str:
