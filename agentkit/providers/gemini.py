@@ -333,13 +333,7 @@ def _contents_to_wire(messages, model: str) -> list[dict]:
         # This model's own signatures go back on the parts they came with; another model's are dropped.
         state = own_reasoning(m, NAME, model)
         items = state.items if state else ()
-        parts: list[dict] = [dict(item) for item in items if item.get("thought")]
-        text_signature = next((i["thoughtSignature"] for i in items if i.get("on") == "text"), None)
-        if m.content or text_signature:
-            parts.append({"text": m.content or ""})
-            if text_signature:
-                parts[-1]["thoughtSignature"] = text_signature
-        call_signatures = {i.get("index"): i["thoughtSignature"] for i in items if i.get("on") == "functionCall"}
+        parts, call_signatures = signed_text_parts(items, m.content)
         for k, call in enumerate(m.tool_calls):
             function_call: dict[str, Any] = {"name": call.name, "args": call.arguments_object()}
             if call.id and not is_synthetic_id(call.id):
@@ -352,6 +346,19 @@ def _contents_to_wire(messages, model: str) -> list[dict]:
             parts.append(part)
         contents.append({"role": "model", "parts": parts or [{"text": ""}]})
     return contents
+
+
+def signed_text_parts(items: Sequence[dict], text: str | None) -> tuple[list[dict], dict[int, str]]:
+    """A model turn's thought parts and text part, the text signed as its reasoning items say; and the
+    signatures of its functionCall parts by call index. The inverse of `reasoning_of`, for both sides: a
+    client replaying the turn and a server answering with it place the signatures the same way."""
+    parts = [dict(item) for item in items if item.get("thought")]
+    text_signature = next((i["thoughtSignature"] for i in items if i.get("on") == "text"), None)
+    if text or text_signature:
+        parts.append({"text": text or ""})
+        if text_signature:
+            parts[-1]["thoughtSignature"] = text_signature
+    return parts, {i.get("index"): i["thoughtSignature"] for i in items if i.get("on") == "functionCall"}
 
 
 def reasoning_of(parts: list[dict], model: str | None) -> ReasoningState | None:
@@ -932,13 +939,7 @@ def _parts(turn: ModelTurn, request: ChatRequest) -> tuple[list[dict], list[dict
     """(thought and text parts, functionCall parts) of the response, signed as the turn's state says."""
     state = turn.reasoning if turn.reasoning is not None and turn.reasoning.format == NAME else None
     items = state.items if state else ()
-    text = [dict(item) for item in items if item.get("thought")]
-    text_signature = next((i["thoughtSignature"] for i in items if i.get("on") == "text"), None)
-    if turn.text or text_signature:
-        text.append({"text": turn.text or ""})
-        if text_signature:
-            text[-1]["thoughtSignature"] = text_signature
-    call_signatures = {i.get("index"): i["thoughtSignature"] for i in items if i.get("on") == "functionCall"}
+    text, call_signatures = signed_text_parts(items, turn.text)
     calls = []
     for k, (call, call_id) in enumerate(zip(turn.tool_calls, call_ids(turn, request), strict=True)):
         function_call: dict[str, Any] = {"name": call.name, "args": call.arguments_object()}

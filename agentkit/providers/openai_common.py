@@ -271,14 +271,18 @@ def build_error(status: int, message: str, error_type: str | None = None, **deta
                       "code": details.get("code", DEFAULT_CODES.get(status))}}
 
 
-def completion_id(turn: ModelTurn, request: ChatRequest) -> str:
-    """A `chatcmpl-…` id: the turn's own when it already has that shape, else derived from it."""
-    if turn.id and turn.id.startswith("chatcmpl-"):
+def turn_id(prefix: str, length: int, turn: ModelTurn, request: ChatRequest) -> str:
+    """An id of the platform's shape (`chatcmpl-…`, `resp_…`): the turn's own when it already has that shape,
+    else derived from the turn's own id or, without one, from what identifies the turn (same request -> same id)."""
+    if turn.id and turn.id.startswith(prefix):
         return turn.id
-    # No id at all: derive one from what identifies this turn (same request -> same id).
-    seed = turn.id or [request.model, len(request.messages), turn.text,
-                       [c.to_dict() for c in turn.tool_calls]]
-    return "chatcmpl-" + stable_id(seed, length=29)
+    seed = turn.id or [request.model, len(request.messages), turn.text, [c.to_dict() for c in turn.tool_calls]]
+    return prefix + stable_id(seed, length=length)
+
+
+def completion_id(turn: ModelTurn, request: ChatRequest) -> str:
+    """A Chat Completions id, `chatcmpl-` and 29 characters."""
+    return turn_id("chatcmpl-", 29, turn, request)
 
 
 def call_ids(turn: ModelTurn, request: ChatRequest) -> list[str]:

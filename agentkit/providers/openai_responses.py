@@ -718,12 +718,8 @@ def _pair_outputs(messages: list[Message], stateful: bool) -> list[Message]:
 # --- server side: the response ---------------------------------------------------------------------
 
 def response_id(turn: ModelTurn, request: ChatRequest) -> str:
-    """A `resp_…` id: the turn's own when it already has that shape, else derived from it."""
-    if turn.id and turn.id.startswith("resp_"):
-        return turn.id
-    seed = turn.id or [request.model, len(request.messages), turn.text,
-                        [c.to_dict() for c in turn.tool_calls]]
-    return "resp_" + stable_id(seed, length=50)
+    """A Responses id, `resp_` and 50 characters (openai_common.turn_id)."""
+    return openai_common.turn_id("resp_", 50, turn, request)
 
 
 def item_id(prefix: str, *parts: Any) -> str:
