@@ -82,7 +82,6 @@ INCOMPLETE_TO_STOP: dict[str, TurnStop] = {"max_output_tokens": "length", "conte
 STOP_TO_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter", "other": None}
 
 
-
 # --- tool definitions ------------------------------------------------------------------------------
 
 def tool_to_wire(spec: ToolSpec) -> dict:
@@ -120,7 +119,6 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
 
 
 # --- client side: the request ----------------------------------------------------------------------
-
 
 def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> str | dict:
     """The neutral choice on the wire: the three words stay strings; {"name": X} gets `"type": "function"`.
@@ -167,33 +165,13 @@ def _message_to_items(m: Message, model: str) -> list[dict]:
     if m.role != "assistant":
         return [{"role": m.role, "content": m.content or ""}]
     text = [] if m.tool_calls and not m.content else [{"role": "assistant", "content": m.content or ""}]
+    # The item id (fc_…) is left out of a call on purpose: `call_id` is what links a result, and an id
+    # the server never stored can be refused. This model's reasoning items go back where they were,
+    # with the calls' item ids, so the server can pair them (turn_items).
+    calls = [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments_json()}
+             for c in m.tool_calls]
     state = own_reasoning(m, NAME, model)
-    if state is None:
-        # The item id (fc_…) is left out on purpose: `call_id` is what links a result, and an id the
-        # server never stored can be refused.
-        return text + [_call_item(c) for c in m.tool_calls]
-    # This model's reasoning items go back where they were, each before the call it led to, and the
-    # calls with their item ids, so the server can pair them; the text goes before the first call.
-    items: list[dict] = []
-    pending = list(m.tool_calls)
-    for entry in state.items:
-        if entry.get("type") != "function_call":
-            items.append(dict(entry))
-            continue
-        call = next((c for c in pending if c.id == entry.get("call_id")), None)
-        if call is None:
-            continue
-        items += text
-        text = []
-        pending.remove(call)
-        item = _call_item(call)
-        items.append({"type": "function_call", "id": entry["id"], **{k: v for k, v in item.items() if k != "type"}}
-                     if entry.get("id") else item)
-    return items + text + [_call_item(c) for c in pending]
-
-
-def _call_item(call: ToolCall) -> dict:
-    return {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments_json()}
+    return turn_items(state.items if state else (), text, calls)
 
 
 # --- client side: the response ---------------------------------------------------------------------
@@ -236,6 +214,33 @@ def reasoning_of(items: list[dict], model: Any) -> ReasoningState | None:
                 entry["id"] = item["id"]
             entries.append(entry)
     return ReasoningState(NAME, model if isinstance(model, str) else None, tuple(entries))
+
+
+def turn_items(entries: Sequence[dict], text: list[dict], calls: list[dict]) -> list[dict]:
+    """A model turn's items in the order its reasoning state recorded them (the inverse of `reasoning_of`,
+    for both sides: a client replaying the turn and a server answering with it place them the same way).
+
+    Each reasoning item stands where it stood; each call stands at its entry, with the item id the entry
+    kept; the text goes just before the first call so placed. Calls the state does not name come last,
+    after the text (with no state at all: the text, then the calls).
+    """
+    items: list[dict] = []
+    pending = list(calls)
+    for entry in entries:
+        if entry.get("type") != "function_call":
+            items.append(dict(entry))
+            continue
+        k = next((k for k, c in enumerate(pending) if c["call_id"] == entry.get("call_id")), None)
+        if k is None:
+            continue
+        items += text
+        text = []
+        call = pending.pop(k)
+        if entry.get("id"):  # the stored item id, in the place an item's id has
+            call = {"type": call["type"], "id": entry["id"],
+                    **{key: value for key, value in call.items() if key not in ("type", "id")}}
+        items.append(call)
+    return items + text + pending
 
 
 def _turn(text: str, calls: list[ToolCall], response: dict, raw: dict,
@@ -761,28 +766,18 @@ def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | Non
 
 
 def _output(turn: ModelTurn, request: ChatRequest, status: str) -> list[dict]:
-    """The output items: reasoning where the turn's state puts it, the text before the first call."""
+    """The output items: reasoning where the turn's state puts it, the text before the first call (turn_items)."""
     rid = response_id(turn, request)
     text: list[dict] = []
     if turn.text:
         part = {"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}
         text.append({"type": "message", "id": item_id("msg_", rid, "message"), "status": status,
                      "role": "assistant", "content": [part]})
-    calls = {}
-    for call_id, call in zip(call_ids(turn, request), turn.tool_calls):
-        calls[call_id] = {"type": "function_call", "id": item_id("fc_", rid, call_id), "call_id": call_id,
-                          "name": call.name, "arguments": call.arguments_json(), "status": "completed"}
+    calls = [{"type": "function_call", "id": item_id("fc_", rid, call_id), "call_id": call_id,
+              "name": call.name, "arguments": call.arguments_json(), "status": "completed"}
+             for call_id, call in zip(call_ids(turn, request), turn.tool_calls)]
     state = turn.reasoning if turn.reasoning is not None and turn.reasoning.format == NAME else None
-    output: list[dict] = []
-    for entry in state.items if state else ():
-        if entry.get("type") != "function_call":
-            output.append(dict(entry))
-        elif entry.get("call_id") in calls:
-            output += text
-            text = []
-            call = calls.pop(entry["call_id"])
-            output.append({**call, "id": entry.get("id") or call["id"]})
-    return output + text + list(calls.values())
+    return turn_items(state.items if state else (), text, calls)
 
 
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
