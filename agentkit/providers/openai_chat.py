@@ -45,8 +45,8 @@ from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequ
 from .contract import Route
 from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, completion_id, count,
                             empty_array, in_band_error, invalid_schema, invalid_type, invalid_value, missing,
-                            optional, out_of_range, pieces, required, required_object, required_str,
-                            temperature_field, tool_name)
+                            optional, out_of_range, pieces, raw_arguments, required, required_object,
+                            required_str, temperature_field, tool_name)
 
 NAME = "openai-chat"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -245,17 +245,10 @@ def _call_from_wire(c: dict) -> ToolCall:
     if c.get("type") == "custom":  # a free-text tool: its `input` is the raw text
         custom = c.get("custom") if isinstance(c.get("custom"), dict) else {}
         return ToolCall.from_raw(str(c.get("id") or ""), str(custom.get("name") or ""),
-                                 _raw_text(custom.get("input")))
+                                 raw_arguments(custom.get("input")))
     function = c.get("function") if isinstance(c.get("function"), dict) else {}
     return ToolCall.from_raw(str(c.get("id") or ""), str(function.get("name") or ""),
-                             _raw_text(function.get("arguments")))
-
-
-def _raw_text(arguments: Any) -> str | dict:
-    # Strings (the spec) and objects (some compatible servers) are kept as they came.
-    if arguments is None or isinstance(arguments, (str, dict)):
-        return "" if arguments is None else arguments
-    return json.dumps(arguments)
+                             raw_arguments(function.get("arguments")))
 
 
 def _text_of(content: Any) -> str | None:

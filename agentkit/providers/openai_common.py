@@ -3,8 +3,8 @@
 Chat Completions (`openai_chat`) and Responses (`openai_responses`) are two formats on one platform:
 the same key header, the same `{"error": {"message", "type", "param", "code"}}` body, the same words
 for a missing or mistyped field ("Missing required parameter: 'tools[0].name'."), the same rules for a
-tool name. Those pieces live here, public, so that either codec can be read (and copied) with only
-this module and `common` beside it.
+tool name, the same `arguments` string on a call. Those pieces live here, public, so that either codec
+can be read (and copied) with only this module and `common` beside it.
 
     from agentkit.providers import openai_common as oc
     raise oc.invalid_type("temperature", "a decimal", "hot")
@@ -15,6 +15,7 @@ Left out on purpose: anything only one of the two APIs does (their request and r
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -122,6 +123,15 @@ def in_band_error(body: dict, provider: str, raw: Any = None) -> ProviderError:
     cls = QuotaExceededError if kind == "insufficient_quota" else error_for_status(status)
     return cls(message, status=status, error_type=None if kind is None else str(kind), provider=provider,
                body=body if raw is None else raw)
+
+
+def raw_arguments(arguments: Any) -> str | dict:
+    """A call's `arguments` as they came, for ToolCall.from_raw: a string (the spec; possibly invalid
+    JSON, which the loop's parse gate reports), an object (some compatible servers), "" when absent;
+    anything else is re-serialised."""
+    if arguments is None or isinstance(arguments, (str, dict)):
+        return "" if arguments is None else arguments
+    return json.dumps(arguments)
 
 
 def count(value: Any) -> int:

@@ -36,7 +36,6 @@ background responses, hosted tools such as web search (skipped when received), i
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -52,8 +51,8 @@ from .contract import Route
 # The OpenAI platform words its request errors the same way on both APIs, and authenticates the same
 # way: those pieces live in openai_common, shared with Chat Completions.
 from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, count, in_band_error, invalid_schema,
-                            invalid_type, invalid_value, missing, optional, out_of_range, pieces, required,
-                            required_str, temperature_field, tool_name, unsupported)
+                            invalid_type, invalid_value, missing, optional, out_of_range, pieces, raw_arguments,
+                            required, required_str, temperature_field, tool_name, unsupported)
 
 NAME = "openai-responses"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -194,7 +193,7 @@ def parse_response(body: Any) -> ModelTurn:
             texts.append(_output_text(item.get("content")))
         elif item.get("type") == "function_call":
             calls.append(ToolCall.from_raw(str(item.get("call_id") or ""), str(item.get("name") or ""),
-                                           _raw_text(item.get("arguments"))))
+                                           raw_arguments(item.get("arguments"))))
     return _turn("".join(texts), calls, body, body, reasoning_of([i for i in output if isinstance(i, dict)],
                                                                  body.get("model")))
 
@@ -269,12 +268,6 @@ def _output_text(content: Any) -> str:
         return ""
     texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "output_text"]
     return "".join(t for t in texts if isinstance(t, str))
-
-
-def _raw_text(arguments: Any) -> str | dict:
-    if arguments is None or isinstance(arguments, (str, dict)):
-        return "" if arguments is None else arguments
-    return json.dumps(arguments)
 
 
 def _usage_from_wire(usage: Any) -> Usage:
