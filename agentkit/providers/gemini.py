@@ -334,16 +334,11 @@ def _contents_to_wire(messages, model: str) -> list[dict]:
         state = own_reasoning(m, NAME, model)
         items = state.items if state else ()
         parts, call_signatures = signed_text_parts(items, m.content)
+        # A Gemini 3 call with no signature of this model's gets the documented placeholder.
+        unsigned = THOUGHT_SIGNATURE_PLACEHOLDER if signed and state is None else None
         for k, call in enumerate(m.tool_calls):
-            function_call: dict[str, Any] = {"name": call.name, "args": call.arguments_object()}
-            if call.id and not is_synthetic_id(call.id):
-                function_call = {"id": call.id, **function_call}
-            part: dict[str, Any] = {"functionCall": function_call}
-            if k in call_signatures:
-                part["thoughtSignature"] = call_signatures[k]
-            elif signed and state is None:
-                part["thoughtSignature"] = THOUGHT_SIGNATURE_PLACEHOLDER  # no signature of this model's
-            parts.append(part)
+            call_id = None if is_synthetic_id(call.id) else call.id  # a made-up id never goes out
+            parts.append(call_part(call, call_id, call_signatures.get(k, unsigned)))
         contents.append({"role": "model", "parts": parts or [{"text": ""}]})
     return contents
 
@@ -359,6 +354,16 @@ def signed_text_parts(items: Sequence[dict], text: str | None) -> tuple[list[dic
         if text_signature:
             parts[-1]["thoughtSignature"] = text_signature
     return parts, {i.get("index"): i["thoughtSignature"] for i in items if i.get("on") == "functionCall"}
+
+
+def call_part(call: ToolCall, call_id: str | None, signature: str | None) -> dict:
+    """One functionCall part, for both sides: the id first when there is one to send, and the
+    thoughtSignature that rides on it, if any."""
+    function_call: dict[str, Any] = {"name": call.name, "args": call.arguments_object()}
+    part: dict[str, Any] = {"functionCall": {"id": call_id, **function_call} if call_id else function_call}
+    if signature is not None:
+        part["thoughtSignature"] = signature
+    return part
 
 
 def reasoning_of(parts: list[dict], model: str | None) -> ReasoningState | None:
@@ -560,14 +565,10 @@ def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
                body=data if data is not None else body)
 
 
-
-
 def _duration_seconds(value: Any) -> float | None:
     """A protobuf Duration in JSON ("46s", "0.5s") as seconds."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)s\s*", value) if isinstance(value, str) else None
     return float(match.group(1)) if match else None
-
-
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -940,14 +941,8 @@ def _parts(turn: ModelTurn, request: ChatRequest) -> tuple[list[dict], list[dict
     state = turn.reasoning if turn.reasoning is not None and turn.reasoning.format == NAME else None
     items = state.items if state else ()
     text, call_signatures = signed_text_parts(items, turn.text)
-    calls = []
-    for k, (call, call_id) in enumerate(zip(turn.tool_calls, call_ids(turn, request), strict=True)):
-        function_call: dict[str, Any] = {"name": call.name, "args": call.arguments_object()}
-        if call_id is not None:
-            function_call = {"id": call_id, **function_call}
-        calls.append({"functionCall": function_call})
-        if k in call_signatures:
-            calls[-1]["thoughtSignature"] = call_signatures[k]
+    calls = [call_part(call, call_id, call_signatures.get(k))
+             for k, (call, call_id) in enumerate(zip(turn.tool_calls, call_ids(turn, request), strict=True))]
     return text, calls
 
 
