@@ -183,10 +183,7 @@ class _Call:
         self.may_continue = owner.continue_stored  # False after a continued attempt was refused
 
     def next_request(self) -> _Request:
-        clock = AttemptClock(self.owner._attempt_timeout, self.ends)
-        history = tuple((a.model, a.outcome) for a in self.attempts)
-        return self.owner._build(self.plan.model, self.messages, self.tools, self.options, clock, history,
-                                 self.wait, self.may_continue)
+        return self.owner._build(self)
 
     def succeeded(self, request: _Request) -> None:
         self._record(request, None)
@@ -591,11 +588,12 @@ class HTTPModel:
 
     # -- step 1: build ---------------------------------------------------------------------------------
 
-    def _build(self, model: str, messages: list, tools: list, options: ModelOptions, clock: AttemptClock,
-               history: tuple, wait: float, may_continue: bool = False) -> _Request:
+    def _build(self, call: _Call) -> _Request:
+        """The call's next attempt, to the plan's current model, on a clock of its own."""
+        model, messages, options = call.plan.model, call.messages, call.options
         extras: dict[str, Any] = {}
         continued, sent = None, messages
-        if may_continue:
+        if call.may_continue:
             found = self._continuation(model, messages)
             if found is not None:
                 continued, sent = found
@@ -606,7 +604,7 @@ class HTTPModel:
             if len(remaining) > 1:
                 extras["models"] = remaining
         extras.update(self.extra_body)
-        wire = self.codec.build_request(model, sent, tools, options, **extras)
+        wire = self.codec.build_request(model, sent, call.tools, options, **extras)
         auth = self.codec.auth_headers(self._api_key) if self._api_key else {}
         stream = bool(options.stream or wire.stream)
         framing = {"Accept": "text/event-stream", "Cache-Control": "no-store"} \
@@ -615,7 +613,9 @@ class HTTPModel:
         url = _join(self.base_url, wire.path)
         parsed = urlsplit(url)
         path = redact(parsed.path + (f"?{parsed.query}" if parsed.query else ""), self._secrets)
-        return _Request(model, url, path, headers, wire.body, stream, clock, history, wait, time.perf_counter(),
+        clock = AttemptClock(self._attempt_timeout, call.ends)
+        history = tuple((a.model, a.outcome) for a in call.attempts)
+        return _Request(model, url, path, headers, wire.body, stream, clock, history, call.wait, time.perf_counter(),
                         tuple(messages) if self.continue_stored else (), continued)
 
     # -- stored conversations (continue_stored_responses) ----------------------------------------------
@@ -645,9 +645,10 @@ class HTTPModel:
         if response_id is None:
             return
         answer = turn.as_message()
+        key = _fingerprint(answer)
         with self._lock:
-            self._stored[_fingerprint(answer)] = (response_id, request.model, request.messages + (answer,))
-            self._stored.move_to_end(_fingerprint(answer))
+            self._stored[key] = (response_id, request.model, request.messages + (answer,))
+            self._stored.move_to_end(key)
             while len(self._stored) > _STORED_CONVERSATIONS:
                 self._stored.popitem(last=False)
 
