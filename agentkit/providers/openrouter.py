@@ -163,9 +163,14 @@ def response_id(turn: ModelTurn, request: ChatRequest) -> str:
     return f"gen-{CREATED}-" + stable_id(openai_chat.response_id(turn, request), length=20)
 
 
+def _upstream(model: str) -> str:
+    """The upstream part of a model id: "anthropic/claude-sonnet-4.5" -> "anthropic" (no prefix: openai)."""
+    return model.split("/", 1)[0] if "/" in model else "openai"
+
+
 def upstream_provider(model: str) -> str:
     """"openai/gpt-4.1" -> "OpenAI": who OpenRouter says served the answer."""
-    prefix = model.split("/", 1)[0] if "/" in model else "openai"
+    prefix = _upstream(model)
     return PROVIDERS.get(prefix, prefix.title())
 
 
@@ -177,9 +182,8 @@ def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | Non
             or reasoning.get("effort") == "none":
         return None
     thought = simulated_thought(turn, request)
-    prefix = request.model.split("/", 1)[0] if "/" in request.model else "openai"
     detail = {"type": "reasoning.text", "text": thought, "signature": mint_signature("openrouter", None, thought),
-              "format": DETAIL_FORMATS.get(prefix, "unknown"), "index": 0}
+              "format": DETAIL_FORMATS.get(_upstream(request.model), "unknown"), "index": 0}
     return ReasoningState(NAME, turn.model or request.model,
                           ({"message": {"reasoning": thought, "reasoning_details": [detail]}},))
 
