@@ -71,7 +71,7 @@ def tool_to_mcp(spec: ToolSpec) -> dict:
     return tool
 
 
-#: The verb every codec has (`agentkit.providers.common`): the tool definition as this format writes it.
+#: The verb every codec has (`agentkit.providers.contract`): the tool definition as this format writes it.
 tool_to_wire = tool_to_mcp
 
 
