@@ -159,7 +159,9 @@ def redact_json(value: Any, secrets: Iterable[str | None] = (), max_depth: int =
 
 # -- log lines written by httpx and httpcore ------------------------------------------------------------
 
-_CALL_SECRETS: ContextVar[tuple[str, ...]] = ContextVar("agentkit_call_secrets", default=())
+#: The secret forms of the call running in this thread or task; None outside every call (an empty tuple is a
+#: call with no secret long enough to search for, whose `?key=` and bearer tokens are still masked by shape).
+_CALL_SECRETS: ContextVar[tuple[str, ...] | None] = ContextVar("agentkit_call_secrets", default=None)
 
 #: The loggers httpx and httpcore write to (a logger's filter does not see its children's records).
 LIBRARY_LOGGERS = ("httpx", "httpcore.connection", "httpcore.http11", "httpcore.http2", "httpcore.proxy",
@@ -182,13 +184,14 @@ class _ScrubFilter(logging.Filter):
     written outside a `scrubbing_logs` block (other code's use of httpx is not ours to edit)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not _CALL_SECRETS.get():
+        forms = _CALL_SECRETS.get()
+        if forms is None:
             return True
         try:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a malformed record is the logging module's business, not ours
             return True
-        clean = _scrub(message, _CALL_SECRETS.get())
+        clean = _scrub(message, forms)
         if clean != message:
             record.msg, record.args = clean, ()
         return True

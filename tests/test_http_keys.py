@@ -256,6 +256,19 @@ def test_a_key_in_the_base_url_stays_out_of_repr_describe_and_httpx_logs(caplog)
     assert model.last_attempts[0].path == "/v1/chat/completions?key=***"
 
 
+def test_a_key_too_short_to_search_for_is_still_masked_in_httpx_logs_by_its_query_parameter(caplog):
+    """Below MIN_SECRET_LENGTH a key is not searched for as text, but `?key=` is masked by shape everywhere
+    (as in repr and the attempt log): also in httpx's own log line, inside a call that has no other secret."""
+    caplog.set_level(logging.DEBUG)
+    model = HTTPModel("m", base_url="http://x/v1?key=abc", api_key="",
+                      transport=httpx.MockTransport(lambda r: httpx.Response(503)), max_retries=0)
+    with pytest.raises(ProviderError):
+        model.complete(MESSAGES)
+    request_lines = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert request_lines and all("key=abc" not in line for line in request_lines)
+    assert "key=***" in request_lines[0]
+
+
 def test_the_key_in_the_base_url_still_reaches_the_server():
     key = planted("D" * 20)
     seen = []
