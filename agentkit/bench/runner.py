@@ -277,7 +277,7 @@ def emitted_calls(run: Any) -> int:
     """Tool calls the model sent (valid or not, run or not): counted from the conversation itself."""
     if run is None:
         return 0
-    return sum(len(m.tool_calls) for m in run.messages[getattr(run, "start_index", 0):] if m.role == "assistant")
+    return sum(len(m.tool_calls) for m in run.new_messages if m.role == "assistant")
 
 
 def _fatal(error: BaseException) -> str | None:

@@ -105,7 +105,7 @@ class Scenario:
 
     def judge(self, run: Any, world: World) -> Verdict:
         """Verdict for one finished run (see the module docstring for the order of the checks)."""
-        messages = list(run.messages[getattr(run, "start_index", 0):])
+        messages = run.new_messages
         calls = [(i, c) for i, m in enumerate(messages) if m.role == "assistant" for c in m.tool_calls]
         if self.budget is not None and len(calls) > self.budget:
             return Verdict.failed("limit_ignored", f"{len(calls)} tool calls; the budget was {self.budget}")
