@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..viz import finish, pyplot
+from ..viz import PALETTE, finish, pyplot
 from .runner import MODE, read_records, record_key
 from .scoring import LABELS
 
@@ -293,9 +293,6 @@ class Report:
             fig.savefig(path, dpi=120)
             saved.append(path)
         return saved
-
-
-PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
 
 
 def _cell(accuracy: dict | None, k: int) -> str:
