@@ -118,7 +118,7 @@ class Oracle:
             if hasattr(case, "start"):  # a suites.Case: the suite's own case is its source
                 case = case.source
             if isinstance(case, BFCLCase):
-                key = case_key(case.messages, case.tool_specs())
+                key = case_key(case.messages, case.tools)  # the Tools the runner offers, built once
                 script: Any = bfcl_answer(case)
             else:
                 key, script = case.oracle_key(), case
