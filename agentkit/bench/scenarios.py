@@ -43,7 +43,7 @@ from typing import Any
 from ..types import Message
 from .oracle import case_key
 from .scoring import Verdict
-from .world import DATA_DIR, SERVICES, STOP_PHRASE, World
+from .world import DATA_DIR, SERVICES, STOP_PHRASE, World, service_tools
 
 CATEGORIES = ("multi_step", "error_recovery", "strict_schema", "limits")
 DEFAULT_MAX_STEPS = 8
@@ -88,9 +88,7 @@ class Scenario:
     # -- the oracle plays the reference solution -------------------------------------------------------------
 
     def oracle_key(self) -> str:
-        from .world import _prototypes
-
-        return case_key(self.messages(), [_prototypes()[name] for name in self.tools])
+        return case_key(self.messages(), [service_tools()[name] for name in self.tools])
 
     def oracle_step(self, step: int) -> tuple[list[tuple[str, dict]], str | None]:
         """Turn `step` (0 = first) of the reference solution: (calls, None) or ([], answer)."""
