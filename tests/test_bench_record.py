@@ -56,19 +56,32 @@ def test_a_replayed_run_reproduces_the_recorded_scores_and_the_key_is_never_stor
     assert 0 < recorded.passed < recorded.done  # a mix of passes and failures, so the equality means something
 
 
-def test_a_key_inside_a_body_is_scrubbed_before_it_is_written(tmp_path):
+def record_a_prompt_holding(key: str, tmp_path, secrets=()) -> str:
+    """Record one case whose prompt contains `key` (sent with `key` as the API key); the cassette's text."""
     from agentkit import sim
     from agentkit.bench.scenarios import load
     from agentkit.bench.suites import Case
 
-    key = planted_key()
     scenario = load("limits")[5]
     case = Case(scenario.id, "agentkit", "limits", type(scenario)(**{**scenario.__dict__,
                                                                    "prompt": f"My key is {key}. 12 x 12?"}))
-    with sim.serve() as server, recording(tmp_path / "c.yaml", secrets=[key]):
+    with sim.serve() as server, recording(tmp_path / "c.yaml", secrets=secrets):
         model = HTTPModel("sim-reasoner", base_url=server.base_url("openai-chat"), api_key=key)
         asyncio.run(run_benchmark([case], model, out=tmp_path / "r.jsonl", progress=False))
-    text = (tmp_path / "c.yaml").read_text(encoding="utf-8")
+    return (tmp_path / "c.yaml").read_text(encoding="utf-8")
+
+
+def test_a_key_inside_a_body_is_scrubbed_before_it_is_written(tmp_path):
+    key = planted_key()
+    text = record_a_prompt_holding(key, tmp_path, secrets=[key])
+    assert key not in text and "<redacted>" in text
+
+
+@pytest.mark.parametrize("variable", ["OLLAMA_API_KEY", "GOOGLE_API_KEY"])
+def test_every_provider_key_variable_is_scrubbed_without_being_passed(variable, tmp_path, monkeypatch):
+    key = planted_key()
+    monkeypatch.setenv(variable, key)
+    text = record_a_prompt_holding(key, tmp_path)
     assert key not in text and "<redacted>" in text
 
 

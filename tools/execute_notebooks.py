@@ -21,6 +21,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -61,7 +62,7 @@ def rename_widget_ids(nb: nbformat.NotebookNode, name: str) -> None:
     """Replace random widget model ids by stable ones, everywhere they appear."""
     text = json.dumps(nb)
     ids = []
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    state = _widget_state(nb)
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             model_id = out.get("data", {}).get(WIDGET_VIEW, {}).get("model_id")
@@ -75,16 +76,32 @@ def rename_widget_ids(nb: nbformat.NotebookNode, name: str) -> None:
     nb.update(nbformat.from_dict(json.loads(text)))
 
 
+def _widget_state(nb: nbformat.NotebookNode) -> dict:
+    """model id -> saved state of every widget the notebook stores."""
+    return nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+
+
+def _timing_cells(old: nbformat.NotebookNode,
+                  new: nbformat.NotebookNode) -> Iterator[tuple[nbformat.NotebookNode, nbformat.NotebookNode]]:
+    """(stored, new) pairs of the cells tagged `timing-chart` whose source did not change."""
+    for before, after in zip(old.cells, new.cells):
+        if "timing-chart" in after.get("metadata", {}).get("tags", []) and before.source == after.source:
+            yield before, after
+
+
+def _keep_pictures(outputs_old: list, outputs_new: list) -> None:
+    """Put the stored PNG back into each new output whose text (what nbval compares) is the same."""
+    for out_old, out_new in zip(outputs_old, outputs_new):
+        data_old, data_new = out_old.get("data", {}), out_new.get("data", {})
+        if "image/png" in data_old and "image/png" in data_new and \
+                data_old.get("text/plain") == data_new.get("text/plain"):
+            data_new["image/png"] = data_old["image/png"]
+
+
 def keep_timing_charts(old: nbformat.NotebookNode, new: nbformat.NotebookNode) -> None:
     """For cells tagged `timing-chart`, keep the old PNG when everything else in the output is the same."""
-    for before, after in zip(old.cells, new.cells):
-        if "timing-chart" not in after.get("metadata", {}).get("tags", []) or before.source != after.source:
-            continue
-        for out_old, out_new in zip(before.get("outputs", []), after.get("outputs", [])):
-            data_old, data_new = out_old.get("data", {}), out_new.get("data", {})
-            if "image/png" in data_old and "image/png" in data_new and \
-                    data_old.get("text/plain") == data_new.get("text/plain"):
-                data_new["image/png"] = data_old["image/png"]
+    for before, after in _timing_cells(old, new):
+        _keep_pictures(before.get("outputs", []), after.get("outputs", []))
 
 
 def _widgets_of(cell: nbformat.NotebookNode, state: dict) -> set[str]:
@@ -102,19 +119,11 @@ def _widgets_of(cell: nbformat.NotebookNode, state: dict) -> set[str]:
 def keep_timing_widget_pictures(old: nbformat.NotebookNode, new: nbformat.NotebookNode) -> None:
     """For cells tagged `timing-chart` whose widgets show a picture (a playground's Output widget), keep the
     old PNG in the saved widget state when its text is the same. Run after rename_widget_ids (same ids)."""
-    old_state = old.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    new_state = new.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    for before, after in zip(old.cells, new.cells):
-        if "timing-chart" not in after.get("metadata", {}).get("tags", []) or before.source != after.source:
-            continue
+    old_state, new_state = _widget_state(old), _widget_state(new)
+    for _, after in _timing_cells(old, new):
         for model_id in _widgets_of(after, new_state):
-            outs_new = new_state[model_id].get("state", {}).get("outputs", [])
-            outs_old = old_state.get(model_id, {}).get("state", {}).get("outputs", [])
-            for out_old, out_new in zip(outs_old, outs_new):
-                data_old, data_new = out_old.get("data", {}), out_new.get("data", {})
-                if "image/png" in data_old and "image/png" in data_new and \
-                        data_old.get("text/plain") == data_new.get("text/plain"):
-                    data_new["image/png"] = data_old["image/png"]
+            _keep_pictures(old_state.get(model_id, {}).get("state", {}).get("outputs", []),
+                           new_state[model_id].get("state", {}).get("outputs", []))
 
 
 def execute(path: Path) -> float:

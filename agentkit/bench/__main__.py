@@ -222,16 +222,14 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: The friendlier provider names HTTPModel.from_env accepts in AGENTKIT_PROVIDER, accepted here too.
-ALIASES = {"openai": "openai-chat", "responses": "openai-responses", "claude": "anthropic", "google": "gemini"}
-
-
 def _provider(name: str, formats: Any) -> str:
+    from ..http import PROVIDER_ALIASES  # the friendlier names AGENTKIT_PROVIDER accepts, accepted here too
+
     name = name.strip().lower()
-    name = ALIASES.get(name, name)
+    name = PROVIDER_ALIASES.get(name, name)
     if name != "sim" and name not in formats:
         raise UsageProblem(f"unknown provider {name!r}: use sim or one of {', '.join(formats)} "
-                           f"(or {', '.join(ALIASES)})")
+                           f"(or {', '.join(PROVIDER_ALIASES)})")
     return name
 
 

@@ -118,7 +118,7 @@ class Oracle:
             if hasattr(case, "start"):  # a suites.Case: the suite's own case is its source
                 case = case.source
             if isinstance(case, BFCLCase):
-                key = case_key(case.messages, case.tool_specs())
+                key = case_key(case.messages, case.tools)  # the Tools the runner offers, built once
                 script: Any = bfcl_answer(case)
             else:
                 key, script = case.oracle_key(), case
@@ -151,11 +151,12 @@ class Oracle:
     def _turn(self, request: ChatRequest, calls: list[tuple[str, dict]], text: str | None) -> ModelTurn:
         from ..sim.models import count_tokens
 
-        fingerprint = stable_id(request.model, [m.to_dict() for m in request.messages], length=32)
+        conversation = [m.to_dict() for m in request.messages]
+        fingerprint = stable_id(request.model, conversation, length=32)
         tool_calls = tuple(ToolCall(stable_id(fingerprint, i, name), name, dict(args), dict(args))
                            for i, (name, args) in enumerate(calls))
         written = json.dumps([[n, a] for n, a in calls], ensure_ascii=False) if tool_calls else (text or "")
-        prompt = json.dumps([m.to_dict() for m in request.messages], ensure_ascii=False, default=str)
+        prompt = json.dumps(conversation, ensure_ascii=False, default=str)
         return ModelTurn(text=None if tool_calls else (text or ""), tool_calls=tool_calls,
                          stop="tool_calls" if tool_calls else "stop",
                          usage=Usage(count_tokens(prompt), max(1, count_tokens(written))), model=request.model,

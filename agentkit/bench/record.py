@@ -18,8 +18,9 @@ case in several trials) are answered in the order they were recorded.
 
 Secrets never reach the file: the auth headers every provider uses are dropped (`FILTERED_HEADERS`,
 and `key` in a query string), and any secret you pass — plus the values of the provider key
-variables in the environment — is replaced by "<redacted>" wherever else it appears, in URLs,
-headers or bodies, before the cassette is written.
+variables in the environment (every codec's API_KEY_ENVS) — is replaced by "<redacted>" wherever else
+it appears, in URLs, headers or bodies, as is or escaped (`agentkit.redaction.secret_forms`), before
+the cassette is written.
 
 Left out on purpose: editing cassettes, and matching requests loosely (a changed prompt is a
 different benchmark, so it must not be answered from a recording).
@@ -33,9 +34,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..providers import FORMATS, get_codec
+from ..redaction import secret_forms
+
 FILTERED_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "openai-organization",
                     "openai-project", "cookie", "set-cookie")
-KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY")
+#: Every provider's key variables, as its codec names them (API_KEY_ENVS): a new format is covered by itself.
+KEY_VARIABLES = tuple(dict.fromkeys(v for fmt in FORMATS for v in get_codec(fmt).API_KEY_ENVS))
 MATCH_ON = ("method", "path", "query", "same_body")
 REDACTED = "<redacted>"
 
@@ -44,12 +49,13 @@ class NoRecording(FileNotFoundError):
     """--replay names a cassette that does not exist."""
 
 
-def _secrets(extra: Iterable[str | None]) -> list[str]:
-    found = [s for s in extra if s] + [os.environ[v] for v in KEY_VARIABLES if os.environ.get(v)]
-    return sorted({s for s in found if len(s) >= 8}, key=len, reverse=True)  # short strings would wreck text
+def _secrets(extra: Iterable[str | None]) -> tuple[str, ...]:
+    """Every form a secret can take in text (as is, JSON-escaped, percent-encoded ...), longest first, for the
+    secrets given and the provider keys in the environment; short strings are skipped (they would wreck text)."""
+    return secret_forms([*extra, *(os.environ.get(v) for v in KEY_VARIABLES)])
 
 
-def _scrub(value: Any, secrets: list[str]) -> Any:
+def _scrub(value: Any, secrets: tuple[str, ...]) -> Any:
     if isinstance(value, bytes):
         for secret in secrets:
             value = value.replace(secret.encode(), REDACTED.encode())
@@ -65,7 +71,7 @@ def _scrub(value: Any, secrets: list[str]) -> Any:
     return value
 
 
-def _vcr(secrets: list[str]) -> Any:
+def _vcr(secrets: tuple[str, ...]) -> Any:
     import vcr
 
     def request_hook(request: Any) -> Any:
@@ -106,5 +112,5 @@ def replaying(path: str | os.PathLike) -> Iterator[Any]:
     """Every httpx exchange inside the block is answered from the cassette; none reaches the network."""
     if not Path(path).is_file():
         raise NoRecording(f"no recording at {path}: record one first with --record {path}")
-    with _vcr([]).use_cassette(str(path), record_mode="none") as cassette:
+    with _vcr(()).use_cassette(str(path), record_mode="none") as cassette:
         yield cassette

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..viz import finish, pyplot
+from ..viz import PALETTE, finish, pyplot
 from .runner import MODE, read_records, record_key
 from .scoring import LABELS
 
@@ -116,8 +116,7 @@ class Report:
 
     def labels(self) -> list[str]:
         """Every failure label seen, the most frequent first (ties by name, so the order is stable)."""
-        counts = Counter(r["label"] for r in self.records if not r["ok"])
-        return sorted(counts, key=lambda label: (-counts[label], label))
+        return list(_most_frequent_first(Counter(r["label"] for r in self.records if not r["ok"])))
 
     def summary(self) -> dict:
         """Everything the report shows, as plain JSON-able data."""
@@ -145,8 +144,7 @@ class Report:
             groups = [g for (s, c, _), g in by_case.items() if (s, c) == (suite, category)]
             if groups:
                 categories[f"{suite}:{category}"] = accuracy(groups)
-        failed = Counter(r["label"] for r in mine if not r["ok"])
-        failed = Counter(dict(sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))))
+        failed = _most_frequent_first(Counter(r["label"] for r in mine if not r["ok"]))
         latencies = [r["latency_ms"] for r in mine if r.get("latency_ms") is not None]
         tokens_in = sum(r.get("input_tokens", 0) for r in mine)
         tokens_out = sum(r.get("output_tokens", 0) for r in mine)
@@ -156,7 +154,7 @@ class Report:
             "trials": k, "records": len(mine),
             "overall": accuracy(list(by_case.values())),
             "categories": categories,
-            "labels": dict(failed.most_common()),
+            "labels": failed,
             "steps_per_case": statistics.fmean(r.get("steps", 0) for r in mine),
             "tool_calls_per_case": statistics.fmean(r.get("tool_calls", 0) for r in mine),
             "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
@@ -295,7 +293,9 @@ class Report:
         return saved
 
 
-PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C"]
+def _most_frequent_first(counts: Counter) -> dict[str, int]:
+    """label -> count, the most frequent first (ties by name, so the order is stable)."""
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _cell(accuracy: dict | None, k: int) -> str:

@@ -205,13 +205,14 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
         for case, trial in queue:  # a shared iterator: each item goes to exactly one worker
             if aborted:
                 return
-            record = await _run_one(case, trial, seed + trial, model_for(trial, number), label, provider, stream,
-                                    executor)
+            try:
+                record = await _run_one(case, trial, seed + trial, model_for(trial, number), label, provider,
+                                        stream, executor)
+            except BenchAborted as exc:  # the other workers stop at their next case; the run raises it
+                aborted.append(exc)
+                return
             if replayed:
                 record["replayed"] = True
-            if record.get("fatal"):
-                aborted.append(BenchAborted(record.pop("fatal")))
-                return
             if writer is not None:
                 writer.write(record)
             if on_record is not None:
@@ -255,7 +256,7 @@ async def _run_one(case: Case, trial: int, seed: int, model: Any, label: str, pr
         cause = error.__cause__ or error
         fatal = _fatal(cause)
         if fatal:
-            return {"fatal": fatal}
+            raise BenchAborted(fatal)
         verdict = {"ok": False, "label": "provider_error", "detail": f"{type(cause).__name__}: {cause}"[:300]}
     else:
         verdict = attempt.judge(run).to_dict()
@@ -277,7 +278,7 @@ def emitted_calls(run: Any) -> int:
     """Tool calls the model sent (valid or not, run or not): counted from the conversation itself."""
     if run is None:
         return 0
-    return sum(len(m.tool_calls) for m in run.messages[getattr(run, "start_index", 0):] if m.role == "assistant")
+    return sum(len(m.tool_calls) for m in run.new_messages if m.role == "assistant")
 
 
 def _fatal(error: BaseException) -> str | None:

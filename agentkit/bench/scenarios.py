@@ -43,7 +43,7 @@ from typing import Any
 from ..types import Message
 from .oracle import case_key
 from .scoring import Verdict
-from .world import DATA_DIR, SERVICES, STOP_PHRASE, World
+from .world import DATA_DIR, SERVICES, STOP_PHRASE, World, service_tools
 
 CATEGORIES = ("multi_step", "error_recovery", "strict_schema", "limits")
 DEFAULT_MAX_STEPS = 8
@@ -88,9 +88,7 @@ class Scenario:
     # -- the oracle plays the reference solution -------------------------------------------------------------
 
     def oracle_key(self) -> str:
-        from .world import _prototypes
-
-        return case_key(self.messages(), [_prototypes()[name] for name in self.tools])
+        return case_key(self.messages(), [service_tools()[name] for name in self.tools])
 
     def oracle_step(self, step: int) -> tuple[list[tuple[str, dict]], str | None]:
         """Turn `step` (0 = first) of the reference solution: (calls, None) or ([], answer)."""
@@ -105,7 +103,7 @@ class Scenario:
 
     def judge(self, run: Any, world: World) -> Verdict:
         """Verdict for one finished run (see the module docstring for the order of the checks)."""
-        messages = list(run.messages[getattr(run, "start_index", 0):])
+        messages = run.new_messages
         calls = [(i, c) for i, m in enumerate(messages) if m.role == "assistant" for c in m.tool_calls]
         if self.budget is not None and len(calls) > self.budget:
             return Verdict.failed("limit_ignored", f"{len(calls)} tool calls; the budget was {self.budget}")

@@ -111,7 +111,7 @@ def _bfcl_attempt(case: bfcl.BFCLCase) -> Attempt:
 
 def first_turn_calls(run: Any) -> list[dict]:
     """The calls of the run's first assistant turn as BFCL's {name: arguments} (raw text if not JSON)."""
-    for message in run.messages[getattr(run, "start_index", 0):]:
+    for message in run.new_messages:
         if message.role == "assistant":
             return [{c.name: c.arguments if c.arguments is not None else c.raw_arguments}
                     for c in message.tool_calls]

@@ -76,7 +76,7 @@ class World:
     # -- tools ------------------------------------------------------------------------------------------
 
     def tools(self, names: list[str]) -> list[Tool]:
-        protos = _prototypes()
+        protos = service_tools()
         unknown = [n for n in names if n not in protos]
         if unknown:
             raise ValueError(f"no service named {', '.join(unknown)}; known: {', '.join(sorted(protos))}")
@@ -521,8 +521,9 @@ def _base_state() -> dict:
 
 
 @lru_cache(maxsize=1)
-def _prototypes() -> dict[str, Tool]:
-    """Each service's Tool, built once from its type hints (a throwaway World supplies bound methods)."""
+def service_tools() -> dict[str, Tool]:
+    """name -> each service's Tool, built once per process from its type hints. Read their names, descriptions
+    and schemas; they run against a throwaway World (World.tools binds the same schemas to a case's World)."""
     scratch = World({})
     return {name: tool(getattr(scratch, name)) for name in SERVICES}
 
