@@ -56,7 +56,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/loop_overhead.py
 	$(BIN)/python benchmarks/parallel.py
 	$(BIN)/python benchmarks/import_time.py
+	$(BIN)/python benchmarks/sim_latency.py
 	$(BIN)/python benchmarks/deadlines.py
+	$(BIN)/python benchmarks/mcp_roundtrip.py
+	$(BIN)/python benchmarks/bench_concurrency.py
 
 clean:
 	rm -rf $(VENV)
