@@ -304,14 +304,9 @@ class McpClient:
 
     def _stderr_tail(self) -> str:
         """The server's last stderr line, for error messages (stdio servers only)."""
-        log = self._stderr
-        if log is None or log.closed:
-            return ""
         try:
-            log.flush()
-            log.seek(0)
-            lines = [line.strip() for line in log.read().splitlines() if line.strip()]
-        except (OSError, ValueError):
+            lines = [line.strip() for line in self.stderr().splitlines() if line.strip()]
+        except (OSError, ValueError):  # an error message must not fail for want of the server's words
             return ""
         return f"; its stderr ends: {lines[-1][:300]}" if lines else ""
 
