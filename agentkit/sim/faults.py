@@ -101,14 +101,11 @@ class FaultPlan:
 
     def failure(self, attempt: int) -> Failure | None:
         """The failure for this attempt (1-based), or None when this attempt should succeed."""
-        status = self.status
-        if self.flaky and not self.fails:
-            status = 503
-        if status is None and self.transport is None and self.instream is None:
-            return None
         if self.flaky and attempt > self.flaky:
             return None
-        return Failure(status, self.transport, self.retry_after_ms, self.instream)
+        if self.fails:
+            return Failure(self.status, self.transport, self.retry_after_ms, self.instream)
+        return Failure(503, None, self.retry_after_ms) if self.flaky else None  # "flaky" alone: a 503
 
 
 @dataclass(frozen=True)
