@@ -72,8 +72,9 @@ def _warm_up() -> None:
 
 
 def simulated(model: HTTPModel) -> bool:
-    """True when the model talks to the local simulator."""
-    return model.base_url.startswith(sim.shared().url)
+    """True when the model talks to the local simulator (asking starts no simulator)."""
+    server = sim.server.shared_if_running()  # a model on the shared simulator has started it already
+    return server is not None and model.base_url.startswith(server.url)
 
 
 def describe(model: HTTPModel) -> str:

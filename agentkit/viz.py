@@ -35,12 +35,20 @@ def finish(fig: Any) -> Any:
     return fig
 
 
+def _workers(spans: Sequence[Any]) -> list[str]:
+    """The workers (threads or tasks) that ran these spans, in the order each first started one."""
+    first: dict[str, float] = {}
+    for s in spans:
+        first[s.worker] = min(s.start, first.get(s.worker, s.start))
+    return sorted(first, key=first.__getitem__)
+
+
 def timeline(run_or_trace: Any, title: str = "Run timeline") -> Any:
     """Model calls and tool attempts on one time axis, one row per worker thread or task."""
     trace = getattr(run_or_trace, "trace", run_or_trace)
     plt = pyplot()
     spans = trace.spans()
-    workers = sorted({s.worker for s in spans}, key=lambda w: min(s.start for s in spans if s.worker == w))
+    workers = _workers(spans)
     rows = ["model"] + workers
     fig, ax = plt.subplots(figsize=(8, max(2.4, 0.9 + 0.45 * len(rows))))
     requests = trace.of("model_request")
@@ -183,7 +191,7 @@ def gantt(runs: Mapping[str, Any], title: str = "", seconds: bool = True) -> Any
     for ax, (label, trace) in zip(axes[:, 0], traces.items()):
         calls = _call_order(trace)
         spans = trace.spans()
-        workers = sorted({s.worker for s in spans}, key=lambda w: min(s.start for s in spans if s.worker == w))
+        workers = _workers(spans)
         for req, resp in zip(trace.of("model_request"), trace.of("model_response")):
             ax.barh(0, max((resp.t - req.t) * scale, 0.002 * scale), left=req.t * scale, color=PALETTE[0],
                     height=0.7)

@@ -3,7 +3,7 @@
 import httpx
 import pytest
 
-from agentkit import lab
+from agentkit import lab, sim
 
 CHAT_REQUEST = {
     "model": "gpt-4.1",
@@ -55,6 +55,16 @@ def test_connect_to_a_base_url_uses_the_named_model_there(clean_env):
     assert lab.describe(model) == "http://127.0.0.1:9/v1: qwen3 in openai-chat format"
     # formats the variables do not name, and simulator presets, stay on the simulator
     assert lab.simulated(lab.connect("anthropic")) and lab.simulated(lab.connect("openai-chat", "sim-repeat"))
+
+
+def test_describing_a_configured_provider_model_starts_no_simulator(clean_env):
+    clean_env.setenv("AGENTKIT_BASE_URL", "http://127.0.0.1:9/v1")
+    clean_env.setenv("AGENTKIT_MODEL", "qwen3")
+    model = lab.connect("openai-chat")
+    clean_env.setattr(sim.server, "_shared", None)  # as in a process that never needed the simulator
+    clean_env.setattr(sim.server, "serve", lambda **options: pytest.fail("lab started a simulator"))
+    assert not lab.simulated(model)
+    assert lab.describe(model) == "http://127.0.0.1:9/v1: qwen3 in openai-chat format"
 
 
 def test_connect_to_a_base_url_without_a_model_name_says_which_variable_is_missing(clean_env):

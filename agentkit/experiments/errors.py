@@ -161,14 +161,14 @@ class Cell:
 
 
 def run_once(policy: ErrorPolicyLike, tool_call: ToolCall, tools: Sequence[Tool],
-             clock: VirtualClock | None = None) -> tuple[Run, RunError | None]:
+             clock: VirtualClock | None = None, *, seed: int = 0) -> tuple[Run, RunError | None]:
     """One call under one policy: the model sends `tool_call`, then answers "done". The Run (the partial
-    one when the run raised) and the RunError it raised, if any."""
+    one when the run raised) and the RunError it raised, if any. `seed` fixes a Retry's jitter."""
     clock = clock or VirtualClock()
     model = ScriptedModel([[tool_call], "done"])
     try:
         return run(model, "Forecast, please.", tools=tools, on_tool_error=policy,
-                   executor=SequentialExecutor(sleep=clock.sleep)), None
+                   executor=SequentialExecutor(sleep=clock.sleep, seed=seed)), None
     except RunError as error:
         return error.run, error
 
@@ -208,15 +208,10 @@ def count_retries(policy: ErrorPolicyLike, idempotent: bool = True, seed: int = 
         """Always times out."""
         raise TimeoutError("timeout")
 
-    clock = VirtualClock()
-    model = ScriptedModel([[call("flaky", {"q": "x"})], "done"])
-    try:
-        result, raised = run(model, "go", tools=[flaky], on_tool_error=policy,
-                             executor=SequentialExecutor(sleep=clock.sleep, seed=seed)), None
-    except RunError as error:
-        result, raised = error.run, type(error).__name__
+    result, error = run_once(policy, call("flaky", {"q": "x"}), [flaky], seed=seed)
     delays = tuple(e.data["delay"] for e in result.trace.of("retry"))
-    return RetryCount(result.tool_runs, delays, raised, result.results[0].content())
+    return RetryCount(result.tool_runs, delays, type(error).__name__ if error else None,
+                      result.results[0].content())
 
 
 # -- the sweep: success, tool runs, model calls and time per strategy, over failure rates ----------------

@@ -304,14 +304,9 @@ class McpClient:
 
     def _stderr_tail(self) -> str:
         """The server's last stderr line, for error messages (stdio servers only)."""
-        log = self._stderr
-        if log is None or log.closed:
-            return ""
         try:
-            log.flush()
-            log.seek(0)
-            lines = [line.strip() for line in log.read().splitlines() if line.strip()]
-        except (OSError, ValueError):
+            lines = [line.strip() for line in self.stderr().splitlines() if line.strip()]
+        except (OSError, ValueError):  # an error message must not fail for want of the server's words
             return ""
         return f"; its stderr ends: {lines[-1][:300]}" if lines else ""
 
@@ -376,8 +371,7 @@ class McpClient:
         names: set[str] = set()
         self.problems = []
         for sdk_tool in listed:
-            definition = sdk_tool.model_dump(by_alias=True, mode="json", exclude_none=True)
-            definition.pop("resultType", None)
+            definition = _wire_json(sdk_tool)
             old = self._entries.get(sdk_tool.name)
             if old is not None and old.definition == definition:
                 entry = old  # the same Tool object: validators stay compiled, identity stays stable
@@ -488,10 +482,7 @@ class McpClient:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
             raise McpConnectionError(f"the MCP server {self.server_name!r} is gone ({type(exc).__name__})"
                                      f"{self._stderr_tail()}") from None
-        result_json = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        result_json.pop("resultType", None)  # a 2026-07-28 field the 2025 wire does not carry
-        return result_json
-
+        return _wire_json(result)
 
     def _protocol_error(self, exc: MCPError, method: str, timeout: float) -> McpError | McpConnectionError:
         """The SDK's MCPError as agentkit's: a closed connection or a silent server, or a JSON-RPC error."""
@@ -502,6 +493,13 @@ class McpClient:
             return McpConnectionError(f"the MCP server {self.server_name!r} did not answer {method} within "
                                       f"{timeout:g} s")
         return McpError(exc.code, exc.message, exc.data)
+
+
+def _wire_json(sdk_object: Any) -> dict:
+    """An SDK object as plain JSON, the way the 2025 wire carries it (camelCase keys, no null fields)."""
+    data = sdk_object.model_dump(by_alias=True, mode="json", exclude_none=True)
+    data.pop("resultType", None)  # a 2026-07-28 field the 2025 wire does not carry
+    return data
 
 
 def _says_unknown_tool(answer: dict | McpError, name: str) -> bool:

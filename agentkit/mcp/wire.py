@@ -22,6 +22,8 @@ import threading
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
+from ..providers.common import dumps
+
 SENT, RECEIVED = ">>>", "<<<"
 
 
@@ -63,7 +65,7 @@ class WireLog:
         """Each message as one line of compact JSON, prefixed by its direction (what stdio carries)."""
         out = []
         for direction, message in self.messages:
-            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+            text = dumps(message)
             if max_chars is not None and len(text) > max_chars:
                 text = text[:max_chars - 1] + "…"
             out.append(f"{direction} {text}")

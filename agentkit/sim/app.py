@@ -246,7 +246,7 @@ class SimApp:
             # A one-event answer (Gemini writes a lone tool call as one event) sends nothing before the
             # error: sending its one event would deliver the whole answer, and the fault would not fail.
             sent = events[: len(events) // 2]
-            status = failure.status_for(server, failure.instream)
+            status = F.answered_status(server, failure.instream)
             events = sent + [codec.build_stream_error(status, failure.message(server, request.model, status),
                                                       request, sent)]
         if transport == "badjson":  # one event in the middle carries half a JSON document
@@ -363,7 +363,7 @@ class SimApp:
             if failure is not None and failure.instream is not None and not want_stream:
                 failed_status = failure.instream  # no stream to break: the failure is the whole answer
             if failed_status is not None:
-                status = failure.status_for(server, failed_status)
+                status = F.answered_status(server, failed_status)
                 last_error = self.error(fmt, status, failure.message(server, candidate, status), rid=rid,
                                         headers=failure.headers(server),
                                         retry_after=failure.retry_after_ms / 1000 if status == 429 else None)

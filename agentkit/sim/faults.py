@@ -101,14 +101,11 @@ class FaultPlan:
 
     def failure(self, attempt: int) -> Failure | None:
         """The failure for this attempt (1-based), or None when this attempt should succeed."""
-        status = self.status
-        if self.flaky and not self.fails:
-            status = 503
-        if status is None and self.transport is None and self.instream is None:
-            return None
         if self.flaky and attempt > self.flaky:
             return None
-        return Failure(status, self.transport, self.retry_after_ms, self.instream)
+        if self.fails:
+            return Failure(self.status, self.transport, self.retry_after_ms, self.instream)
+        return Failure(503, None, self.retry_after_ms) if self.flaky else None  # "flaky" alone: a 503
 
 
 @dataclass(frozen=True)
@@ -120,15 +117,9 @@ class Failure:
     retry_after_ms: int = 100
     instream: int | None = None
 
-    def status_for(self, server: Any, status: int | None = None) -> int:
-        """The status this provider answers (`server` is a codec's ServerFacts): 529 becomes 503 where
-        the API never sends 529."""
-        status = self.status if status is None else status
-        return server.nearest_status.get(status, status)
-
-    def message(self, server: Any, model: str, status: int | None = None) -> str:
-        """The provider's words for this failure, marked as simulated."""
-        status = self.status_for(server, status)
+    def message(self, server: Any, model: str, status: int) -> str:
+        """The provider's words for this failure, answered with `status` (see `answered_status`), marked
+        as simulated."""
         words = server.fault_messages.get(status) or server.fault_messages.get(500) or "Internal error"
         return words.format(model=model, retry_ms=self.retry_after_ms) + " (simulated fault)"
 
@@ -140,6 +131,12 @@ class Failure:
         head = {"retry-after": str(max(1, math.ceil(ms / 1000))), "retry-after-ms": str(ms)}
         extra = {k: v.format(retry_ms=ms) for k, v in server.rate_limit_headers.items()}
         return {**head, **extra}
+
+
+def answered_status(server: Any, status: int) -> int:
+    """The status this provider answers for a failure of `status` (`server` is a codec's ServerFacts):
+    529 becomes 503 where the API never sends 529."""
+    return server.nearest_status.get(status, status)
 
 
 def _number(text: str, what: str) -> int:

@@ -134,7 +134,6 @@ def parallel(request: ChatRequest, suffix: str) -> Decision:
     return Decision(calls=calls[done:done + 1] if s.options.parallel_tool_calls is False else calls)
 
 
-
 def _indexed_call(text: str, tool: ToolSpec, i: int, n: int) -> PlannedCall:
     """Call i of n: the request's arguments plus one parameter that makes the call distinct — an
     index-like parameter gets i, else the first integer gets i+1, else the first string "call-(i+1)",
@@ -199,21 +198,28 @@ def _make_mistake(kind: str | None, call: PlannedCall, request: ChatRequest) -> 
     return [call]
 
 
+def _digits(text: str) -> str | None:
+    """The digits a preset's suffix starts with ("8" in "sim-parallel-8"), or None.
+
+    Kept as text: int() refuses more than 4,300 digits, so a model name's whim never reaches it whole."""
+    m = re.match(r"-?(\d+)", text)
+    return m.group(1) if m else None
+
+
 def _int(text: str, default: int) -> int:
     """The number a model name ends in ("sim-parallel-8" -> 8); past 18 digits, the largest we take."""
-    m = re.match(r"-?(\d+)", text)
-    if not m:
+    digits = _digits(text)
+    if digits is None:
         return default
-    digits = m.group(1)  # int() refuses more than 4,300 digits: never hand it a model name's whim
     return 10**18 if len(digits) > 18 else int(digits)
 
 
 def _seed(text: str) -> int | str:
     """A noisy model's seed: its number, or for a very long one the digits themselves (still one seed)."""
-    m = re.match(r"-?(\d+)", text)
-    if not m:
+    digits = _digits(text)
+    if digits is None:
         return 0
-    return int(m.group(1)) if len(m.group(1)) <= 18 else m.group(1)
+    return int(digits) if len(digits) <= 18 else digits
 
 
 # ═════════════════════════════════════════ names → behaviours ═══════════════════════════════════════
@@ -287,8 +293,8 @@ def describe(model: str) -> str:
         return QUIRK_MODELS[short]
     if preset is PRESETS[0] and not short.startswith("sim-reasoner"):
         return f"behaves as sim-reasoner: {preset.description}"
-    default = {"sim-parallel-": 2, "sim-noisy-": 0}.get(preset.prefix, 0)
-    return preset.description.format(n=_seed(suffix) if preset.prefix == "sim-noisy-" else _int(suffix, default))
+    # Only the parallel and noisy descriptions name their {n}; the others ignore it.
+    return preset.description.format(n=_seed(suffix) if preset.prefix == "sim-noisy-" else _int(suffix, default=2))
 
 
 # ═════════════════════════════════════════ the entry point ══════════════════════════════════════════

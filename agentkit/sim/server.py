@@ -225,3 +225,9 @@ def shared(**app_options: Any) -> SimServer:
             _shared = serve(**app_options)
             atexit.register(_shared.stop)
         return _shared
+
+
+def shared_if_running() -> SimServer | None:
+    """The server `shared()` started, if it still runs; None otherwise. Never starts one."""
+    server = _shared
+    return server if server is not None and server.running else None
