@@ -335,6 +335,13 @@ def test_429_has_retry_after_headers_and_the_providers_shape(client, fmt, how):
     assert r.headers["retry-after"] == ("1" if how == "suffix" else "2")
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_instream_429_on_a_request_that_does_not_stream_is_a_whole_429_with_its_retry_after(client, fmt):
+    r = post(client, fmt, headers=headers_for(fmt, **{"x-sim-fault": "instream=429"}))
+    assert_error_shape(fmt, r, 429)
+    assert r.headers["retry-after-ms"] == "100" and r.headers["retry-after"] == "1"
+
+
 @pytest.mark.parametrize("fmt,status", [(f, s) for f in FORMATS for s in (500, 503)])
 def test_server_errors_in_each_format(client, fmt, status):
     r = post(client, fmt, f"sim-reasoner-{status}")

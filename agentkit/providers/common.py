@@ -125,13 +125,14 @@ def dumps(obj: Any) -> str:
 # -- reading error responses: the same chores in every format ---------------------------------------------
 
 def json_or_none(body: Any) -> Any:
-    """A response body as JSON: bytes and text are parsed (None if they are not JSON), objects kept."""
+    """A response body as JSON: bytes and text are parsed (None if they are not JSON, or nested too deep for
+    Python's parser), objects kept."""
     if isinstance(body, (bytes, bytearray)):
         body = bytes(body).decode("utf-8", "replace")
     if isinstance(body, str):
         try:
             return json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
     return body
 

@@ -365,7 +365,7 @@ class SimApp:
             if failed_status is not None:
                 status = F.answered_status(server, failed_status)
                 last_error = self.error(fmt, status, failure.message(server, candidate, status), rid=rid,
-                                        headers=failure.headers(server),
+                                        headers=failure.headers(server, status),
                                         retry_after=failure.retry_after_ms / 1000 if status == 429 else None)
                 continue
             try:

@@ -62,7 +62,6 @@ FAULTS: dict[str, tuple[int | None, str]] = {
 }
 
 STATUS_FAULTS = ("429", "500", "503", "529")
-TRANSPORT_FAULTS = ("drop", "truncate", "cut", "badjson")
 #: The longest delay a fault or x-sim-latency-ms may ask for (ms); more is a 400.
 MAX_DELAY_MS = 60_000
 #: Statuses `instream=N` may name: the failures a real stream reports after it started.
@@ -123,8 +122,10 @@ class Failure:
         words = server.fault_messages.get(status) or server.fault_messages.get(500) or "Internal error"
         return words.format(model=model, retry_ms=self.retry_after_ms) + " (simulated fault)"
 
-    def headers(self, server: Any) -> dict[str, str]:
-        if self.status != 429:
+    def headers(self, server: Any, status: int) -> dict[str, str]:
+        """The headers of an answer with `status`: a 429's retry-after and the provider's rate-limit headers
+        (also for an `instream=429` answered whole, when there was no stream to break)."""
+        if status != 429:
             return {}
         ms = self.retry_after_ms
         # retry-after is whole seconds by RFC 9110; SDKs read the precise retry-after-ms first.

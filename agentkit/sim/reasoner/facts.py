@@ -16,7 +16,8 @@ from functools import lru_cache
 from typing import Any, Iterable
 
 from .lexicon import CITIES, CURRENCIES, City, MONTHS, SPELLED_NUMBERS, UNIT_FAMILIES
-from .understand import json_or_none, normalise
+from ...providers.common import json_or_none
+from .understand import normalise
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from typing import Any, Iterable
 
-from ...providers.common import ChatRequest
+from ...providers.common import ChatRequest, json_or_none
 from ...types import Message, ToolCall, ToolSpec
 from .vocabulary import Observation, Situation, TriedCall
 
@@ -97,13 +96,6 @@ def read_result(m: Message) -> Observation:
     if m.is_error or re.match(r"\s*(?:error\b|エラー|错误)", text, re.IGNORECASE):
         return _error_observation(text, text)
     return Observation(True, text if data is None else data)
-
-
-def json_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
 
 
 def _error_observation(error: Any, text: str) -> Observation:
