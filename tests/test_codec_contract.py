@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from agentkit import errors, sim
+from agentkit import errors
 from agentkit.providers import FORMATS, contract, get_codec
 from agentkit.providers.common import ChatRequest, JSONLine, SSEvent
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
@@ -148,12 +148,6 @@ def test_tool_definitions_convert_both_ways_and_bad_schemas_are_refused(fmt):
 
 
 # --- the simulator serves what the codec declares, generically -------------------------------------------
-
-@pytest.fixture(scope="module")
-def server():
-    with sim.serve() as s:
-        yield s
-
 
 @pytest.mark.parametrize("fmt", ALL)
 def test_the_simulator_serves_every_route_the_codec_declares(server, fmt):

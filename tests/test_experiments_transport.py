@@ -8,19 +8,12 @@ import pytest
 
 matplotlib.use("Agg")
 
-from agentkit import sim  # noqa: E402
 from agentkit.errors import (BadResponseError, ProviderConnectionError, ProviderTimeout, RateLimitError,  # noqa: E402
                              ServerError)
 from agentkit.experiments import transport  # noqa: E402
 from agentkit.providers import FORMATS  # noqa: E402
 
 FAST = {"backoff": 0.001}  # retries wait a millisecond: the waits are not what is tested here
-
-
-@pytest.fixture(scope="module")
-def server():
-    with sim.serve() as s:
-        yield s
 
 
 #: The first attempt's outcome for each fault, in the anthropic format.

@@ -718,17 +718,6 @@ def test_async_client_survives_a_new_event_loop():
 
 # --- from_env --------------------------------------------------------------------------------------------
 
-PROVIDER_VARS = ["AGENTKIT_PROVIDER", "AGENTKIT_BASE_URL", "AGENTKIT_MODEL", "OPENAI_API_KEY",
-                 "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY"]
-
-
-@pytest.fixture
-def clean_env(monkeypatch):
-    for name in PROVIDER_VARS:
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
-
-
 def test_from_env_without_anything_uses_the_simulator(clean_env):
     model = HTTPModel.from_env(sim_url="http://127.0.0.1:9999")
     assert (model.model, model.format, model.base_url) == ("sim-reasoner", "openai-chat",

@@ -32,16 +32,6 @@ def sse_response(text: str) -> httpx.Response:
 
 # -- connecting --
 
-PROVIDER_VARIABLES = ("AGENTKIT_PROVIDER", "AGENTKIT_BASE_URL", "AGENTKIT_MODEL")
-
-
-@pytest.fixture
-def clean_env(monkeypatch):
-    for name in PROVIDER_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
-
-
 def test_connect_without_configuration_gives_the_simulator(clean_env):
     model = lab.connect("anthropic")
     assert lab.simulated(model) and model.format == "anthropic" and model.model == "sim-reasoner"

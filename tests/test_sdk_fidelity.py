@@ -18,7 +18,6 @@ import time
 
 import pytest
 
-from agentkit import sim
 
 # The SDKs are dev dependencies (pyproject [dev]): a missing one is an install error, not a skip.
 import anthropic  # noqa: E402
@@ -69,12 +68,6 @@ ANTHROPIC_TOOLS = [
     {"name": "get_weather", "description": WEATHER_DOC, "input_schema": WEATHER_SCHEMA},
     {"name": "get_exchange_rate", "description": RATE_DOC, "input_schema": RATE_SCHEMA},
 ]
-
-
-@pytest.fixture(scope="module")
-def server():
-    with sim.serve() as s:
-        yield s
 
 
 @pytest.fixture()

@@ -30,7 +30,6 @@ import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from agentkit import sim
 
 FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini", "openrouter", "ollama")
 SEED = 20261130
@@ -305,12 +304,6 @@ def provider_shaped(fmt: str, r: httpx.Response) -> bool:
     if fmt == "ollama":
         return set(body) == {"error"} and isinstance(body["error"], str)
     return body["error"]["code"] == r.status_code and {"message", "status"} <= set(body["error"])
-
-
-@pytest.fixture(scope="module")
-def server():
-    with sim.serve() as s:
-        yield s
 
 
 def test_generator_is_seeded_and_sized():
