@@ -55,7 +55,7 @@ from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError,
 from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
 from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits,
                        failure_result, normalize_approval, resolve_error_policy)
-from .tools import Tool, ToolContext, Update
+from .tools import Tool, ToolContext
 from .trace import Event, Trace
 from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, ToolSpec, Usage, json_shape
 from .validate import MAX_BYTES, MAX_DEPTH, error_result, validate_arguments
@@ -557,21 +557,19 @@ class LoopCore:
             slot.result = self._result(slot, outcome)
 
     def _result(self, slot: _Slot, outcome: Outcome) -> ToolResult:
-        call, tool = slot.call, slot.tool
-        if outcome.ok:
+        call, exc = slot.call, outcome.error
+        if exc is None:
             try:
-                value = outcome.value
-                if isinstance(value, Update):
-                    value = tool.check_return(value)  # raises ToolReturnError without a message
-                    self.run.state.update(value.state)
+                # an Update's message goes in the same envelope as any return value: one stable shape
+                value, state = slot.tool.split_return(outcome.value)
+            except ToolReturnError as bad_return:  # e.g. an Update without its message: a failed call
+                exc = bad_return
+            else:
+                if state:
+                    self.run.state.update(state)
                     if self.thread is not None:
-                        self.thread.state.update(value.state)
-                    # the message goes in the same envelope as any return value: one stable shape
-                    return ToolResult.success(call, tool.to_jsonable(value.message))
-                return ToolResult.success(call, tool.to_jsonable(value))
-            except ToolReturnError as exc:
-                outcome = Outcome(error=exc, attempts=outcome.attempts)
-        exc = outcome.error
+                        self.thread.state.update(state)
+                return ToolResult.success(call, value)
         text = self.settings.policy.decide(exc, call)
         if text is None and self.failure is None:  # the policy says raise: this call still gets its result
             said = str(exc) if isinstance(exc, ToolReturnError) else f"tool {call.name!r} raised {exc!r}"

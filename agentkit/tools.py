@@ -241,9 +241,11 @@ class Tool:
         return value
 
     def split_return(self, value: Any) -> tuple[Any, dict | None]:
-        """(JSON-able result for the model, state update or None), after `check_return`."""
-        value = self.check_return(value)
+        """(JSON-able result for the model, state update or None): what a return value means, for the
+        loop and the MCP server alike. Raises ToolReturnError for a value no call can be answered with
+        (see `check_return`), before any state is handed out."""
         if isinstance(value, Update):
+            self.check_return(value)
             return self.to_jsonable(value.message), dict(value.state)
         return self.to_jsonable(value), None
 
