@@ -45,7 +45,6 @@ import asyncio
 import enum
 import inspect
 import json
-import threading
 import uuid
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -55,7 +54,7 @@ from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError,
 from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
 from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits,
                        failure_result, normalize_approval, resolve_error_policy)
-from .tools import Tool, ToolContext
+from .tools import Tool, ToolContext, is_valid_timeout
 from .trace import Event, Trace
 from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, ToolSpec, Usage, json_shape
 from .validate import MAX_BYTES, MAX_DEPTH, error_result, validate_arguments
@@ -161,8 +160,7 @@ class Settings:
         object.__setattr__(self, "limits", limits)
         object.__setattr__(self, "policy", resolve_error_policy(self.on_tool_error))
         timeout = self.tool_timeout
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                    or not 0 < timeout <= threading.TIMEOUT_MAX):
+        if timeout is not None and not is_valid_timeout(timeout):  # the same rule as a tool's own timeout
             raise ValueError(f"tool_timeout={timeout!r}: use a number of seconds > 0, or None for no timeout")
         if self.parallel_tool_calls is not None and not isinstance(self.parallel_tool_calls, bool):
             raise TypeError(f"parallel_tool_calls={self.parallel_tool_calls!r}: use True, False or None")
