@@ -47,7 +47,6 @@ import inspect
 import json
 import uuid
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Callable, Iterable, NamedTuple, Sequence, Union
 
 from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError
@@ -529,9 +528,9 @@ class LoopCore:
 
     def _context(self, tool: Tool, call: ToolCall, attempt: int) -> ToolContext:
         run = self.run
-        return ToolContext(call_id=call.id, tool_name=tool.name, state=MappingProxyType(run.state), step=run.steps,
-                           counters=MappingProxyType(self.per_tool), run_id=run.run_id, attempt=attempt,
-                           trace=run.trace)
+        # ToolContext keeps read-only copies of state and counters: a tool sees them as of its call
+        return ToolContext(call_id=call.id, tool_name=tool.name, state=run.state, step=run.steps,
+                           counters=self.per_tool, run_id=run.run_id, attempt=attempt, trace=run.trace)
 
     def _job(self, tool: Tool, call: ToolCall, arguments: dict) -> Job:
         if tool.context_param:
