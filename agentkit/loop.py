@@ -45,17 +45,15 @@ import asyncio
 import enum
 import inspect
 import json
-import threading
 import uuid
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Callable, Iterable, NamedTuple, Sequence, Union
 
 from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError
 from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
 from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits,
                        failure_result, normalize_approval, resolve_error_policy)
-from .tools import Tool, ToolContext, Update
+from .tools import Tool, ToolContext, is_valid_timeout
 from .trace import Event, Trace
 from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, ToolSpec, Usage, json_shape
 from .validate import MAX_BYTES, MAX_DEPTH, error_result, validate_arguments
@@ -161,8 +159,7 @@ class Settings:
         object.__setattr__(self, "limits", limits)
         object.__setattr__(self, "policy", resolve_error_policy(self.on_tool_error))
         timeout = self.tool_timeout
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                    or not 0 < timeout <= threading.TIMEOUT_MAX):
+        if timeout is not None and not is_valid_timeout(timeout):  # the same rule as a tool's own timeout
             raise ValueError(f"tool_timeout={timeout!r}: use a number of seconds > 0, or None for no timeout")
         if self.parallel_tool_calls is not None and not isinstance(self.parallel_tool_calls, bool):
             raise TypeError(f"parallel_tool_calls={self.parallel_tool_calls!r}: use True, False or None")
@@ -531,9 +528,9 @@ class LoopCore:
 
     def _context(self, tool: Tool, call: ToolCall, attempt: int) -> ToolContext:
         run = self.run
-        return ToolContext(call_id=call.id, tool_name=tool.name, state=MappingProxyType(run.state), step=run.steps,
-                           counters=MappingProxyType(self.per_tool), run_id=run.run_id, attempt=attempt,
-                           trace=run.trace)
+        # ToolContext keeps read-only copies of state and counters: a tool sees them as of its call
+        return ToolContext(call_id=call.id, tool_name=tool.name, state=run.state, step=run.steps,
+                           counters=self.per_tool, run_id=run.run_id, attempt=attempt, trace=run.trace)
 
     def _job(self, tool: Tool, call: ToolCall, arguments: dict) -> Job:
         if tool.context_param:
@@ -557,21 +554,19 @@ class LoopCore:
             slot.result = self._result(slot, outcome)
 
     def _result(self, slot: _Slot, outcome: Outcome) -> ToolResult:
-        call, tool = slot.call, slot.tool
-        if outcome.ok:
+        call, exc = slot.call, outcome.error
+        if exc is None:
             try:
-                value = outcome.value
-                if isinstance(value, Update):
-                    value = tool.check_return(value)  # raises ToolReturnError without a message
-                    self.run.state.update(value.state)
+                # an Update's message goes in the same envelope as any return value: one stable shape
+                value, state = slot.tool.split_return(outcome.value)
+            except ToolReturnError as bad_return:  # e.g. an Update without its message: a failed call
+                exc = bad_return
+            else:
+                if state:
+                    self.run.state.update(state)
                     if self.thread is not None:
-                        self.thread.state.update(value.state)
-                    # the message goes in the same envelope as any return value: one stable shape
-                    return ToolResult.success(call, tool.to_jsonable(value.message))
-                return ToolResult.success(call, tool.to_jsonable(value))
-            except ToolReturnError as exc:
-                outcome = Outcome(error=exc, attempts=outcome.attempts)
-        exc = outcome.error
+                        self.thread.state.update(state)
+                return ToolResult.success(call, value)
         text = self.settings.policy.decide(exc, call)
         if text is None and self.failure is None:  # the policy says raise: this call still gets its result
             said = str(exc) if isinstance(exc, ToolReturnError) else f"tool {call.name!r} raised {exc!r}"

@@ -91,12 +91,9 @@ class ErrorPolicy:
     """A policy value resolved once: `decide(exc, call)` gives the text to report, or None to raise."""
 
     source: Any
+    decide: Callable[[BaseException, Any], Union[str, None]] = field(repr=False)
     retry: Retry | None = None
     raise_argument_errors: bool = False
-    _decide: Callable[[BaseException, Any], Union[str, None]] = field(default=lambda e, c: "", repr=False)
-
-    def decide(self, exc: BaseException, call: Any) -> str | None:
-        return self._decide(exc, call)
 
 
 REPORT = "report"  # marker: use the default sanitised envelope
@@ -108,20 +105,20 @@ def resolve_error_policy(policy: ErrorPolicyLike) -> ErrorPolicy:
         return policy
     if isinstance(policy, Retry):
         inner = resolve_error_policy(policy.on_failure)
-        return ErrorPolicy(source=policy, retry=policy, raise_argument_errors=inner.raise_argument_errors,
-                           _decide=inner._decide)
+        return ErrorPolicy(source=policy, decide=inner.decide, retry=policy,
+                           raise_argument_errors=inner.raise_argument_errors)
     if policy == "report":
-        return ErrorPolicy(source=policy, _decide=lambda exc, call: REPORT)
+        return ErrorPolicy(source=policy, decide=lambda exc, call: REPORT)
     if policy == "raise":
-        return ErrorPolicy(source=policy, raise_argument_errors=True, _decide=lambda exc, call: None)
+        return ErrorPolicy(source=policy, decide=lambda exc, call: None, raise_argument_errors=True)
     if isinstance(policy, str):
-        return ErrorPolicy(source=policy, _decide=lambda exc, call: policy)
+        return ErrorPolicy(source=policy, decide=lambda exc, call: policy)
     if isinstance(policy, type) and issubclass(policy, BaseException):
         policy = (policy,)
     if isinstance(policy, tuple) and policy and all(
             isinstance(p, type) and issubclass(p, BaseException) for p in policy):
         classes = policy
-        return ErrorPolicy(source=policy, _decide=lambda exc, call: REPORT if isinstance(exc, classes) else None)
+        return ErrorPolicy(source=policy, decide=lambda exc, call: REPORT if isinstance(exc, classes) else None)
     if isinstance(policy, type):  # a class is callable, but int(exc, call) is not a policy
         raise TypeError(f"on_tool_error={policy!r} is not a policy: a class must be an exception class")
     if callable(policy):
@@ -131,7 +128,7 @@ def resolve_error_policy(policy: ErrorPolicyLike) -> ErrorPolicy:
                 raise TypeError(f"on_tool_error function returned {type(text).__name__}; "
                                 "return a str for the model, or None to raise")
             return text
-        return ErrorPolicy(source=policy, _decide=decide)
+        return ErrorPolicy(source=policy, decide=decide)
     raise TypeError(f"on_tool_error={policy!r} is not a policy: use 'report', 'raise', a text, "
                     "exception class(es), a function (exc, call) -> str | None, or Retry(...)")
 

@@ -241,9 +241,11 @@ class Tool:
         return value
 
     def split_return(self, value: Any) -> tuple[Any, dict | None]:
-        """(JSON-able result for the model, state update or None), after `check_return`."""
-        value = self.check_return(value)
+        """(JSON-able result for the model, state update or None): what a return value means, for the
+        loop and the MCP server alike. Raises ToolReturnError for a value no call can be answered with
+        (see `check_return`), before any state is handed out."""
         if isinstance(value, Update):
+            self.check_return(value)
             return self.to_jsonable(value.message), dict(value.state)
         return self.to_jsonable(value), None
 
@@ -268,12 +270,18 @@ def check_flags(tool_name: str, *, description: Any, return_direct: Any, idempot
     for flag, value in (("return_direct", return_direct), ("idempotent", idempotent), ("strict", strict)):
         if not isinstance(value, bool):
             raise refuse(flag, value, "use True or False")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not 0 < timeout <= threading.TIMEOUT_MAX):  # also refuses NaN
+    if timeout is not None and not is_valid_timeout(timeout):
         raise refuse("timeout", timeout, f"use a number of seconds > 0 (at most {threading.TIMEOUT_MAX:g}), "
                                          f"or None for no timeout")
     if max_calls is not None and (isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1):
         raise refuse("max_calls", max_calls, "use a whole number >= 1, or None for no cap")
+
+
+def is_valid_timeout(seconds: Any) -> bool:
+    """A timeout a thread can wait for: seconds > 0, at most threading.TIMEOUT_MAX (not True, NaN or inf).
+    The one rule for a tool's `timeout` flag and the run's `tool_timeout`."""
+    return (not isinstance(seconds, bool) and isinstance(seconds, (int, float))
+            and 0 < seconds <= threading.TIMEOUT_MAX)  # also refuses NaN: every comparison with it is False
 
 
 def check_function(tool_name: str, fn: Any) -> None:

@@ -467,6 +467,31 @@ def test_state_update_without_its_message_is_an_error_naming_the_tool():
     assert isinstance(info.value.__cause__, agentkit.ToolReturnError)
 
 
+def test_a_tool_reads_the_run_state_and_counters_but_cannot_write_them():
+    @tool
+    def meddle(ctx: ToolContext) -> str:
+        """Tries to change the run's state behind the loop's back."""
+        assert ctx.state == {"city": "Kyoto"} and ctx.counters == {"meddle": 1}
+        ctx.state["city"] = "Osaka"  # type: ignore[index]
+        return "changed"
+
+    r = run(ScriptedModel([[call("meddle", {})], "ok"]), "x", tools=[meddle], thread=Thread(state={"city": "Kyoto"}))
+    assert json.loads(tool_messages(r)[0].content)["error"]["message"].startswith("TypeError")
+    assert r.state == {"city": "Kyoto"}  # only an Update changes state
+
+
+def test_a_state_update_whose_message_cannot_be_sent_is_a_failed_call_that_changes_no_state():
+    @tool
+    def remember(city: str) -> Update:
+        """Remembers the city, but answers with something JSON cannot carry."""
+        return Update(state={"city": city}, message=object())
+
+    thread = Thread(state={"city": "Kyoto"})
+    r = run(ScriptedModel([[call("remember", {"city": "Osaka"})], "ok"]), "x", tools=[remember], thread=thread)
+    assert json.loads(tool_messages(r)[0].content)["error"]["kind"] == "bad_return"
+    assert r.state == thread.state == {"city": "Kyoto"}  # like the MCP server: no result, no state change
+
+
 def test_approval_can_deny_or_edit():
     seen = []
 

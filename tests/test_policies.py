@@ -111,7 +111,7 @@ def test_a_class_that_is_not_an_exception_is_refused_up_front(cls):
 
 
 def test_error_policy_repr_does_not_show_the_decision_function():
-    assert "_decide" not in repr(resolve_error_policy("report"))
+    assert "decide" not in repr(resolve_error_policy("report"))
     assert isinstance(resolve_error_policy("report"), ErrorPolicy)
 
 
