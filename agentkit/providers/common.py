@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Union
 
-from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolSpec, same_model
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolSpec, json_shape, same_model
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ def schema_problem(schema: Any) -> str | None:
     The wording is python-jsonschema's, which is also what OpenAI's 400 quotes. The quick yes comes
     from jsonschema-rs (a few microseconds); only a refusal loads python-jsonschema to explain itself.
     """
-    if _depth(schema) > MAX_SCHEMA_DEPTH:
+    if json_shape(schema, max_depth=MAX_SCHEMA_DEPTH)[1] > MAX_SCHEMA_DEPTH:
         return f"the schema is nested more than {MAX_SCHEMA_DEPTH} levels deep"
     try:
         import jsonschema_rs
@@ -215,24 +215,6 @@ def schema_problem(schema: Any) -> str | None:
 
     error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema))
     return None if error is None else error.message
-
-
-def _depth(value: Any) -> int:
-    """How deeply arrays and objects nest in `value`, counted without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        if isinstance(node, dict):
-            children = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        deepest = max(deepest, level)
-        if deepest > MAX_SCHEMA_DEPTH:
-            break
-        stack.extend((child, level + 1) for child in children)
-    return deepest
 
 
 # -- reasoning state ------------------------------------------------------------------------------------
