@@ -285,3 +285,13 @@ def test_only_the_responses_format_stores_responses():
             assert codec.resolve_stored(body, lambda key: None) is body
             assert codec.stored_records(body, {"id": "x"}) == {}
             assert codec.stored_response_id(body, ModelTurn("hi", id="x")) is None
+
+
+def test_a_tool_schema_nested_thousands_deep_is_refused_in_words_not_a_recursion_error():
+    from agentkit.providers.common import MAX_SCHEMA_DEPTH, schema_problem
+
+    deep: dict = {"type": "string"}
+    for _ in range(10_000):
+        deep = {"type": "object", "properties": {"x": deep}}
+    assert schema_problem(deep) == f"the schema is nested more than {MAX_SCHEMA_DEPTH} levels deep"
+    assert schema_problem({"type": "object", "properties": {"x": {"type": "string"}}}) is None
