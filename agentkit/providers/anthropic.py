@@ -38,10 +38,10 @@ from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text, dumps,
-                     event_object, json_or_none, mint_signature, no_records, no_stored_id, nothing_stored,
-                     own_reasoning, retry_after_seconds, schema_problem, signature_valid, simulated_thought,
-                     stable_id)
+from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text,
+                     conversation_of, dumps, event_object, json_or_none, mint_signature, no_records, no_stored_id,
+                     nothing_stored, own_reasoning, retry_after_seconds, schema_problem, signature_valid,
+                     simulated_thought, stable_id)
 from .contract import Route, ServerFacts
 
 NAME = "anthropic"
@@ -121,6 +121,8 @@ THINKING_BLOCKS = ("thinking", "redacted_thinking")
 THINKING_ON = ("enabled", "adaptive")
 #: The kind the simulator's thinking signatures are minted for.
 SIGNATURE_KIND = "anthropic-thinking"
+#: The kind the simulator seals a redacted_thinking block's `data` as.
+REDACTED_KIND = "anthropic-redacted-thinking"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -626,12 +628,7 @@ def _check_thinking(parsed: list[_Parsed], choice: ToolChoice) -> None:
     """The API's rules while thinking is on, in its own words (see the module notes)."""
     if choice == "required" or isinstance(choice, dict):
         raise RequestInvalid("Thinking may not be enabled when tool_choice forces tool use.", "tool_choice")
-    for i, (_, blocks) in enumerate(parsed):
-        for j, (kind, block) in enumerate(blocks):
-            if kind == "thinking" and not signature_valid(block["signature"], SIGNATURE_KIND,
-                                                          payload=block["thinking"], check_payload=True):
-                raise RequestInvalid(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block",
-                                     f"messages.{i}.content.{j}")
+    _check_signed_thinking(parsed)
     last = max((i for i, (role, _) in enumerate(parsed) if role == "assistant"), default=None)
     if last is None:
         return
@@ -644,6 +641,35 @@ def _check_thinking(parsed: list[_Parsed], choice: ToolChoice) -> None:
             "you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. "
             "Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
             f"messages.{last}.content.0.type")
+
+
+def _check_signed_thinking(parsed: list[_Parsed]) -> None:
+    """Every thinking block's signature, and every redacted block's data, must be one this server issued
+    for that block in this conversation (`common.signature_valid`); anything else is refused in the API's
+    words (400 invalid_request_error), e.g. "messages.1.content.0: Invalid `signature` in `thinking`
+    block" (reported: https://github.com/ding113/claude-code-hub/issues/518) and "messages.23.content.2:
+    Invalid `data` in `redacted_thinking` block" (https://github.com/anthropics/claude-code/issues/56708)."""
+    asked = ""  # the user request each assistant message answers (common.conversation_of, on the wire)
+    for i, (role, blocks) in enumerate(parsed):
+        if role == "user":
+            texts = [b["text"] for kind, b in blocks if kind == "text"]
+            asked = "\n".join(texts) or asked
+            continue
+        for j, (kind, block) in enumerate(blocks):
+            if kind == "thinking" and not signature_valid(block["signature"], SIGNATURE_KIND, block["thinking"],
+                                                          asked):
+                raise RequestInvalid(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block",
+                                     f"messages.{i}.content.{j}")
+            if kind == "redacted_thinking" and not signature_valid(block["data"], REDACTED_KIND, "", asked):
+                raise RequestInvalid(f"messages.{i}.content.{j}: Invalid `data` in `redacted_thinking` block",
+                                     f"messages.{i}.content.{j}")
+
+
+def redacted_thinking(conversation: str) -> dict:
+    """A `redacted_thinking` block as the simulator would issue one in `conversation` (the user request
+    it answers): its `data` is sealed like a signature, so the block passes when sent back unchanged.
+    The simulator's models never redact; this is for experiments and tests with the block."""
+    return {"type": "redacted_thinking", "data": mint_signature(REDACTED_KIND, None, "", conversation)}
 
 
 def _check_tool_pairing(parsed: list[_Parsed]) -> None:
@@ -799,12 +825,14 @@ def _usage_to_wire(usage: Usage, output_tokens: int | None = None) -> dict:
 
 def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
     """With `thinking` on, the answer starts with one signed thinking block (its text: the simulator's
-    thought). The signature covers the thinking text, so an altered block is refused when sent back."""
+    thought). The signature covers the thinking text and the user request it answers, so an altered block,
+    or one moved to another conversation, is refused when sent back."""
     thinking = request.extras.get("thinking")
     if not isinstance(thinking, dict) or thinking.get("type") not in THINKING_ON:
         return None
     thought = simulated_thought(turn, request)
-    block = {"type": "thinking", "thinking": thought, "signature": mint_signature(SIGNATURE_KIND, None, thought)}
+    signature = mint_signature(SIGNATURE_KIND, None, thought, conversation_of(request.messages))
+    block = {"type": "thinking", "thinking": thought, "signature": signature}
     return ReasoningState(NAME, turn.model or request.model, (block,))
 
 

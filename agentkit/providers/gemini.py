@@ -56,10 +56,9 @@ from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (ChatRequest, JSONLine, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text, dumps,
-                     event_object, json_or_none, mint_signature, no_records, no_stored_id, nothing_stored,
-                     own_reasoning, retry_after_seconds, schema_problem, signature_valid, simulated_thought,
-                     stable_id)
+from .common import (ChatRequest, JSONLine, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text,
+                     conversation_of, dumps, event_object, json_or_none, mint_signature, no_records, no_stored_id,
+                     nothing_stored, own_reasoning, retry_after_seconds, schema_problem, signature_valid, stable_id)
 from .contract import Route, ServerFacts
 
 NAME = "gemini"
@@ -760,15 +759,20 @@ def _check_signatures(contents: list[dict], model: str) -> None:
     must carry one; earlier turns are not checked.
     """
     current = 0
+    asked = ""  # the user request each model turn answers (common.conversation_of, on the wire)
     for i, content in enumerate(contents):
         parts = content.get("parts") or []
         for part in parts:
             signature = _get(part, "thoughtSignature")
+            # 400 INVALID_ARGUMENT "Corrupted thought signature.", no field named (reported bodies:
+            # https://github.com/lbjlaq/Antigravity-Manager/issues/970, https://github.com/massgen/MassGen/issues/665)
             if signature is not None and signature != THOUGHT_SIGNATURE_PLACEHOLDER and \
-                    not signature_valid(signature, SIGNATURE_KIND):
-                raise RequestInvalid("Corrupted thought signature.", f"contents[{i}]")
-        if content.get("role", "user") != "model" and any(_get(p, "functionResponse") is None for p in parts):
-            current = i + 1
+                    not signature_valid(signature, SIGNATURE_KIND, signed_content(parts), asked):
+                raise RequestInvalid("Corrupted thought signature.")
+        if content.get("role", "user") != "model":
+            asked = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str)) or asked
+            if any(_get(p, "functionResponse") is None for p in parts):
+                current = i + 1
     for i in range(current, len(contents)):
         calls = [p for p in contents[i].get("parts") or [] if _get(p, "functionCall") is not None]
         if contents[i].get("role") == "model" and calls and _get(calls[0], "thoughtSignature") is None:
@@ -925,15 +929,26 @@ def _finish_reason(turn: ModelTurn) -> str:
 
 def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
     """Gemini 3 signs every answer: the first functionCall part of a turn with calls (a parallel batch
-    has one signature, on its first call), else the last part. The signature names the model it serves."""
+    has one signature, on its first call), else the last part. The signature names the model it serves and
+    covers the turn's text and calls and the user request it answers (see `signed_content`)."""
     model = _bare_model(request.model)
     if not model.startswith("gemini-3"):
         return None
-    thought = simulated_thought(turn, request)
-    signature = mint_signature(SIGNATURE_KIND, model, [thought, [c.name for c in turn.tool_calls]])
+    answer = [{"text": turn.text}] if turn.text else []
+    answer += [{"functionCall": {"name": c.name, "args": c.arguments_object()}} for c in turn.tool_calls]
+    signature = mint_signature(SIGNATURE_KIND, model, signed_content(answer), conversation_of(request.messages))
     item = {"thoughtSignature": signature, "on": "functionCall", "index": 0} if turn.tool_calls else \
         {"thoughtSignature": signature, "on": "text"}
     return ReasoningState(NAME, turn.model or request.model, (item,))
+
+
+def signed_content(parts: list[dict]) -> list:
+    """What a thought signature covers: the model turn it rides in (its answer text and its calls, by name
+    and arguments; thought summaries aside). Computed from the parts on both sides, so a signature moved
+    onto another turn, or a turn whose calls were edited, is refused."""
+    text = "".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
+    calls = [_get(p, "functionCall") for p in parts if isinstance(_get(p, "functionCall"), dict)]
+    return [text, [[c.get("name"), c.get("args") or {}] for c in calls]]
 
 
 def _parts(turn: ModelTurn, request: ChatRequest) -> tuple[list[dict], list[dict]]:
