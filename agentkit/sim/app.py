@@ -49,6 +49,7 @@ from types import ModuleType
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.routing import Route
@@ -137,10 +138,21 @@ class Reply:
             chunks = [whole[: len(whole) // 2]]
         elif self.transport == "cut":  # half of the events; a one-event stream breaks inside its event
             chunks = chunks[: len(chunks) // 2] if len(chunks) > 1 else [self.body[: len(self.body) // 2]]
-        for i, chunk in enumerate(chunks):
-            if self.pace_ms and i and await sleep_unless_disconnected(receive, self.pace_ms / 1000):
-                return  # the client went away (or the server is stopping): nobody to write to
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        # The stream stops as soon as its client has gone: before each event the loop gets a turn (so it
+        # can see a connection that broke, and serve other requests), then the watcher says whether the
+        # client is still there. Writing on regardless made asyncio log "socket.send() raised exception."
+        # once per event for every client that had left.
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            for i, chunk in enumerate(chunks):
+                if i:
+                    await asyncio.wait({gone}, timeout=self.pace_ms / 1000) if self.pace_ms else \
+                        await asyncio.sleep(0)
+                if gone.done():
+                    return  # the client went away (or the server is stopping): nobody to write to
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            gone.cancel()
         if self.transport in ("truncate", "cut"):
             await _close_connection(scope, receive)
             return
@@ -369,7 +381,9 @@ class SimApp:
                                         retry_after=failure.retry_after_ms / 1000 if status == 429 else None)
                 continue
             try:
-                turn = self.respond(replace(chat, model=name, fallback_models=()))
+                # In a worker thread: the model's work (the reasoner's, or a learner's own `respond`) then
+                # never holds up the event loop, so one long prompt cannot stall every other request.
+                turn = await run_in_threadpool(self.respond, replace(chat, model=name, fallback_models=()))
             except UnknownModel:
                 last_error = self.error(fmt, server.unknown_model_status, server.unknown_model.format(model=candidate),
                                         rid=rid)
