@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/parallel.py
 	$(BIN)/python benchmarks/import_time.py
 	$(BIN)/python benchmarks/sim_latency.py
+	$(BIN)/python benchmarks/sim_flood.py
 	$(BIN)/python benchmarks/deadlines.py
 	$(BIN)/python benchmarks/mcp_roundtrip.py
 	$(BIN)/python benchmarks/bench_concurrency.py
