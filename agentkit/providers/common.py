@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Union
 
-from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolSpec, json_shape, same_model
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolSpec, json_shape
 
 
 @dataclass(frozen=True)
@@ -305,14 +305,12 @@ def signature_fields(signature: Any) -> tuple[str, str, str] | None:
     return parts[1], parts[2], parts[3]
 
 
-def signature_valid(signature: Any, kind: str, payload: Any, conversation: str = "",
-                    model: str | None = None) -> bool:
+def signature_valid(signature: Any, kind: str, payload: Any, conversation: str = "") -> bool:
     """Did this process mint `signature` for this kind of state, over this payload, in this conversation?
-    With `model`, it must also name that model (or none, "*"); without, any model it names will do."""
+    Any model it names will do (Gemini takes another Gemini model's signature); the HMAC covers the name,
+    so it cannot be changed either."""
     fields = signature_fields(signature)
     if fields is None or fields[0] != kind:
-        return False
-    if model is not None and fields[1] != "*" and not same_model(fields[1], model):
         return False
     return hmac.compare_digest(fields[2], _seal(kind, fields[1], payload, conversation))
 

@@ -20,14 +20,17 @@ the format's codec (`codec.SERVER` and the server-side verbs, see `providers/con
                      previous_response_id), then codec.parse_request -> ChatRequest; RequestInvalid -> its 4xx
     5. refusals      codec.model_refusal: a documented per-model refusal -> 400
     6. faults        asked for by model suffix or `x-sim-fault` header (see `faults.py`)
-    7. decide        respond(request) -> ModelTurn; UnknownModel -> 404; codec.reasoning_for adds the
-                     reasoning state this API's model attaches (thinking blocks, signatures, reasoning items)
+    7. decide        respond(request) -> ModelTurn, in a worker thread (a slow decision holds up no other
+                     request); UnknownModel -> 404; codec.reasoning_for adds the reasoning state this API's
+                     model attaches (thinking blocks, signatures, reasoning items), signed with a key made
+                     fresh in each process (`providers.common.mint_signature`), checked in step 4
     8. encode        codec.build_response / build_stream (+ build_stream_error), framed as the codec says;
                      codec.stored_records says what to keep for later requests
 
 Every error, including a genuine bug (500), is written in the provider's own error shape by its
 codec's `build_error`, so SDKs raise their usual exception classes. Responses are deterministic: the
-same request gives byte-identical bodies and the same request-id header.
+same request gives byte-identical bodies and the same request-id header (within one process: the
+signatures in reasoning state change with each process's key, and so does a replayed request's id).
 
 Keys are never logged, echoed or stored; only their presence is checked.
 
@@ -145,9 +148,10 @@ class Reply:
         gone = asyncio.ensure_future(_disconnected(receive))
         try:
             for i, chunk in enumerate(chunks):
-                if i:
-                    await asyncio.wait({gone}, timeout=self.pace_ms / 1000) if self.pace_ms else \
-                        await asyncio.sleep(0)
+                if i and self.pace_ms:
+                    await asyncio.wait({gone}, timeout=self.pace_ms / 1000)
+                elif i:
+                    await asyncio.sleep(0)
                 if gone.done():
                     return  # the client went away (or the server is stopping): nobody to write to
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
