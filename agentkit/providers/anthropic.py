@@ -645,7 +645,8 @@ def _check_thinking(parsed: list[_Parsed], choice: ToolChoice) -> None:
 
 def _check_signed_thinking(parsed: list[_Parsed]) -> None:
     """Every thinking block's signature, and every redacted block's data, must be one this server issued
-    for that block in this conversation (`common.signature_valid`); anything else is refused in the API's
+    for that block in this conversation (`common.signature_valid`; binding the user request is the
+    simulator's choice, the API's own binding is not documented); anything else is refused in the API's
     words (400 invalid_request_error), e.g. "messages.1.content.0: Invalid `signature` in `thinking`
     block" (reported: https://github.com/ding113/claude-code-hub/issues/518) and "messages.23.content.2:
     Invalid `data` in `redacted_thinking` block" (https://github.com/anthropics/claude-code/issues/56708)."""

@@ -943,9 +943,11 @@ def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | Non
 
 
 def signed_content(parts: list[dict]) -> list:
-    """What a thought signature covers: the model turn it rides in (its answer text and its calls, by name
-    and arguments; thought summaries aside). Computed from the parts on both sides, so a signature moved
-    onto another turn, or a turn whose calls were edited, is refused."""
+    """What the simulator's thought signature covers: the model turn it rides in (its answer text and its
+    calls, by name and arguments; thought summaries aside). Computed from the parts on both sides, so a
+    signature moved onto another turn, or a turn whose calls were edited, is refused. (Google does not say
+    what its signatures cover; binding the turn is the simulator's choice, so that edited reasoning state
+    meets the API's refusal for an altered signature.)"""
     text = "".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
     calls = [_get(p, "functionCall") for p in parts if isinstance(_get(p, "functionCall"), dict)]
     return [text, [[c.get("name"), c.get("args") or {}] for c in calls]]
