@@ -167,6 +167,19 @@ def stacked_bars(table: Mapping[str, Mapping[str, float]], title: str = "", xlab
 _WORKER_COLOURS = [c for c in PALETTE[1:] if c != "#C44E52"]  # red means a failed attempt
 
 
+def worker_colours(count: int) -> list[str]:
+    """`count` different colours, one per worker: the palette's while it lasts, else evenly spaced along
+    viridis (purple to yellow, no red). A colour seen twice would read "the same thread" — the very thing
+    a Gantt chart of workers is there to tell apart."""
+    if count <= len(_WORKER_COLOURS):
+        return _WORKER_COLOURS[:count]
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    viridis = colormaps["viridis"]
+    return [to_hex(viridis(i / (count - 1))) for i in range(count)]
+
+
 def _call_order(trace: Any) -> list[str]:
     """Call ids in the model's emitted order: the order of the `result` events (the loop answers in
     that order); calls without a result yet follow in the order they started."""
@@ -192,11 +205,12 @@ def gantt(runs: Mapping[str, Any], title: str = "", seconds: bool = True) -> Any
         calls = _call_order(trace)
         spans = trace.spans()
         workers = _workers(spans)
+        colours = worker_colours(len(workers))
         for req, resp in zip(trace.of("model_request"), trace.of("model_response")):
             ax.barh(0, max((resp.t - req.t) * scale, 0.002 * scale), left=req.t * scale, color=PALETTE[0],
                     height=0.7)
         for s in spans:
-            color = _WORKER_COLOURS[workers.index(s.worker) % len(_WORKER_COLOURS)] if s.ok else "#C44E52"
+            color = colours[workers.index(s.worker)] if s.ok else "#C44E52"
             ax.barh(1 + calls.index(s.call_id), max(s.duration * scale, 0.002 * scale), left=s.start * scale,
                     color=color, height=0.7, edgecolor="white", linewidth=0.5)
         rows = ["model"] + [f"call {i + 1}" for i in range(len(calls))]
