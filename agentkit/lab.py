@@ -17,12 +17,19 @@ Which model `connect(format)` gives (see the README, "Using a real provider"):
   every format it was not told about offline.
 A model name other than `sim-*` is the simulator's name for the model; a configured provider uses
 AGENTKIT_MODEL instead.
+
+The language of the tutorials' prompts (one setting): the seed articles' questions are Japanese and stay so
+by default; AGENTKIT_LANG=en, set before JupyterLab starts, sends every tutorial's prompts (questions, tool
+descriptions, tool results) in English instead, for a model that does not read Japanese:
+
+    QUESTION = lab.prompt(ja="東京の天気は？", en="What's the weather in Tokyo?")
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from typing import Any, Callable, Iterable
 
@@ -89,6 +96,27 @@ def raw_client(model: HTTPModel, timeout: float = 30.0) -> Any:
 
     headers = model.codec.auth_headers(model.api_key) if model.api_key else {}
     return httpx.Client(base_url=model.base_url, headers=headers, timeout=timeout)
+
+
+# -- the prompts' language -------------------------------------------------------------------------------
+
+LANGUAGES = ("ja", "en")
+
+
+def language() -> str:
+    """The language of the tutorials' prompts: AGENTKIT_LANG ("ja", the default, or "en").
+
+    Raises ValueError for any other value, naming the ones there are."""
+    chosen = os.environ.get("AGENTKIT_LANG", "").strip().lower() or "ja"
+    if chosen not in LANGUAGES:
+        raise ValueError(f"AGENTKIT_LANG={chosen!r} is not a language of the tutorials: "
+                         f"use one of {', '.join(LANGUAGES)}")
+    return chosen
+
+
+def prompt(ja: str, en: str) -> str:
+    """The text a tutorial sends the model, in the language AGENTKIT_LANG chooses (Japanese by default)."""
+    return en if language() == "en" else ja
 
 
 # -- showing JSON ----------------------------------------------------------------------------------------
