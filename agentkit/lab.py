@@ -84,6 +84,16 @@ def simulated(model: HTTPModel) -> bool:
     return server is not None and model.base_url.startswith(server.url)
 
 
+def how_shown(model: Any) -> str:
+    """How a number about `model`'s behaviour was shown, for the note printed beside it: "by construction"
+    when a simulator preset or a script was written to behave so, "measured" when your own model did it."""
+    if not isinstance(model, HTTPModel):
+        return "by construction (a scripted model)"
+    if simulated(model):
+        return f"by construction (the simulator's {model.model}, a rule-based model)"
+    return f"measured (your model, {model.model})"
+
+
 def describe(model: HTTPModel) -> str:
     """One stable line naming what the notebook talks to (no port, no key: safe for stored outputs)."""
     where = "simulator" if simulated(model) else redact(model.base_url)  # a `?key=` in it stays hidden

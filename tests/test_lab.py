@@ -211,3 +211,13 @@ def test_an_unknown_language_is_refused_in_one_line_naming_the_choices(monkeypat
     monkeypatch.setenv("AGENTKIT_LANG", "fr")
     with pytest.raises(ValueError, match=r"^AGENTKIT_LANG='fr' is not a language of the tutorials: use one of ja, en$"):
         lab.prompt(ja="はい", en="yes")
+
+
+def test_how_shown_says_by_construction_for_the_simulator_and_scripts_and_measured_for_your_model():
+    from agentkit import HTTPModel, ScriptedModel
+
+    assert lab.how_shown(lab.simulator("openai-chat", "sim-noisy")) == \
+        "by construction (the simulator's sim-noisy, a rule-based model)"
+    assert lab.how_shown(ScriptedModel(["hi"])) == "by construction (a scripted model)"
+    yours = HTTPModel("llama3.1", "openai-chat", base_url="http://127.0.0.1:9/v1", api_key="k")
+    assert lab.how_shown(yours) == "measured (your model, llama3.1)"

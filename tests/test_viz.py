@@ -32,8 +32,22 @@ def test_timeline_has_a_row_for_the_model_and_one_per_worker():
     (ax,) = fig.axes
     rows = [t.get_text() for t in ax.get_yticklabels()]
     assert rows[0] == "model" and len(rows) == 1 + len({s.worker for s in run.trace.spans()})
-    assert ax.get_title() == "three calls"
+    assert ax.get_title(loc="left") == "three calls"
     assert len(ax.patches) == run.steps + run.tool_runs  # one bar per model call and per tool attempt
+
+
+def test_timelines_put_two_runs_on_one_shared_time_axis_so_the_shorter_one_looks_shorter():
+    @agentkit.tool
+    def nap(i: int) -> int:
+        """Quick."""
+        return i
+
+    runs = {name: agentkit.run(parallel_calls("nap", 2), "go", tools=[nap], executor=name)
+            for name in ("sequential", "threads")}
+    fig = viz.timelines(runs)
+    top, bottom = fig.axes
+    assert top.get_shared_x_axes().joined(top, bottom) and top.get_xlim() == bottom.get_xlim()
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["sequential", "threads"]
 
 
 def test_bars_label_every_bar_with_its_value():
