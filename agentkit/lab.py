@@ -179,9 +179,9 @@ class SideBySide:
     """JSON documents in columns in JupyterLab (HTML, `per_row` to a row), one after another as text."""
 
     def __init__(self, *docs: Any, titles: Iterable[str] = ("request", "response"), max_lines: int = 40,
-                 max_str: int = 40, per_row: int = 2, hide: Iterable[Any] = ()):
+                 max_str: int = 40, per_row: int = 2, hide: Iterable[Any] = (), width: int = 64):
         hide = tuple(hide)
-        self.parts = [(t, _clip(compact_json(d, max_str=max_str, hide=hide), max_lines))
+        self.parts = [(t, _clip(compact_json(d, width=width, max_str=max_str, hide=hide), max_lines))
                       for t, d in zip(titles, docs)]
         self.per_row = per_row
 
