@@ -168,6 +168,7 @@ def main(paths: list[str]) -> int:
     os.environ.setdefault("PYTHONHASHSEED", "0")
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")
     os.environ.pop("AGENTKIT_PROVIDER", None)  # stored outputs always come from the simulator
+    os.environ.pop("AGENTKIT_LANG", None)      # ... and hold the seeds' prompts, in Japanese
     failed = 0
     for p in paths:
         path = Path(p)
