@@ -31,10 +31,11 @@ lab: $(STAMP)
 		--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate $(LAB_ARGS)
 
 # Lint, then unit tests, property tests and every notebook under nbval, in one pytest run.
-# Provider variables are cleared: stored notebook outputs come from the simulator, never a paid API.
+# Provider variables are cleared: stored notebook outputs come from the simulator, never a paid API
+# (and AGENTKIT_LANG: they hold the seeds' Japanese prompts).
 # HYPOTHESIS_PROFILE=full runs every property test at its full example count (local runs: "quick").
 test: $(STAMP) lint bench-data
-	env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL HYPOTHESIS_PROFILE=full $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
+	env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL -u AGENTKIT_LANG HYPOTHESIS_PROFILE=full $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
 # BFCL's public data for agentkit.bench, read from the bfcl-eval wheel into the user cache; a no-op once there.

@@ -411,7 +411,7 @@ class LoopCore:
             if hit is None:
                 self._prepare(slot)
             elif limits.exit_behavior == "continue":
-                slot.result = ToolResult.failure(slot.call, "limit", hit.message(), text=CONTINUE_TEXT)
+                slot.result = ToolResult.failure(slot.call, "limit", CONTINUE_TEXT)  # the envelope, LangChain's words
             else:
                 self.hit = hit
                 slot.result = _not_run(slot.call, hit.message())

@@ -275,7 +275,8 @@ class LimitHit:
         return f"{head}: {label} exceeded ({self.count}/{self.maximum} {unit})."
 
 
-#: What an over-limit call answers under exit_behavior="continue" (the seed's wording).
+#: The error message of an over-limit call's envelope under exit_behavior="continue": LangChain's
+#: ToolCallLimitMiddleware sentence (langchain/agents/middleware/tool_call_limit.py, the seed's wording).
 CONTINUE_TEXT = "Tool call limit exceeded. Do not make additional tool calls."
 
 
