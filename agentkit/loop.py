@@ -49,7 +49,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple, Sequence, Union
 
-from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError
+from .budgets import WRAP_UP_TEXT, BudgetMeter, Cost, Unpriced, cost
+from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, UnknownPriceError
 from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
 from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits,
                        failure_result, normalize_approval, resolve_error_policy)
@@ -70,6 +71,9 @@ class StopReason(str, enum.Enum):
     USER_CANCEL = "user_cancel"  # cancel was set from outside (or Ctrl-C, or the task was cancelled)
     SCHEMA_FAIL = "schema_fail"  # more argument errors than Limits.max_invalid_calls
     ERROR = "error"  # the run raised (the exception carries this Run)
+    TOKEN_BUDGET = "token_budget"  # Limits.max_tokens / max_thread_tokens ran out (agentkit.budgets)
+    COST_BUDGET = "cost_budget"  # Limits.max_cost_usd ran out
+    TIME_BUDGET = "time_budget"  # Limits.max_seconds ran out
 
     def __str__(self) -> str:
         return self.value
@@ -94,6 +98,7 @@ class Run:
     tool_runs: int = 0  # tool executions, retries included
     invalid_calls: int = 0  # calls refused by lookup / parse / schema / rules
     usage: Usage = field(default_factory=Usage)
+    usage_by_model: dict[str | None, Usage] = field(default_factory=dict)  # what each model spent: its cost
     results: list[ToolResult] = field(default_factory=list)
     state: dict = field(default_factory=dict)
     limit: LimitHit | None = None
@@ -105,6 +110,11 @@ class Run:
     @property
     def new_messages(self) -> list[Message]:
         return self.messages[self.start_index:]
+
+    def cost(self, prices: dict | None = None) -> Cost:
+        """What the run's tokens cost (USD), from budgets.DEFAULT_PRICES with `prices` merged over it;
+        models without a price are named in `.unpriced`, not guessed."""
+        return cost(self.usage_by_model, prices)
 
     def summary(self) -> dict:
         """The counters as a plain dict: handy for tables and assertions."""
@@ -127,6 +137,8 @@ class Thread:
         self.messages: list[Message] = list(messages)
         self.state: dict = dict(state or {})
         self.tool_call_count = 0
+        self.steps = 0  # model calls across its runs (Limits.max_thread_steps)
+        self.usage = Usage()  # tokens across its runs (Limits.max_thread_tokens)
         self.runs: list[Run] = []
 
 
@@ -201,6 +213,7 @@ class _Ending:
     error: RunError | None = None
     cause: BaseException | None = None  # the exception behind `error` (raise error from cause)
     limit: LimitHit | None = None
+    said: bool = False  # the output is already in the history (the model's last word after a budget)
 
 
 class LoopCore:
@@ -248,6 +261,9 @@ class LoopCore:
         self.failure: tuple[RunError, BaseException | None] | None = None  # an error to raise, and its cause
         self.direct: list[Any] | None = None  # the results of a batch of return_direct calls
         self.ending: _Ending | None = None  # set once: how the run ended
+        self.meter = BudgetMeter(self.limits) if self.limits.budgeted else None
+        self.wrap_up: LimitHit | None = None  # a budget ran out under "continue": one last call, no tools
+        self.wrapping = False  # that last call has been asked for
 
     def _use_tools(self, tools: list[Tool]) -> None:
         """Take this tool list: by name for lookups, as specs for the request, and the facts derived from it."""
@@ -288,10 +304,19 @@ class LoopCore:
             error, cause = self.failure
             return _Ending(StopReason.ERROR, error=error, cause=cause)
         if self.turn is not None and not self.turn.tool_calls:  # 3. no tool calls: the model has answered
+            if self.wrapping:  # its last word after a budget ran out under "continue"
+                return _Ending(StopReason(self.wrap_up.stop_reason), self.turn.text, limit=self.wrap_up, said=True)
             return _Ending(StopReason.FINAL_ANSWER, output=self.turn.text)
         hit = self.hit
         if hit is None and limits.max_steps is not None:  # also max_steps=0, before the first model call
             hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
+        if hit is None and limits.max_thread_steps is not None and self.thread is not None:
+            hit = self._over("max_thread_steps", self.thread.steps, limits.max_thread_steps, or_equal=True)
+        if hit is None and self.meter is not None and self.wrap_up is None and (over := self.meter.over_time()):
+            hit = self._budget_spent(LimitHit(*over))  # the time budget also runs out while tools run
+        if hit is None and self.wrap_up is not None and not self.wrapping:
+            self.wrapping = True  # "continue": the calls were answered; one last call, without tools
+            return None
         if hit is None and self.settings.cancel is not None and self._cancelled():
             return _Ending(StopReason.USER_CANCEL)
         if hit is None and limits.max_invalid_calls is not None:
@@ -311,6 +336,7 @@ class LoopCore:
         self.ending = ending
         if ending.limit is not None:
             run.limit = ending.limit
+        if ending.limit is not None and not ending.said:
             self._append(Message.assistant(ending.output))  # the final message names the limit and the counts
         run.stop_reason, run.output = ending.reason, ending.output
         if ending.error is not None:
@@ -357,7 +383,9 @@ class LoopCore:
             if tuple(map(id, current)) != self.tool_ids:
                 self._use_tools(current)
                 run.trace.record("tools_changed", step=run.steps + 1, tools=[t.name for t in current])
-        choice = self._choice_for_this_turn() if self.specs else "auto"
+        choice = self._choice_for_this_turn() if self.specs and not self.wrapping else "auto"
+        if self.wrapping and self.specs:
+            choice = "none"  # the budget is spent: the model answers with what it has
         options = self.options.get(choice) if isinstance(choice, str) else None
         if options is None:
             options = ModelOptions(tool_choice=choice, parallel_tool_calls=settings.parallel_tool_calls,
@@ -365,6 +393,8 @@ class LoopCore:
             if isinstance(choice, str):  # the same few options every turn: built once
                 self.options[choice] = options
         run.steps += 1
+        if self.thread is not None:
+            self.thread.steps += 1
         run.trace.record("model_request", step=run.steps, messages=len(run.messages), tools=len(self.specs),
                          tool_choice=options.tool_choice, chars=self.chars)
         return CallModel(run.messages, self.specs, options)
@@ -390,6 +420,10 @@ class LoopCore:
         run, limits = self.run, self.limits
         if turn.usage.input_tokens or turn.usage.output_tokens:
             run.usage = run.usage + turn.usage
+            spent = run.usage_by_model.get(turn.model)
+            run.usage_by_model[turn.model] = turn.usage if spent is None else spent + turn.usage
+            if self.thread is not None:
+                self.thread.usage = self.thread.usage + turn.usage
         # turn.stop is the provider's signal for this turn ("tool_calls", "length", ...), not the run's end
         run.trace.record("model_response", step=run.steps, text_chars=len(turn.text or ""),
                          tool_calls=len(turn.tool_calls), stop=turn.stop, usage=turn.usage.total_tokens)
@@ -402,9 +436,11 @@ class LoopCore:
         # 4. the step cap: results could not reach the model any more, so the calls are not run
         if limits.max_steps is not None:
             self.hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
+        if self.meter is not None and self.hit is None:  # 4. the budgets: the tokens are spent already
+            self._check_budgets(turn)
         # 4.-5. per call: the caps, then lookup -> parse -> schema -> rules -> approval -> a job
         for slot in self.batch:
-            if self.hit is not None or self.failure is not None:  # cut short by an earlier call of the batch
+            if self.hit is not None or self.failure is not None or self.wrap_up is not None:  # cut short
                 slot.result = _not_run(slot.call, self._why_cut_short())
                 continue
             hit = self._admit(slot.call)
@@ -423,11 +459,37 @@ class LoopCore:
     def _why_cut_short(self) -> str:
         if self.hit is not None:
             return self.hit.message()
+        if self.wrap_up is not None:
+            return f"{self.wrap_up.message()} {WRAP_UP_TEXT}"
         error = self.failure[0]
         where = f" at call {error.call.id}" if getattr(error, "call", None) is not None else ""
         return f"the run stopped{where} ({type(error).__name__})"
 
     # -- 4. limits ----------------------------------------------------------------------------------------
+
+    def _check_budgets(self, turn: ModelTurn) -> None:
+        """After a model call: has it taken the run past a budget (agentkit.budgets)?"""
+        if self.wrapping:  # the last call after a budget ran out: calls it still asks for are not run
+            self.hit = self.wrap_up
+            return
+        run, thread = self.run, self.thread
+        try:
+            over = self.meter.after_turn(run.usage, thread.usage if thread is not None else None, run.usage_by_model)
+        except Unpriced as exc:
+            self.failure = (UnknownPriceError(str(exc), run, exc.model), None)
+            return
+        if over is not None:
+            self._budget_spent(LimitHit(*over))
+
+    def _budget_spent(self, hit: LimitHit) -> LimitHit | None:
+        """A budget ran out: the run ends ("end", "error"), or gets one last call without tools ("continue")."""
+        behavior = self.limits.exit_behavior
+        self._reached(hit, "wrap_up" if behavior == "continue" else behavior)
+        if behavior == "continue":
+            self.wrap_up = hit
+            return None
+        self.hit = hit
+        return hit
 
     def _admit(self, call: ToolCall) -> LimitHit | None:
         """Count the call against every cap: the first cap it would exceed (recorded), or None (counted)."""
