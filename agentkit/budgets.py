@@ -167,10 +167,13 @@ class BudgetMeter:
         self.limits = limits
         self.clock = limits.clock if limits.clock is not None else time.monotonic
         self.started = self.clock() if limits.max_seconds is not None else 0.0
+        self.spent_usd = 0.0
+        self.prices: dict[str | None, Price | None] = {}  # per model name, looked up once
 
-    def after_turn(self, usage: Usage, thread_usage: Usage | None,
-                   usage_by_model: Mapping[str | None, Usage]) -> tuple[str, float, float] | None:
-        """(limit, count, maximum) of the first budget gone past, else None; raises Unpriced."""
+    def after_turn(self, usage: Usage, thread_usage: Usage | None, turn_usage: Usage,
+                   model: str | None) -> tuple[str, float, float] | None:
+        """(limit, count, maximum) of the first budget gone past, else None; raises Unpriced.
+        `usage` is the run's so far, `turn_usage` what the last call of `model` added to it."""
         limits = self.limits
         if limits.max_tokens:
             over = check_token_caps(limits.max_tokens, usage)
@@ -180,12 +183,14 @@ class BudgetMeter:
             over = check_token_caps(limits.max_thread_tokens, thread_usage)
             if over is not None:
                 return f"max_thread_tokens:{over[0]}", over[1], over[2]
-        if limits.max_cost_usd is not None:
-            spent = cost(usage_by_model, limits.prices)
-            if spent.unpriced:
-                raise Unpriced(spent.unpriced[0], limits.prices)
-            if spent.usd > limits.max_cost_usd:
-                return "max_cost_usd", spent.usd, limits.max_cost_usd
+        if limits.max_cost_usd is not None and (turn_usage.input_tokens or turn_usage.output_tokens):
+            price = self.prices.get(model) if model in self.prices else self.prices.setdefault(
+                model, price_for(model, limits.prices))
+            if price is None:
+                raise Unpriced(model, limits.prices)
+            self.spent_usd += price.usd(turn_usage)
+            if self.spent_usd > limits.max_cost_usd:
+                return "max_cost_usd", self.spent_usd, limits.max_cost_usd
         return self.over_time()
 
     def elapsed(self) -> float:

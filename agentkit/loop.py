@@ -474,7 +474,8 @@ class LoopCore:
             return
         run, thread = self.run, self.thread
         try:
-            over = self.meter.after_turn(run.usage, thread.usage if thread is not None else None, run.usage_by_model)
+            over = self.meter.after_turn(run.usage, thread.usage if thread is not None else None, turn.usage,
+                                         turn.model)
         except Unpriced as exc:
             self.failure = (UnknownPriceError(str(exc), run, exc.model), None)
             return
