@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple, Sequence, Union
 
 from .budgets import WRAP_UP_TEXT, BudgetMeter, Cost, Unpriced, cost
+from .compaction import compact_request
 from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, UnknownPriceError
 from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
 from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits,
@@ -162,6 +163,7 @@ class Settings:
     cancel: Any = None  # a threading.Event (or anything with is_set()), or a function returning a bool
     tool_timeout: float | None = None
     on_event: Callable[[Event], Any] | None = None
+    compact: Callable[[list[Message]], list[Message]] | None = None  # what to send: see agentkit.compaction
     policy: ErrorPolicy = field(init=False, repr=False)  # on_tool_error, resolved once
 
     def __post_init__(self) -> None:
@@ -397,6 +399,9 @@ class LoopCore:
             self.thread.steps += 1
         run.trace.record("model_request", step=run.steps, messages=len(run.messages), tools=len(self.specs),
                          tool_choice=options.tool_choice, chars=self.chars)
+        if settings.compact is not None:  # what is sent may be shorter; run.messages keeps everything
+            return CallModel(compact_request(settings.compact, run.messages, run.trace, run.steps), self.specs,
+                             options)
         return CallModel(run.messages, self.specs, options)
 
     def _choice_for_this_turn(self) -> ToolChoice:
@@ -716,7 +721,8 @@ def run(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = 
         tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None, stream: bool = False,
         approve: Callable | None = None, cancel: Any = None, tool_timeout: float | None = None,
         on_event: Callable[[Event], Any] | None = None, thread: Thread | None = None, trace: Trace | None = None,
-        executor: str | Executor | None = "threads", max_concurrency: int = 64) -> Run:
+        executor: str | Executor | None = "threads", max_concurrency: int = 64,
+        compact: Callable[[list[Message]], list[Message]] | None = None) -> Run:
     """Run the loop to a stop reason and return the Run. `model` has complete(messages, tools, options).
 
     `tools` is a list, or a function returning the current list: it is asked before every model call, so
@@ -730,7 +736,7 @@ def run(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = 
     core = LoopCore(tools, prompt, Settings(
         system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
         parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
-        tool_timeout=tool_timeout, on_event=on_event), thread=thread, trace=trace)
+        tool_timeout=tool_timeout, on_event=on_event, compact=compact), thread=thread, trace=trace)
     pool, owned = make_executor(executor, max_concurrency=max_concurrency)
     complete = _sync_complete(model)
     try:
@@ -759,12 +765,13 @@ async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | 
                stream: bool = False, approve: Callable | None = None, cancel: Any = None,
                tool_timeout: float | None = None, on_event: Callable[[Event], Any] | None = None,
                thread: Thread | None = None, trace: Trace | None = None,
-               executor: str | Executor | None = "asyncio", max_concurrency: int = 64) -> Run:
+               executor: str | Executor | None = "asyncio", max_concurrency: int = 64,
+               compact: Callable[[list[Message]], list[Message]] | None = None) -> Run:
     """The same loop as `run`, driven from asyncio: model.acomplete and the tools are awaited."""
     core = LoopCore(tools, prompt, Settings(
         system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
         parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
-        tool_timeout=tool_timeout, on_event=on_event), thread=thread, trace=trace)
+        tool_timeout=tool_timeout, on_event=on_event, compact=compact), thread=thread, trace=trace)
     pool, owned = make_executor(executor, default="asyncio", max_concurrency=max_concurrency)
     acomplete = _async_complete(model)
     try:
