@@ -53,7 +53,8 @@ from .budgets import WRAP_UP_TEXT, BudgetMeter, Cost, Unpriced, cost
 from .compaction import compact_request
 from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, UnknownPriceError
 from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
-from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits,
+from .checkpoint import Paused, run_to_dict
+from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits, Pause,
                        failure_result, normalize_approval, resolve_error_policy)
 from .tools import Tool, ToolContext, is_valid_timeout
 from .trace import Event, Trace
@@ -75,6 +76,7 @@ class StopReason(str, enum.Enum):
     TOKEN_BUDGET = "token_budget"  # Limits.max_tokens / max_thread_tokens ran out (agentkit.budgets)
     COST_BUDGET = "cost_budget"  # Limits.max_cost_usd ran out
     TIME_BUDGET = "time_budget"  # Limits.max_seconds ran out
+    PAUSED = "paused"  # an approval answered Pause(): Run.to_json(), then agentkit.resume(...)
 
     def __str__(self) -> str:
         return self.value
@@ -107,6 +109,11 @@ class Run:
     trace: Trace = field(default_factory=Trace, repr=False)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12], repr=False)
     start_index: int = 0  # where this run's messages begin (earlier ones came from the Thread)
+    pending: Paused | None = None  # a paused run's turn, whose calls wait for a decision
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The run as JSON, to be resumed after a restart (`agentkit.resume`); see agentkit.checkpoint."""
+        return json.dumps(run_to_dict(self), ensure_ascii=False, indent=indent, default=str)
 
     @property
     def new_messages(self) -> list[Message]:
@@ -204,6 +211,7 @@ class _Slot:
     result: ToolResult | None = None
     job: Job | None = None  # waiting for the executor while result is None
     tool: Tool | None = None
+    paused: bool = False  # an approval answered Pause(): no result until resume()
 
 
 @dataclass(frozen=True)
@@ -266,6 +274,7 @@ class LoopCore:
         self.meter = BudgetMeter(self.limits) if self.limits.budgeted else None
         self.wrap_up: LimitHit | None = None  # a budget ran out under "continue": one last call, no tools
         self.wrapping = False  # that last call has been asked for
+        self.decisions: dict[str, Any] = {}  # approval decisions given to resume(), by call id
 
     def _use_tools(self, tools: list[Tool]) -> None:
         """Take this tool list: by name for lookups, as specs for the request, and the facts derived from it."""
@@ -443,6 +452,8 @@ class LoopCore:
             self.hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
         if self.meter is not None and self.hit is None:  # 4. the budgets: the tokens are spent already
             self._check_budgets(turn)
+        # a Pause() from the approval gate takes the turn back out: the counters as they were before it
+        before = self._counters() if self.settings.approve is not None else None
         # 4.-5. per call: the caps, then lookup -> parse -> schema -> rules -> approval -> a job
         for slot in self.batch:
             if self.hit is not None or self.failure is not None or self.wrap_up is not None:  # cut short
@@ -460,6 +471,25 @@ class LoopCore:
             for slot in self.batch:
                 if slot.result is None:
                     slot.result = _not_run(slot.call, self._why_cut_short())
+        elif before is not None and any(slot.paused for slot in self.batch):
+            self._pause(before)
+
+    def _counters(self) -> dict:
+        return {"tool_call_count": self.run.tool_call_count, "invalid_calls": self.run.invalid_calls,
+                "per_tool": dict(self.per_tool), "repeats": [[*key, n] for key, n in self.repeats.items()],
+                "thread_tool_calls": self.thread.tool_call_count if self.thread is not None else None}
+
+    def _pause(self, before: dict) -> None:
+        """An approval answered Pause(): the turn stays out of the history (none of its calls has run), and
+        the run ends "paused", keeping the turn and the counters as they were before it for resume()."""
+        run, waiting = self.run, tuple(slot.call.id for slot in self.batch if slot.paused)
+        run.tool_call_count, run.invalid_calls = before["tool_call_count"], before["invalid_calls"]
+        self.per_tool, self.repeats = before["per_tool"], {(n, a): c for n, a, c in before["repeats"]}
+        if self.thread is not None:
+            self.thread.tool_call_count = before["thread_tool_calls"]
+        run.pending, self.batch, self.hit = Paused(self.turn, waiting, before), None, None
+        self._end(_Ending(StopReason.PAUSED, output=f"paused: {len(waiting)} call(s) wait for a decision "
+                                                    f"({', '.join(waiting)})"))
 
     def _why_cut_short(self) -> str:
         if self.hit is not None:
@@ -565,8 +595,14 @@ class LoopCore:
             return
         self._gate(call, "rules", True)
         arguments = checked.arguments
-        if self.settings.approve is not None:  # a human (or a rule) may approve, deny or edit the call
-            decision = normalize_approval(self.settings.approve(call, self._context(tool, call, 1)))
+        if self.settings.approve is not None or call.id in self.decisions:  # approve, deny, edit or pause
+            decision = self.decisions.pop(call.id, None)  # a decision given to resume() comes first
+            if decision is None:
+                decision = normalize_approval(self.settings.approve(call, self._context(tool, call, 1)))
+            if isinstance(decision, Pause):
+                self._gate(call, "approval", False, "paused")
+                slot.paused = True
+                return
             if isinstance(decision, Deny):
                 self._gate(call, "approval", False, "denied")
                 slot.result = ToolResult.failure(call, "denied", decision.reason)
@@ -737,6 +773,12 @@ def run(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = 
         system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
         parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
         tool_timeout=tool_timeout, on_event=on_event, compact=compact), thread=thread, trace=trace)
+    return drive(core, model, executor, max_concurrency)
+
+
+def drive(core: LoopCore, model: Any, executor: str | Executor | None = "threads",
+          max_concurrency: int = 64) -> Run:
+    """The sync driver's loop: do what the core says until it is done (run() and resume() use it)."""
     pool, owned = make_executor(executor, max_concurrency=max_concurrency)
     complete = _sync_complete(model)
     try:
@@ -772,6 +814,12 @@ async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | 
         system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
         parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
         tool_timeout=tool_timeout, on_event=on_event, compact=compact), thread=thread, trace=trace)
+    return await adrive(core, model, executor, max_concurrency)
+
+
+async def adrive(core: LoopCore, model: Any, executor: str | Executor | None = "asyncio",
+                 max_concurrency: int = 64) -> Run:
+    """The async driver's loop (arun() and aresume() use it)."""
     pool, owned = make_executor(executor, default="asyncio", max_concurrency=max_concurrency)
     acomplete = _async_complete(model)
     try:

@@ -358,7 +358,15 @@ class Edit:
     arguments: dict
 
 
-def normalize_approval(answer: Any) -> Approve | Deny | Edit:
+@dataclass(frozen=True)
+class Pause:
+    """Decide later: the run stops with "paused" before this turn's calls run; `run.to_json()` keeps it,
+    and `agentkit.resume(state, {call_id: decision})` goes on (see agentkit.resume)."""
+
+    reason: str = "waiting for a decision"
+
+
+def normalize_approval(answer: Any) -> Approve | Deny | Edit | Pause:
     """An approval hook may answer True/None (approve), False or a str (deny, with reason), or the classes."""
     if answer is None or answer is True:
         return Approve()
@@ -366,7 +374,7 @@ def normalize_approval(answer: Any) -> Approve | Deny | Edit:
         return Deny()
     if isinstance(answer, str):
         return Deny(answer)
-    if isinstance(answer, (Approve, Deny, Edit)):
+    if isinstance(answer, (Approve, Deny, Edit, Pause)):
         return answer
     raise TypeError(f"approval hook returned {answer!r}; return True/False, a denial reason, "
-                    "Approve(), Deny(reason) or Edit(arguments)")
+                    "Approve(), Deny(reason), Edit(arguments) or Pause()")
