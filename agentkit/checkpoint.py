@@ -53,6 +53,7 @@ def run_to_dict(run: Any) -> dict:
         "usage": run.usage.to_dict(),
         "usage_by_model": [[model, usage.to_dict()] for model, usage in run.usage_by_model.items()],
         "results": [r.to_dict() for r in run.results],
+        "turns": [t.to_dict() for t in run.turns],
         "state": run.state,
         "pending": run.pending.to_dict() if run.pending is not None else None,
     }
@@ -77,5 +78,6 @@ def restored_fields(data: dict) -> dict:
         "invalid_calls": data["invalid_calls"], "usage": Usage.from_dict(data["usage"]),
         "usage_by_model": {model: Usage.from_dict(u) for model, u in data["usage_by_model"]},
         "results": [ToolResult.from_dict(r) for r in data["results"]],
+        "turns": [ModelTurn.from_dict(t) for t in data.get("turns") or ()],
         "state": dict(data["state"]),
     }

@@ -103,6 +103,7 @@ class Run:
     usage: Usage = field(default_factory=Usage)
     usage_by_model: dict[str | None, Usage] = field(default_factory=dict)  # what each model spent: its cost
     results: list[ToolResult] = field(default_factory=list)
+    turns: list[ModelTurn] = field(default_factory=list)  # the model's answers, as they came (agentkit.replay)
     state: dict = field(default_factory=dict)
     limit: LimitHit | None = None
     error: BaseException | None = None  # what ended the run by raising: the original exception if any
@@ -442,6 +443,7 @@ class LoopCore:
         run.trace.record("model_response", step=run.steps, text_chars=len(turn.text or ""),
                          tool_calls=len(turn.tool_calls), stop=turn.stop, usage=turn.usage.total_tokens)
         self.turn = turn
+        run.turns.append(turn)
         if not turn.tool_calls:  # 3. no tool calls: the answer joins the history; next() ends the run
             self._append(turn.as_message())
             return

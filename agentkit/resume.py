@@ -69,7 +69,10 @@ def _prepare(state: str | dict, decisions: Mapping[str, Any], tools: ToolsLike, 
     run.trace.record("resume", run_id=run.run_id, waiting=list(pending.waiting),
                      decisions={k: type(v).__name__.lower() for k, v in core.decisions.items()})
     # the turn's tokens were counted when it first came: taken again, it adds none
+    if run.turns and run.turns[-1] == pending.turn:
+        run.turns.pop()  # recorded when it first came; taken again just below
     core.take_turn(replace(pending.turn, usage=Usage()))
+    run.turns[-1] = pending.turn  # as the model gave it, usage included (for agentkit.replay)
     return core, pending
 
 
