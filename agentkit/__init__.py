@@ -15,8 +15,8 @@
 
 The modules, from the ground floor up (each imports only from the ones before it):
 types, errors, trace, strict, tools, validate, fixtures, budgets, policies, execute, compaction, checkpoint,
-loop, resume, replay, models, providers, http, sim, lab, otel, viz. `import agentkit` loads the core only; HTTPModel, the simulator and the charts load on
-first use.
+loop, resume, replay, models, providers, http, sim, lab, otel, viz. `import agentkit` loads the core only;
+HTTPModel, the simulator and the charts load on first use.
 """
 
 from __future__ import annotations
