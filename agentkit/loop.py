@@ -185,6 +185,8 @@ class Settings:
             raise ValueError(f"tool_timeout={timeout!r}: use a number of seconds > 0, or None for no timeout")
         if self.parallel_tool_calls is not None and not isinstance(self.parallel_tool_calls, bool):
             raise TypeError(f"parallel_tool_calls={self.parallel_tool_calls!r}: use True, False or None")
+        if self.compact is not None and not callable(self.compact):
+            raise TypeError(f"compact={self.compact!r}: use a function messages -> messages, e.g. DropOldest()")
 
 
 # -- what the core answers: the driver's next move ------------------------------------------------------
@@ -326,9 +328,6 @@ class LoopCore:
             hit = self._over("max_thread_steps", self.thread.steps, limits.max_thread_steps, or_equal=True)
         if hit is None and self.meter is not None and self.wrap_up is None and (over := self.meter.over_time()):
             hit = self._budget_spent(LimitHit(*over))  # the time budget also runs out while tools run
-        if hit is None and self.wrap_up is not None and not self.wrapping:
-            self.wrapping = True  # "continue": the calls were answered; one last call, without tools
-            return None
         if hit is None and self.settings.cancel is not None and self._cancelled():
             return _Ending(StopReason.USER_CANCEL)
         if hit is None and limits.max_invalid_calls is not None:
@@ -339,6 +338,9 @@ class LoopCore:
                 error = LimitExceeded(text, run, hit.limit, hit.count, hit.maximum)
                 return _Ending(StopReason.ERROR, output=text, error=error, limit=hit)
             return _Ending(StopReason(hit.stop_reason), output=text, limit=hit)
+        if self.wrap_up is not None and not self.wrapping:
+            self.wrapping = True  # a budget ran out under "continue": one last call, without tools
+            return None
         if self.direct is not None:  # every call of the batch was return_direct
             return _Ending(StopReason.RETURN_DIRECT, output=self.direct[0] if len(self.direct) == 1 else self.direct)
         return None

@@ -217,3 +217,11 @@ def test_a_token_budget_stops_at_the_first_turn_that_goes_past_it(per_turn, kind
     else:
         assert result.stop_reason is StopReason.TOKEN_BUDGET
         assert result.steps == first_over + (1 if behavior == "continue" else 0)
+
+
+def test_a_cancel_wins_over_the_last_call_a_spent_budget_allows():
+    answered_once = []
+    result = run(never_ending(), "go", tools=[search], cancel=lambda: bool(answered_once),
+                 on_event=lambda e: answered_once.append(e) if e.kind == "model_response" else None,
+                 limits=Limits(max_tokens={"output": 10}, exit_behavior="continue"))
+    assert result.stop_reason is StopReason.USER_CANCEL and result.steps == 1 and answered(result)

@@ -18,6 +18,7 @@ def test_every_budget_stops_the_never_ending_model_with_its_own_reason():
 def test_continue_gives_one_more_call_without_tools():
     rows = {name: rest for name, *rest in L.budget_stops("continue")}
     assert rows["input tokens ≤ 5,000"][:3] == ["token_budget", 6, 4]
+    assert rows["time ≤ 10 s"][:3] == ["time_budget", 5, 4]  # the time ran out between calls: one more, no tools
     run = L.budget_run("output tokens ≤ 200", "continue")
     assert run.output == "Here is what I found so far."
 

@@ -109,3 +109,14 @@ def test_pause_json_resume_round_trips_in_every_format(server, fmt, decision):
     resumed_turn = next(m for m in done.messages if m.tool_calls and m.tool_calls[0].id == paused.pending.turn
                         .tool_calls[0].id)
     assert resumed_turn.reasoning == paused.pending.turn.reasoning  # the provider's state came back whole
+
+
+def test_aresume_continues_from_asyncio():
+    import asyncio
+
+    from agentkit.resume import aresume
+
+    saved = run(ask_payments(), "pay bob", tools=[lookup, send_payment], approve=gate).to_json()
+    done = asyncio.run(aresume(saved, {"c2": "approve"}, ScriptedModel(["Paid."]), tools=[lookup, send_payment]))
+    assert done.stop_reason is StopReason.FINAL_ANSWER and done.tool_runs == 2 and not unanswered(done.messages)
+
