@@ -33,11 +33,14 @@ from .types import Usage, same_model
 TOKEN_KINDS = ("input", "output", "reasoning", "cached", "total")
 
 
+_COUNT = {"input": lambda u: u.input_tokens, "output": lambda u: u.output_tokens,
+          "reasoning": lambda u: u.reasoning_tokens, "cached": lambda u: u.cached_tokens,
+          "total": lambda u: u.input_tokens + u.output_tokens}
+
+
 def tokens_of(usage: Usage, kind: str) -> int:
     """How many tokens of `kind` a usage holds."""
-    if kind == "total":
-        return usage.input_tokens + usage.output_tokens
-    return getattr(usage, f"{kind}_tokens")
+    return _COUNT[kind](usage)
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ def cost(usage_by_model: Mapping[str | None, Usage], prices: Mapping[str, Price]
 def check_token_caps(caps: Mapping[str, int], usage: Usage) -> tuple[str, int, int] | None:
     """The first cap in `caps` that `usage` went past: (kind, used, cap), or None."""
     for kind, cap in caps.items():
-        used = tokens_of(usage, kind)
+        used = _COUNT[kind](usage)
         if used > cap:
             return kind, used, cap
     return None
