@@ -7,10 +7,12 @@
 
 One step of the loop, as a numbered recipe (the `# 1.` ... `# 6.` markers in the code are these steps):
 
-    1. build the request: the whole conversation + the tool list (re-sent every turn) + tool_choice
+    1. build the request: the whole conversation + the tool list (re-sent every turn) + tool_choice;
+       a `compact=` hook may send less (agentkit.compaction; run.messages keeps everything)
     2. call the model -> ModelTurn (text, tool calls, stop signal, usage)                  [driver]
     3. no tool calls -> the run ends with "final_answer"
-    4. check limits: the step cap, the tool-call caps (per run, per thread, per tool), repeated calls
+    4. check limits: the step cap, the budgets (tokens, cost, time: agentkit.budgets), the tool-call caps
+       (per run, per thread, per tool), repeated calls
     5. per call: lookup -> parse -> schema -> rules -> approval -> a Job; the driver runs the jobs
        (retries, timeouts) [driver], and each outcome becomes a result (envelope, error policy)
     6. answer every call, in the model's emitted order; decide whether the run ends; go to 1
@@ -35,8 +37,9 @@ tool raises, and sends it to the model on the thread's next invocation, which a 
 with a 400 (OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages responding
 to each 'tool_call_id'."; the symptom of langchain-ai/langgraph issue 531).
 
-Left out on purpose: streaming tokens to the caller (see HTTPModel.stream), memory summarisation, and
-multi-agent hand-offs; they sit around this loop, not inside it.
+Left out on purpose: streaming tokens to the caller (see HTTPModel.stream) and multi-agent hand-offs;
+they sit around this loop, not inside it. So do resuming a paused run (agentkit.resume), replaying and
+forking one (agentkit.replay) and its OpenTelemetry spans (agentkit.otel).
 """
 
 from __future__ import annotations
