@@ -245,3 +245,11 @@ def test_a_compacted_thread_runs_to_its_answers_in_every_format(server, fmt, mak
         result = run(model, question, tools=TOOLS, thread=thread, compact=strategy)
         assert result.stop_reason == "final_answer", result.summary()
     assert thread.runs[-1].trace.count("compact") >= 1
+
+
+def test_arun_compacts_the_same_way():
+    import asyncio
+
+    model = digging()
+    result = asyncio.run(agentkit.arun(model, "dig", tools=[lookup], compact=DropOldest(keep_rounds=2)))
+    assert result.stop_reason == "final_answer" and model.seen == [1, 3, 5, 5, 5, 5, 5]

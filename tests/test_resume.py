@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from agentkit import Deny, Edit, StopReason, Thread, call, run, tool
+from agentkit import Deny, Edit, Limits, StopReason, Thread, call, run, tool
 from agentkit.http import HTTPModel
 from agentkit.models import ScriptedModel
 from agentkit.policies import Pause
@@ -120,3 +122,26 @@ def test_aresume_continues_from_asyncio():
     done = asyncio.run(aresume(saved, {"c2": "approve"}, ScriptedModel(["Paid."]), tools=[lookup, send_payment]))
     assert done.stop_reason is StopReason.FINAL_ANSWER and done.tool_runs == 2 and not unanswered(done.messages)
 
+
+
+@given(plan=st.lists(st.lists(st.sampled_from(["pay", "look", "bad"]), min_size=1, max_size=3), min_size=1,
+                     max_size=4),
+       cap=st.one_of(st.none(), st.integers(1, 8)))
+def test_pausing_and_approving_gives_the_history_of_approving_at_once(plan, cap):
+    """Property: pause at every payment, save, resume approving them — the same history and counters as a run
+    whose gate approved at once (calls refused at a gate, caps and all)."""
+    arguments = {"pay": lambda i: ("send_payment", {"to": f"p{i}", "amount": i}),
+                 "look": lambda i: ("lookup", {"q": f"q{i}"}), "bad": lambda i: ("send_payment", {"to": 3})}
+    steps = [[call(*arguments[kind](10 * b + i), id=f"c{b}_{i}") for i, kind in enumerate(batch)]
+             for b, batch in enumerate(plan)] + ["done"]
+    limits = Limits(max_tool_calls=cap, exit_behavior="continue")
+    at_once = run(ScriptedModel(steps), "go", tools=[lookup, send_payment], limits=limits, approve=lambda c, x: True)
+    model, state = ScriptedModel(steps), None
+    current = run(model, "go", tools=[lookup, send_payment], limits=limits, approve=gate)
+    while current.stop_reason is StopReason.PAUSED:
+        state = json.loads(current.to_json())
+        current = resume(state, dict.fromkeys(state["pending"]["waiting"], "approve"), model,
+                         tools=[lookup, send_payment], limits=limits, approve=gate)
+    assert [m.to_dict() for m in current.messages] == [m.to_dict() for m in at_once.messages]
+    assert (current.tool_call_count, current.invalid_calls, current.steps) == (
+        at_once.tool_call_count, at_once.invalid_calls, at_once.steps)
