@@ -53,10 +53,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple, Sequence, Union
 
 from .budgets import WRAP_UP_TEXT, BudgetMeter, Cost, Unpriced, cost
+from .checkpoint import Paused, run_to_dict
 from .compaction import compact_request
 from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, UnknownPriceError
 from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
-from .checkpoint import Paused, run_to_dict
 from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits, Pause,
                        failure_result, normalize_approval, resolve_error_policy)
 from .tools import Tool, ToolContext, is_valid_timeout
@@ -400,9 +400,8 @@ class LoopCore:
             if tuple(map(id, current)) != self.tool_ids:
                 self._use_tools(current)
                 run.trace.record("tools_changed", step=run.steps + 1, tools=[t.name for t in current])
-        choice = self._choice_for_this_turn() if self.specs and not self.wrapping else "auto"
-        if self.wrapping and self.specs:
-            choice = "none"  # the budget is spent: the model answers with what it has
+        # after a budget ran out under "continue", the last call is without tools: answer with what you have
+        choice = ("none" if self.wrapping else self._choice_for_this_turn()) if self.specs else "auto"
         options = self.options.get(choice) if isinstance(choice, str) else None
         if options is None:
             options = ModelOptions(tool_choice=choice, parallel_tool_calls=settings.parallel_tool_calls,
