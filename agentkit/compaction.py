@@ -20,8 +20,9 @@ verifies (the loop refuses a hook's answer that breaks one):
    or dropped together with it (never stripped from a kept round, never left without its calls);
 3. the system prompt and the current turn's request are kept, and the newest round (whose results the
    model is about to read) too;
-4. what is sent starts, after the system prompt, with a user message (Anthropic and Gemini refuse a
-   conversation that starts with the model).
+4. what is sent starts, after the system prompt, with a user message: Gemini answers a history that
+   starts with a function call with a 400, "Please ensure that function call turn comes immediately after
+   a user turn or after a function response turn." (google-gemini/gemini-cli issue 11814).
 
 Each strategy compacts only once the messages are longer than `over_chars` characters (0: always).
 Left out on purpose: token counting with the provider's tokenizer (characters are a stand-in; about
@@ -243,7 +244,7 @@ def check_history(original: Sequence[Message], sent: Sequence[Message]) -> str |
             return f"{what} is missing from what is sent"
     after_system = [m for m in sent if m.role != "system"]
     if request and after_system and after_system[0].role != "user":
-        return "what is sent starts with the model speaking; Anthropic and Gemini need the user first"
+        return "what is sent starts with the model speaking; Gemini refuses a call that no user turn precedes"
     return None
 
 
