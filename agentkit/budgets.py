@@ -48,7 +48,8 @@ class Price:
     """What a model's tokens cost, in USD per million tokens, and where that was read.
 
     `cached_input` is the price of prompt-cache reads; None bills them as ordinary input.
-    Reasoning tokens are billed as output (every provider in the table does so).
+    Reasoning tokens are billed as output: they are part of output_tokens, and Anthropic, the only provider
+    in the table, bills thinking as output tokens (docs.anthropic.com, "Context windows").
     """
 
     input: float
