@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from profiles import examples
 
 import agentkit
 from agentkit import Thread, run, tool
@@ -223,7 +224,7 @@ def recorded(server):
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), fmt=st.sampled_from(sorted(REASONING)), strategy=STRATEGIES)
 def test_every_format_accepts_every_compacted_request(recorded, data, fmt, strategy):
     model, requests = recorded[fmt]
