@@ -140,7 +140,8 @@ def validate_token_caps(name: str, caps: object) -> None:
     if caps is None:
         return
     if not isinstance(caps, Mapping):
-        raise TypeError(f"Limits.{name}={caps!r}: use a dict {{kind: cap}} with kinds from {', '.join(TOKEN_KINDS)}")
+        raise TypeError(f"Limits.{name}={caps!r}: a budget per token kind, e.g. {{'total': {caps!r}}}, with kinds "
+                        f"from {', '.join(TOKEN_KINDS)} (one response's length is the model's max_tokens option)")
     for kind, cap in caps.items():
         if kind not in TOKEN_KINDS:
             raise ValueError(f"Limits.{name}: unknown token kind {kind!r}; use one of {', '.join(TOKEN_KINDS)}")

@@ -185,6 +185,8 @@ def test_arun_keeps_the_same_budgets():
 
 
 def test_bad_budgets_say_what_to_use():
+    with pytest.raises(TypeError, match=r"Limits.max_tokens=1000: a budget per token kind, e.g. \{'total': 1000\}"):
+        Limits(max_tokens=1000)
     with pytest.raises(ValueError, match="unknown token kind 'thinking'"):
         Limits(max_tokens={"thinking": 10})
     with pytest.raises(ValueError, match="max_cost_usd"):
