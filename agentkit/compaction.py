@@ -149,7 +149,8 @@ class ElideToolResults:
 class Summarize:
     """Replace what `DropOldest(keep_rounds, keep_turns)` would drop with a summary written by `model`
     (one extra model call, without tools). The summary goes in a user message where the dropped messages
-    were, and is extended, not rewritten, as more is dropped: each message is summarised once."""
+    were, and is extended, not rewritten, as more is dropped: each message is summarised once. The summary
+    call is `model.complete`, synchronous also under `arun` (a compaction hook is a plain function)."""
 
     model: Any
     keep_rounds: int = 2
