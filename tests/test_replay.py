@@ -86,3 +86,16 @@ def test_any_run_replays_byte_identical(plan, cap, behavior):
     original = run(ScriptedModel(steps), "go", tools=[lookup], limits=limits)
     again = replay(original, [lookup], limits=limits)
     assert history_bytes(again) == history_bytes(original) and again.stop_reason == original.stop_reason
+
+
+def test_a_paused_then_resumed_run_replays_byte_identical():
+    from agentkit.policies import Pause
+    from agentkit.resume import resume
+
+    steps = [[call("lookup", {"q": "a"}, id="c1"), call("lookup", {"q": "b"}, id="c2")], "done"]
+    paused = run(ScriptedModel(steps), "find", tools=[lookup],
+                 approve=lambda c, ctx: Pause() if c.id == "c2" else True)
+    done = resume(paused.to_json(), {"c2": "deny"}, ScriptedModel(steps[1:]), tools=[lookup])
+    again = replay(done, [lookup])
+    assert [t.text for t in done.turns] == [None, "done"]
+    assert history_bytes(again) == history_bytes(done) and done.stop_reason is StopReason.FINAL_ANSWER
