@@ -289,6 +289,13 @@ partial run.
                                                self.max_seconds))
 
 
+#: Budget limits: (stop reason, what ran out, unit of the counts).
+_BUDGETS = {"max_tokens": ("token_budget", "{kind} tokens", "tokens"),
+            "max_thread_tokens": ("token_budget", "thread {kind} tokens", "tokens"),
+            "max_cost_usd": ("cost_budget", "cost", "$"),
+            "max_seconds": ("time_budget", "time", "s")}
+
+
 @dataclass(frozen=True)
 class LimitHit:
     """Which cap was reached, with the counts the final message names.
@@ -328,13 +335,6 @@ class LimitHit:
         unit = "model calls" if self.limit == "max_steps" else "calls"
         head = "Step limit reached" if self.limit == "max_steps" else "Tool call limit reached"
         return f"{head}: {label} exceeded ({self.count}/{self.maximum} {unit})."
-
-
-#: Budget limits: (stop reason, what ran out, unit of the counts).
-_BUDGETS = {"max_tokens": ("token_budget", "{kind} tokens", "tokens"),
-            "max_thread_tokens": ("token_budget", "thread {kind} tokens", "tokens"),
-            "max_cost_usd": ("cost_budget", "cost", "$"),
-            "max_seconds": ("time_budget", "time", "s")}
 
 
 #: What an over-limit call answers under exit_behavior="continue" (the seed's wording).
