@@ -762,9 +762,9 @@ def run(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = 
         limits: Limits | None = None, on_tool_error: ErrorPolicyLike = "report",
         tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None, stream: bool = False,
         approve: Callable | None = None, cancel: Any = None, tool_timeout: float | None = None,
+        compact: Callable[[list[Message]], list[Message]] | None = None,
         on_event: Callable[[Event], Any] | None = None, thread: Thread | None = None, trace: Trace | None = None,
-        executor: str | Executor | None = "threads", max_concurrency: int = 64,
-        compact: Callable[[list[Message]], list[Message]] | None = None) -> Run:
+        executor: str | Executor | None = "threads", max_concurrency: int = 64) -> Run:
     """Run the loop to a stop reason and return the Run. `model` has complete(messages, tools, options).
 
     `tools` is a list, or a function returning the current list: it is asked before every model call, so
@@ -811,10 +811,10 @@ async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | 
                limits: Limits | None = None, on_tool_error: ErrorPolicyLike = "report",
                tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None,
                stream: bool = False, approve: Callable | None = None, cancel: Any = None,
+               compact: Callable[[list[Message]], list[Message]] | None = None,
                tool_timeout: float | None = None, on_event: Callable[[Event], Any] | None = None,
                thread: Thread | None = None, trace: Trace | None = None,
-               executor: str | Executor | None = "asyncio", max_concurrency: int = 64,
-               compact: Callable[[list[Message]], list[Message]] | None = None) -> Run:
+               executor: str | Executor | None = "asyncio", max_concurrency: int = 64) -> Run:
     """The same loop as `run`, driven from asyncio: model.acomplete and the tools are awaited."""
     core = LoopCore(tools, prompt, Settings(
         system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
