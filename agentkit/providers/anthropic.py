@@ -303,7 +303,11 @@ def _usage_from_wire(usage: Any) -> Usage:
         return value if isinstance(value, int) else 0
 
     prompt = count("input_tokens") + count("cache_creation_input_tokens") + count("cache_read_input_tokens")
-    return Usage(prompt, count("output_tokens"))
+    # thinking is billed as output and counted in output_tokens; only newer responses break it out
+    details = usage.get("output_tokens_details")
+    thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
+    return Usage(prompt, count("output_tokens"), thinking if isinstance(thinking, int) else 0,
+                 count("cache_read_input_tokens"))
 
 
 class StreamAssembler:

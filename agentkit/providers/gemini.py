@@ -448,8 +448,10 @@ def _usage_from_wire(usage: Any) -> Usage:
         value = usage.get(key)
         return value if isinstance(value, int) else 0
 
+    # thoughts are billed as output; cachedContentTokenCount is part of promptTokenCount
     return Usage(count("promptTokenCount") + count("toolUsePromptTokenCount"),
-                 count("candidatesTokenCount") + count("thoughtsTokenCount"))
+                 count("candidatesTokenCount") + count("thoughtsTokenCount"),
+                 count("thoughtsTokenCount"), count("cachedContentTokenCount"))
 
 
 class StreamAssembler:

@@ -53,7 +53,7 @@ from .contract import Route
 # way: those pieces live in openai_common, shared with Chat Completions.
 from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, count, in_band_error, invalid_schema,
                             invalid_type, invalid_value, missing, optional, out_of_range, pieces, raw_arguments,
-                            required, required_str, temperature_field, tool_name, unsupported)
+                            required, required_str, temperature_field, token_details, tool_name, unsupported)
 
 NAME = "openai-responses"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -274,7 +274,11 @@ def _output_text(content: Any) -> str:
 def _usage_from_wire(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    return Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens")))
+    # cached tokens are part of input_tokens, reasoning tokens part of output_tokens
+    return Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens")),
+                 count(token_details(usage, "output_tokens_details").get("reasoning_tokens")),
+                 count(token_details(usage, "input_tokens_details").get("cached_tokens")))
+
 
 
 def _failed(response: dict, body: Any) -> ProviderError:
