@@ -250,10 +250,10 @@ QUIRK_MODELS: dict[str, str] = {
     "gpt-6-astra": "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)",
     "gpt-6.1-sol": "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)",
     "gpt-6.1-terra": "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)",
-    "claude-opus-5.5": "sim-reasoner; the server answers tool_choice any/tool with a 400",
-    "claude-sonnet-5.5": "sim-reasoner; the server answers tool_choice any/tool with a 400",
-    "claude-fable-5.1": "sim-reasoner; the server answers tool_choice any/tool with a 400",
-    "claude-mythos-5.1": "sim-reasoner; the server answers tool_choice any/tool with a 400",
+    **{name: "sim-reasoner; on the Anthropic API it always thinks (disabled or budget_tokens: 400), answers "
+             "tool_choice any/tool with a 400" + (", and binds kept thinking blocks to their prefix"
+                                                   if name != "claude-mythos-5-1" else "")
+       for name in ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1")},
 }
 
 #: Familiar names the SDK tests and notebooks use; plain reasoners.
