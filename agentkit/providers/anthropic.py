@@ -99,6 +99,8 @@ PREFIX_BOUND_THINKING = ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5
 OMITTED_THINKING_BY_DEFAULT = NO_FORCED_TOOL_USE
 #: Models whose lowest thinking setting is `{"type": "between_tools"}` (no thinking before the first call).
 BETWEEN_TOOLS_THINKING = ("claude-sonnet-5-5",)
+#: Anthropic's words for a forced tool choice on those models.
+FORCED_TOOL_USE = 'tool_choice: type "tool" and "any" are not supported for this model.'
 #: The spellings with dots are OpenRouter's (`anthropic/claude-opus-5.5`); the Messages API knows no such model.
 DOTTED_IDS = {"claude-opus-5.5": "claude-opus-5-5", "claude-sonnet-5.5": "claude-sonnet-5-5",
               "claude-fable-5.1": "claude-fable-5-1", "claude-mythos-5.1": "claude-mythos-5-1"}
@@ -704,7 +706,7 @@ def _check_prefix_binding(parsed: list[_Parsed], system: list[Message], tools: l
     The first block whose prefix changed makes it and every later thinking block invalid: a 400, or with
     `thinking.block_binding.prefix_mismatch_behavior: "drop_block"` those blocks are left out (the model
     answers without them). Returns the messages to use."""
-    for i, (role, blocks) in enumerate(parsed):
+    for i, (_, blocks) in enumerate(parsed):
         for j, (kind, block) in enumerate(blocks):
             if kind != "thinking":
                 continue
@@ -1011,6 +1013,3 @@ def model_refusal(request: ChatRequest) -> RequestInvalid | None:
         return None
     return RequestInvalid(FORCED_TOOL_USE, "tool_choice")
 
-
-#: Anthropic's words for a forced tool choice on a model that has none (agentkit/sim/fidelity.toml).
-FORCED_TOOL_USE = 'tool_choice: type "tool" and "any" are not supported for this model.'
