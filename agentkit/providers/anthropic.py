@@ -456,8 +456,9 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     come first in their user message and answer the `tool_use` ids of the assistant turn right before it;
     every `tool_use` has its result in the next message; tool blocks need `tools`. With `thinking` on:
     a budget of at least 1024 tokens below `max_tokens`, tool_choice auto or none, the open tool cycle's
-    assistant turn starting with its thinking block, and every thinking block's signature intact. (The
-    `anthropic-version` header is the HTTP server's business, not the body's.)
+    assistant turn starting with its thinking block, and every thinking block's signature intact. On the
+    Claude 5.x models thinking is always on, and a kept thinking block must still fit its prefix (see the
+    module notes). (The `anthropic-version` header is the HTTP server's business, not the body's.)
     """
     if not isinstance(body, dict):
         raise RequestInvalid("Input should be a valid dictionary")

@@ -245,15 +245,19 @@ PRESETS: tuple[Preset, ...] = (
            "missing field, string numbers, bad JSON, extra call (any seed: sim-noisy-SEED)", noisy),
 )
 
+GPT_6 = "sim-reasoner; the server refuses tools on Chat Completions unless reasoning_effort is none (use Responses)"
+CLAUDE_5X = ("sim-reasoner; on the Anthropic format it always thinks (thinking disabled or a budget: 400) and "
+             "answers tool_choice any/tool with a 400")
+
 #: Names the docs and the server's quirks use; they behave as sim-reasoner here (the server adds quirks).
 QUIRK_MODELS: dict[str, str] = {
-    "gpt-6-astra": "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)",
-    "gpt-6.1-sol": "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)",
-    "gpt-6.1-terra": "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)",
-    **{name: "sim-reasoner; on the Anthropic API it always thinks (disabled or budget_tokens: 400), answers "
-             "tool_choice any/tool with a 400" + (", and binds kept thinking blocks to their prefix"
-                                                   if name != "claude-mythos-5-1" else "")
-       for name in ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1")},
+    "gpt-6-astra": GPT_6,
+    "gpt-6.1-sol": GPT_6,
+    "gpt-6.1-terra": GPT_6,
+    "claude-opus-5-5": CLAUDE_5X + "; kept thinking is bound to its prefix",
+    "claude-sonnet-5-5": CLAUDE_5X + " (between_tools allowed); kept thinking is bound to its prefix",
+    "claude-fable-5-1": CLAUDE_5X + "; kept thinking is bound to its prefix",
+    "claude-mythos-5-1": CLAUDE_5X,
 }
 
 #: Familiar names the SDK tests and notebooks use; plain reasoners.
