@@ -160,6 +160,11 @@ PROBES: dict[str, Callable[[Sim], tuple[int, str]]] = {
         "gemini-2.5-flash", [*gemini_answer("", TWO_CALLS), gemini_results("get_news", "get_weather")])),
     "gemini.missing_thought_signature": gemini_unsigned,
     "openrouter.provider_down": openrouter_down,
+    "openrouter.forced_tool_use": lambda sim: error_of(sim.post(
+        "openrouter", "/chat/completions",
+        {"model": "anthropic/claude-opus-5.5", "messages": USER, "tool_choice": "required",
+         "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]},
+        {"authorization": "Bearer k"})),
 }
 
 

@@ -313,6 +313,14 @@ def test_claude_5x_ids_with_dots_are_no_messages_api_model(client):
     assert body["error"] == {"type": "not_found_error", "message": "model: claude-opus-5.5"}
 
 
+@pytest.mark.parametrize("choice", ["required", {"type": "function", "function": {"name": "get_weather"}}])
+def test_openrouter_passes_the_claude_5x_refusal_on_and_auto_works(client, choice):
+    model = "anthropic/claude-opus-5.5"
+    body = assert_error_shape("openrouter", post(client, "openrouter", model, tools=True, tool_choice=choice), 400)
+    assert body["error"]["message"] == 'tool_choice: type "tool" and "any" are not supported for this model.'
+    assert post(client, "openrouter", model, tools=True, tool_choice="auto").status_code == 200
+
+
 @pytest.mark.parametrize("model,choice", [("claude-opus-5-5", {"type": "auto"}),
                                           ("claude-sonnet-4-5", {"type": "any"})])
 def test_auto_and_older_claude_models_are_fine(client, model, choice):

@@ -259,6 +259,16 @@ def build_model_list(names: Sequence[str]) -> dict:
                       "supported_parameters": ["tools", "tool_choice", "parallel_tool_calls"]} for n in names]}
 
 
+#: Upstream models that refuse a forced tool choice, as OpenRouter names them (its Claude 5.x migration guides).
+NO_FORCED_TOOL_USE = ("anthropic/claude-opus-5.5", "anthropic/claude-sonnet-5.5", "anthropic/claude-fable-5.1",
+                      "anthropic/claude-mythos-5.1")
+
+
 def model_refusal(request: ChatRequest) -> RequestInvalid | None:
-    """No per-model refusal is reproduced for OpenRouter (the upstream's own rules are not modelled)."""
+    """The Claude 5.x models refuse a forced tool choice through OpenRouter too (a 400). How OpenRouter words
+    the upstream's refusal is not documented: the simulator passes Anthropic's sentence on."""
+    choice = request.options.tool_choice
+    forced = choice == "required" or isinstance(choice, dict)
+    if forced and any(request.model == m or request.model.startswith(m + "-") for m in NO_FORCED_TOOL_USE):
+        return RequestInvalid('tool_choice: type "tool" and "any" are not supported for this model.', "tool_choice")
     return None
