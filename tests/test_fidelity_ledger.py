@@ -168,6 +168,31 @@ PROBES: dict[str, Callable[[Sim], tuple[int, str]]] = {
 }
 
 
+FAULT_PATHS = {"openai-chat": "/chat/completions", "openai-responses": "/responses", "anthropic": "/messages",
+               "openrouter": "/chat/completions", "ollama": "/api/chat"}
+
+
+def fault(fmt: str, status: int) -> Callable[[Sim], tuple[int, str]]:
+    """Ask the simulator for a fault of `status` in `fmt`; the message without its " (simulated fault)" mark."""
+    def probe(sim: Sim) -> tuple[int, str]:
+        model = f"sim-reasoner-{status}"
+        if fmt == "gemini":
+            r = sim.gemini(model, gemini_answer("", [])[:1])
+        else:
+            body = {"model": model, "messages": USER, "input": ASK, "max_tokens": 64, "stream": False}
+            keep = {"openai-responses": ("model", "input")}.get(fmt, ("model", "messages", "max_tokens", "stream"))
+            r = sim.post(fmt, FAULT_PATHS[fmt], {k: v for k, v in body.items() if k in keep},
+                         {"authorization": "Bearer k", "x-api-key": "k", "anthropic-version": "2023-06-01"})
+        error = r.json()["error"]
+        message = error if isinstance(error, str) else error["message"]
+        return r.status_code, message.removesuffix(" (simulated fault)")
+    return probe
+
+
+PROBES.update({entry_id: fault(entry.format, entry.status) for entry_id, entry in ledger().items()
+               if ".fault_" in entry_id})
+
+
 @pytest.fixture(scope="module")
 def sim(server):
     with httpx.Client(timeout=10) as client:
