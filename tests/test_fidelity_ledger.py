@@ -143,7 +143,7 @@ PROBES: dict[str, Callable[[Sim], tuple[int, str]]] = {
         {"model": "claude-sonnet-4-5", "messages": [*USER, {"role": "assistant", "content": CALLS}]}),
     "anthropic.result_without_tool_use": lambda sim: sim.claude_error(
         {"model": "claude-sonnet-4-5", "messages": [*USER, RESULTS]}),
-    "openai-chat.reasoning_model_tools": lambda sim: error_of(sim.post(
+    "openai-chat.responses_only_tools": lambda sim: error_of(sim.post(
         "openai-chat", "/chat/completions",
         {"model": "gpt-6.1-sol", "messages": USER,
          "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]},

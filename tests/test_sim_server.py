@@ -283,14 +283,11 @@ def test_unknown_headers_are_ignored(client):
 
 # --- the documented quirks -------------------------------------------------------------------------
 
-def test_gpt6_with_tools_on_chat_completions_is_refused_unless_reasoning_is_off(client):
+def test_gpt6_with_tools_on_chat_completions_is_refused_like_the_migration_guide(client):
     r = post(client, "openai-chat", "gpt-6.1-sol", tools=True)
     body = assert_error_shape("openai-chat", r, 400)
-    assert body["error"]["type"] == "invalid_request_error" and body["error"]["param"] == "reasoning_effort"
-    assert "use /v1/responses or set reasoning_effort to 'none'" in body["error"]["message"]
-    off = body_for("openai-chat", "gpt-6.1-sol", tools=True) | {"reasoning_effort": "none"}
-    assert client.post(path_for("openai-chat", "gpt-6.1-sol"), json=off,
-                       headers=headers_for("openai-chat")).status_code == 200
+    assert body["error"]["type"] == "invalid_request_error"
+    assert "tool calling requires Responses" in body["error"]["message"]
 
 
 @pytest.mark.parametrize("fmt,tools", [("openai-responses", True), ("openai-chat", False)])

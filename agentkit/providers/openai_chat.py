@@ -723,11 +723,9 @@ def build_model_list(names: list[str] | tuple[str, ...]) -> dict:
 
 
 def model_refusal(request: ChatRequest) -> RequestInvalid | None:
-    """GPT-6 models answer a Chat Completions request with tools with a 400 unless `reasoning_effort` is
-    "none": tools with reasoning need Responses (claim C13; wording as users report it, fidelity.toml)."""
-    if (request.tools and request.model.rsplit("/", 1)[-1].startswith(RESPONSES_ONLY_TOOLS)
-            and request.extras.get("reasoning_effort") != "none"):
-        return RequestInvalid(f"Function tools with reasoning_effort are not supported for {request.model} in "
-                              "/v1/chat/completions. To use function tools, use /v1/responses or set "
-                              "reasoning_effort to 'none'.", "reasoning_effort")
+    """GPT-6 models answer a Chat Completions request with tools with a 400: tools need Responses."""
+    if request.tools and request.model.startswith(RESPONSES_ONLY_TOOLS):
+        return RequestInvalid("GPT-6 Astra, GPT-6.1 Sol, and GPT-6.1 Terra support Chat Completions, but tool "
+                              "calling requires Responses. Send this request to /v1/responses (model "
+                              f"{request.model!r}), or remove `tools`.", "tools")
     return None

@@ -245,7 +245,7 @@ PRESETS: tuple[Preset, ...] = (
            "missing field, string numbers, bad JSON, extra call (any seed: sim-noisy-SEED)", noisy),
 )
 
-GPT_6 = "sim-reasoner; the server refuses tools on Chat Completions unless reasoning_effort is none (use Responses)"
+GPT_6 = "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)"
 CLAUDE_5X = ("sim-reasoner; on the Anthropic format it always thinks (thinking disabled or a budget: 400) and "
              "answers tool_choice any/tool with a 400")
 
