@@ -21,8 +21,10 @@ ones (Gemini 3) send one and expect it echoed in `functionResponse.id`. The kit 
 call, so `parse_response` makes one up when the model sent none: deterministic (the response id, the
 calls, the position: the same response always gets the same ids) and marked with SYNTHETIC_ID_PREFIX
 (`gemini_synth_…_0`, `…_1`). `build_request` recognises the prefix and sends no id for those calls and
-their results, which the API then pairs **by position**: one `functionResponse` per `functionCall`, in
-the same order. (The loop already answers calls in the model's emitted order.) Real ids are echoed.
+their results. The API documents no pairing by position: a `functionResponse` names its call
+(`name` "matches FunctionCall.name", and `id` the call's id when it had one), and the turn must hold one
+`functionResponse` per `functionCall`. The simulator pairs id-less results by name (the first unanswered
+call of that name). Real ids are echoed.
 
 Gemini 3 also signs its calls: a `thoughtSignature` (opaque base64) rides on the `functionCall` part —
 in a parallel batch on the first call only, in sequential steps on each step's call — and on the last
@@ -592,7 +594,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     Accepts camelCase and snake_case field names, `parametersJsonSchema` and OpenAPI-style `parameters`.
     Checks the documented 400s, with the API's wording: non-empty `contents` and `parts`, valid roles, a
     function-call turn follows a user turn, a function-response turn follows a function-call turn and
-    answers every call (by id when given, else by position). For Gemini 3 models, the first call of every
+    answers every call (by id when given, else by name). For Gemini 3 models, the first call of every
     step of the current turn carries a thought signature of this model's (or the documented placeholder).
     Whether the request streams is in the URL, not the body, so `options.stream` is left False for the
     server to set.
@@ -799,6 +801,7 @@ def _user_turn(i: int, parts: list[dict], calls: list[ToolCall]) -> list[Message
             raise RequestInvalid("Please ensure that the number of function response parts is equal to the "
                                  "number of function call parts of the function call turn.", f"contents[{i}]")
         by_id = {c.id: c for c in calls}
+        unanswered = list(calls)
         for k, response in enumerate(responses):
             if "id" in response:
                 if response["id"] not in by_id:
@@ -806,7 +809,14 @@ def _user_turn(i: int, parts: list[dict], calls: list[ToolCall]) -> list[Message
                                          f"contents[{i}].parts[{k}].function_response.id")
                 call_id = response["id"]
             else:
-                call_id = calls[k].id  # no id: the API pairs results with calls by position
+                # No id: the documented link is the name (FunctionResponse.name "matches FunctionCall.name");
+                # between calls of one name, the first not yet answered (our choice: the docs say no more).
+                call = next((c for c in unanswered if c.name == response["name"]), None)
+                if call is None:
+                    raise RequestInvalid(f"functionResponse.name {response['name']!r} matches no functionCall of "
+                                         "the previous turn", f"contents[{i}].parts[{k}].function_response.name")
+                call_id = call.id
+            unanswered = [c for c in unanswered if c.id != call_id]
             content, is_error = _response_content(response.get("response", {}))
             messages.append(Message("tool", content, (), call_id, response["name"], is_error))
     if texts or not responses:

@@ -47,12 +47,12 @@ import json
 import logging
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.routing import Route
@@ -223,6 +223,17 @@ class SimApp:
         self.attempts = F.AttemptCounter(10_000)
         self.models = models
         self.codecs: dict[str, ModuleType] = {fmt: get_codec(fmt) for fmt in FORMATS}
+        # The model's work runs on these threads, owned by this app so that stopping the server also ends
+        # them (a shared pool's idle workers outlived the server that started them).
+        self.workers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="agentkit-sim-model")
+
+    async def decide(self, chat: ChatRequest) -> ModelTurn:
+        """The model's answer, computed off the event loop: one long prompt cannot stall other requests."""
+        return await asyncio.get_running_loop().run_in_executor(self.workers, self.respond, chat)
+
+    def close(self) -> None:
+        """End the model threads (a decision under way finishes first; none is waiting long: they are bounded)."""
+        self.workers.shutdown(wait=True, cancel_futures=True)
 
     # -- building answers ---------------------------------------------------------------------------
 
@@ -387,7 +398,7 @@ class SimApp:
             try:
                 # In a worker thread: the model's work (the reasoner's, or a learner's own `respond`) then
                 # never holds up the event loop, so one long prompt cannot stall every other request.
-                turn = await run_in_threadpool(self.respond, replace(chat, model=name, fallback_models=()))
+                turn = await self.decide(replace(chat, model=name, fallback_models=()))
             except UnknownModel:
                 last_error = self.error(fmt, server.unknown_model_status, server.unknown_model.format(model=candidate),
                                         rid=rid)
