@@ -241,7 +241,7 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
 
 async def _run_one(case: Case, trial: int, seed: int, model: Any, label: str, provider: str | None,
                    stream: bool, executor: AsyncioExecutor) -> dict:
-    attempt = case.start()
+    attempt = case.start(provider)  # the wire format: BFCL cases send BFCL's request in its style
     started = time.perf_counter()
     error: BaseException | None = None
     try:

@@ -51,10 +51,12 @@ class Case:
     suite: str
     category: str
     source: Any  # bfcl.BFCLCase or scenarios.Scenario
+    lenient: bool = False  # BFCL cases: score with the opt-in leniencies (scoring.py), not BFCL's verdict
 
-    def start(self) -> Attempt:
+    def start(self, format: str | None = None) -> Attempt:
+        """Fresh materials for one trial; `format` (the wire format) picks BFCL's request style."""
         if self.suite == "bfcl":
-            return _bfcl_attempt(self.source)
+            return _bfcl_attempt(self.source, format, self.lenient)
         return _scenario_attempt(self.source)
 
 
@@ -68,6 +70,8 @@ def parse_suites(spec: str) -> list[tuple[str, str]]:
         if suite not in SUITES:
             raise UnknownSuite(f"unknown suite {suite!r} in {spec!r}: use {' or '.join(SUITES)}, optionally with "
                                f":<category> (python -m agentkit.bench suites lists them)")
+        if suite == "bfcl" and category in bfcl.REFUSED:
+            raise UnknownSuite(f"bfcl:{category} is refused: {bfcl.REFUSED[category]}")
         if category in ("", "all"):
             categories = SUITES[suite]
         elif category in SUITES[suite]:
@@ -81,12 +85,14 @@ def parse_suites(spec: str) -> list[tuple[str, str]]:
     return chosen
 
 
-def load_cases(spec: str, limit: int | None = None, shard: tuple[int, int] | None = None) -> list[Case]:
-    """The cases of `spec`, `limit` per category, then this machine's share when `shard=(i, n)` (1-based)."""
+def load_cases(spec: str, limit: int | None = None, shard: tuple[int, int] | None = None, *,
+               lenient: bool = False) -> list[Case]:
+    """The cases of `spec`, `limit` per category, then this machine's share when `shard=(i, n)` (1-based).
+    `lenient`: BFCL cases are scored with the opt-in leniencies instead of BFCL's verdict."""
     cases: list[Case] = []
     for suite, category in parse_suites(spec):
         if suite == "bfcl":
-            found = [Case(c.id, suite, category, c) for c in bfcl.load(category)]
+            found = [Case(c.id, suite, category, c, lenient) for c in bfcl.load(category)]
         else:
             found = [Case(c.id, suite, category, c) for c in scenarios.load(category)]
         cases += found[:limit] if limit is not None else found
@@ -100,13 +106,14 @@ def load_cases(spec: str, limit: int | None = None, shard: tuple[int, int] | Non
 
 # -- the two kinds of case ------------------------------------------------------------------------------------
 
-def _bfcl_attempt(case: bfcl.BFCLCase) -> Attempt:
+def _bfcl_attempt(case: bfcl.BFCLCase, format: str | None, lenient: bool) -> Attempt:
     def judge(run: Any) -> Verdict:
         calls = first_turn_calls(run)
-        return check_calls(case.functions, case.ground_truth, calls, case.category)
+        return check_calls(case.functions, case.ground_truth, calls, case.category, lenient=lenient)
 
-    # One model turn, as BFCL scores it: the step cap ends the run before any tool would run.
-    return Attempt(list(case.messages), list(case.tools), Limits(max_steps=1), judge)
+    # One model turn, as BFCL scores it: the step cap ends the run before any tool would run. The tools
+    # are BFCL's request in the format's model style.
+    return Attempt(list(case.messages), list(case.tools_for(format)), Limits(max_steps=1), judge)
 
 
 def first_turn_calls(run: Any) -> list[dict]:
