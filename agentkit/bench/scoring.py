@@ -66,9 +66,14 @@ LABELS: dict[str, str] = {
     # agentkit's own suite
     "no_recovery": "an error result was not recovered from (arguments not fixed, no other tool, no explanation)",
     "limit_ignored": "kept calling after a tool said stop, or past the announced call budget",
-    "wrong_state": "the tools did not end in the state the task needs",
+    "wrong_state": "the tools (BFCL: the back-ends) did not end in the state the task needs",
     "missing_fact": "the final answer lacks a fact the task needs",
     "no_final_answer": "the run ended without a final answer (a step or call cap)",
+    # BFCL's multi-turn categories (multiturn.py)
+    "stopped_early": "no call in a turn where the ground truth makes some",
+    "missing_result": "a result of the ground truth's calls is missing from the model's results so far",
+    "step_cap": "a turn reached BFCL's step cap and the case was forced to quit",
+    "extra_turn": "calls in a turn where the ground truth has none (only with the irrelevance check on)",
     # either suite
     "provider_error": "the model call failed (HTTP error after retries, timeout, bad response)",
 }
@@ -81,6 +86,7 @@ _NOISE = re.compile(r"[ ,./\-_*^]")
 
 #: The rules' names as a record and a report state them.
 RULES = {"bfcl": "BFCL's own verdicts (the default)",
+         "bfcl+irrelevance": "BFCL's own verdicts, and multi-turn calls on turns whose ground truth has none fail",
          "lenient": "lenient: ints pass inside lists of floats; on irrelevance, calls with non-JSON arguments count"}
 
 
@@ -103,10 +109,10 @@ class Verdict:
         return cls(True)
 
     @classmethod
-    def failed(cls, label: str, detail: str = "") -> Verdict:
+    def failed(cls, label: str, detail: str = "", rules: str | None = None) -> Verdict:
         if label not in LABELS:
             raise ValueError(f"unknown failure label {label!r}")
-        return cls(False, label, detail)
+        return cls(False, label, detail, rules)
 
     def to_dict(self) -> dict:
         out = {"ok": self.ok, "label": self.label, "detail": self.detail}

@@ -10,9 +10,13 @@ step cap of 1 stops before running them, exactly as BFCL scores the first answer
 `check_calls` on the calls of that turn. A scenario of agentkit's own suite runs its tools against a
 fresh World and is judged by the world's end state and the final answer.
 
-Suite names: `bfcl` (every BFCL category agentkit reads), `bfcl:<category>`, `agentkit` (all four of
-ours), `agentkit:<category>`. `--limit n` takes the first n cases of each category, so a small run
-still covers every category.
+A BFCL multi-turn case (`bfcl:multi_turn_base`, ..., or `bfcl:multi_turn` for all four) plays every
+user turn through the loop against BFCL's own back-ends and is judged by BFCL's multi-turn checks
+(multiturn.py); its record also stores the trajectory.
+
+Suite names: `bfcl` (every single-turn BFCL category agentkit reads), `bfcl:<category>`, `bfcl:multi_turn`
+(named explicitly: it runs BFCL's back-ends), `agentkit` (all four of ours), `agentkit:<category>`.
+`--limit n` takes the first n cases of each category, so a small run still covers every category.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any, Callable
 from ..policies import Limits
 from ..tools import Tool
 from ..types import Message
-from . import bfcl, scenarios
+from . import bfcl, multiturn, scenarios
 from .scoring import Verdict, check_calls
 
 SUITES: dict[str, tuple[str, ...]] = {"bfcl": bfcl.CATEGORIES, "agentkit": scenarios.CATEGORIES}
@@ -41,6 +45,10 @@ class Attempt:
     tools: list[Tool]
     limits: Limits
     judge: Callable[[Any], Verdict]
+    # A case of several user turns drives the loop itself (`await drive(model, stream=...)` -> a Run) and
+    # adds fields of its own to the record (`details(run)`); None for a single run of the loop.
+    drive: Callable[..., Any] | None = None
+    details: Callable[[Any], dict] | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,8 @@ class Case:
 
     def start(self, format: str | None = None) -> Attempt:
         """Fresh materials for one trial; `format` (the wire format) picks BFCL's request style."""
+        if self.suite == "bfcl" and self.category in bfcl.MULTI_TURN_CATEGORIES:
+            return _multiturn_attempt(self.source, format)
         if self.suite == "bfcl":
             return _bfcl_attempt(self.source, format, self.lenient)
         return _scenario_attempt(self.source)
@@ -76,9 +86,12 @@ def parse_suites(spec: str) -> list[tuple[str, str]]:
             categories = SUITES[suite]
         elif category in SUITES[suite]:
             categories = (category,)
+        elif suite == "bfcl" and category in bfcl.MULTI_TURN_CATEGORIES + ("multi_turn",):
+            categories = bfcl.MULTI_TURN_CATEGORIES if category == "multi_turn" else (category,)
         else:
+            extra = bfcl.MULTI_TURN_CATEGORIES + ("multi_turn",) if suite == "bfcl" else ()
             raise UnknownSuite(f"unknown {suite} category {category!r}; choose one of: "
-                               f"{', '.join(SUITES[suite])}")
+                               f"{', '.join(SUITES[suite] + extra)}")
         chosen += [(suite, c) for c in categories if (suite, c) not in chosen]
     if not chosen:
         raise UnknownSuite("no suite given: e.g. --suite bfcl:simple_python,agentkit:error_recovery")
@@ -91,7 +104,9 @@ def load_cases(spec: str, limit: int | None = None, shard: tuple[int, int] | Non
     `lenient`: BFCL cases are scored with the opt-in leniencies instead of BFCL's verdict."""
     cases: list[Case] = []
     for suite, category in parse_suites(spec):
-        if suite == "bfcl":
+        if suite == "bfcl" and category in bfcl.MULTI_TURN_CATEGORIES:
+            found = [Case(c.id, suite, category, c) for c in multiturn.load(category)]
+        elif suite == "bfcl":
             found = [Case(c.id, suite, category, c, lenient) for c in bfcl.load(category)]
         else:
             found = [Case(c.id, suite, category, c) for c in scenarios.load(category)]
@@ -123,6 +138,23 @@ def first_turn_calls(run: Any) -> list[dict]:
             return [{c.name: c.arguments if c.arguments is not None else c.raw_arguments}
                     for c in message.tool_calls]
     return []
+
+
+def _multiturn_attempt(case: multiturn.MultiTurnCase, format: str | None) -> Attempt:
+    async def drive(model: Any, stream: bool = False) -> Any:
+        return await multiturn.play(case, model, format=format, stream=stream)
+
+    def judge(run: Any) -> Verdict:
+        return multiturn.score(case, run.trajectory)
+
+    def details(run: Any) -> dict:
+        trajectory = getattr(run, "trajectory", None) or {}
+        return {"irrelevance_calls": multiturn.irrelevance_calls(case, trajectory) if trajectory else 0,
+                "trajectory": trajectory}
+
+    # the first turn's materials, for a reader; drive() plays every turn with fresh back-ends
+    return Attempt(case.user_messages(0), multiturn.tools_for(case.functions_at(0), format),
+                   Limits(max_steps=multiturn.MAXIMUM_STEP_LIMIT + 1), judge, drive, details)
 
 
 def _scenario_attempt(case: scenarios.Scenario) -> Attempt:
