@@ -33,6 +33,8 @@ def theirs(tmp_path_factory):
             patch.setitem(sys.modules, name, mock.MagicMock())
     try:
         utils = bfcl.import_from_wheel("bfcl_eval.utils")
+        # BFCL reads the multi-turn function docs from its own data folder: the same files, from the cache
+        utils.MULTI_TURN_FUNC_DOC_PATH = bfcl.cache_dir() / "multi_turn_func_doc"
         handler = bfcl.import_from_wheel("bfcl_eval.model_handler.utils")
         enums = bfcl.import_from_wheel("bfcl_eval.constants.enums")
         mapping = bfcl.import_from_wheel("bfcl_eval.constants.type_mappings").GORILLA_TO_OPENAPI
@@ -45,6 +47,19 @@ def theirs(tmp_path_factory):
         hinted = utils.add_language_specific_hint_to_function_doc([entry])[0]["function"]
         return handler.convert_to_tool(hinted, mapping, enums.ModelStyle(style))
 
+    def multi_turn_requests(entry: dict, style: str) -> dict[int, list]:
+        """What BFCL's handler sends as `tools` at the first turn and at each turn that adds functions:
+        load_dataset_entry's two steps on the raw entry, then inference_multi_turn_FC's extend + compile."""
+        entry = utils.add_language_specific_hint_to_function_doc(
+            utils.populate_test_cases_with_predefined_functions([copy.deepcopy(entry)]))[0]
+        sent = {0: handler.convert_to_tool(entry["function"], mapping, enums.ModelStyle(style))}
+        for turn in range(len(entry["question"])):
+            if str(turn) in entry.get("missed_function", {}):
+                entry["function"].extend(entry["missed_function"][str(turn)])
+                sent[turn] = handler.convert_to_tool(entry["function"], mapping, enums.ModelStyle(style))
+        return sent
+
+    request.multi_turn = multi_turn_requests
     return request
 
 
@@ -101,3 +116,26 @@ def test_the_style_follows_the_wire_format():
     with pytest.raises(ValueError, match="unknown BFCL model style 'gorilla'"):
         bfcl.to_tool_spec({"name": "f", "description": "", "parameters": {"type": "dict", "properties": {}}},
                           "gorilla")
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "anthropic", "openai-responses", "gemini"])
+@pytest.mark.parametrize("category", bfcl.MULTI_TURN_CATEGORIES)
+def test_every_multi_turn_case_sends_bfcls_tool_list_at_every_turn_that_changes_it(theirs, category, fmt):
+    """Multi-turn too, including the functions a miss_func case adds later (which BFCL sends without the
+    language hint). Two things are left out of the comparison (bfcl.py's docstring says why): the
+    `response` schema BFCL's OpenAI-style handlers send as an extra key of each function (a ToolSpec has
+    no place for it; the Claude and Gemini styles move it into the description, and so does agentkit),
+    and the prompt-caching mark BFCL's Claude handler puts on the last tool."""
+    from agentkit.bench import multiturn
+
+    entries = {e["id"]: e for e in bfcl._read_lines(bfcl.cache_dir() / f"BFCL_v4_{category}.json")}
+    differing = []
+    for case in multiturn.load(category):
+        for turn, expected in theirs.multi_turn(entries[case.id], bfcl.style_of(fmt)).items():
+            for tool in expected:
+                tool.pop("cache_control", None)
+                (tool.get("function") or tool).pop("response", None)
+            sent = ours([t.spec for t in multiturn.tools_for(case, turn, fmt)], fmt)
+            if json.dumps(sent, ensure_ascii=False) != json.dumps(expected, ensure_ascii=False):
+                differing.append((case.id, turn))
+    assert differing == []

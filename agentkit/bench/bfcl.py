@@ -26,10 +26,12 @@ functions on every case of every category by tests/test_bench_bfcl_request.py:
                          (type, properties, required; type before description). The Gemini style
                          also moves default, optional, maximum, ... into the description.
 
-Two places where the wire still differs, both in a codec's envelope around the same function doc:
-the Responses codec writes "type" first and always states "strict" (BFCL omits it, and the API's
-default is strict=true); the Gemini codec sends the doc as `parametersJsonSchema`, where BFCL's
-SDK sends it as `parameters`.
+Where the wire still differs: the Responses codec writes "type" first and always states "strict"
+(BFCL omits it, and the API's default is strict=true); the Gemini codec sends the doc as
+`parametersJsonSchema`, where BFCL's SDK sends it as `parameters`; and the multi-turn docs' `response`
+schema, which BFCL's OpenAI-style handlers send as an extra key of the function object, is not sent
+(a ToolSpec has name, description and parameters only; the Claude and Gemini styles move it into the
+description, as BFCL does). No single-turn doc has one.
 
 Scoring works on the *original* docs (`scoring.check_calls`) and expects the spelling the model was
 sent (underscores), as BFCL does for every function-calling model.
@@ -340,13 +342,14 @@ def with_language_hint(functions: Any) -> list[dict]:
     return out
 
 
-def bfcl_function(function: dict, style: str = DEFAULT_STYLE, *, hinted: bool = False) -> dict:
+def bfcl_function(function: dict, style: str = DEFAULT_STYLE, *, language_hint: bool = True) -> dict:
     """One function doc as BFCL's `convert_to_tool` leaves it for `style` (a new dict, keys in BFCL's order):
-    {"name", "description", "parameters"}. `hinted`: the language hint is already in the description."""
+    {"name", "description", "parameters"}. `language_hint=False` for a doc BFCL sends without the hint (a
+    multi-turn function held back until a later turn: BFCL adds the hint after moving those out)."""
     if style not in set(STYLES.values()):
         raise ValueError(f"unknown BFCL model style {style!r}; choose one of: "
                          f"{', '.join(sorted(set(STYLES.values())))}")
-    item = copy.deepcopy(function) if hinted else with_language_hint([function])[0]
+    item = with_language_hint([function])[0] if language_hint else copy.deepcopy(function)
     item["name"] = provider_name(item["name"])
     where = f"{function.get('name')}.parameters"
     parameters = item.get("parameters")
@@ -413,9 +416,9 @@ def _google_descriptions(parameters: dict) -> None:
             param["description"] += f" Format: {param.pop('format')!s}."
 
 
-def to_tool_spec(function: dict, style: str = DEFAULT_STYLE, *, hinted: bool = False) -> ToolSpec:
+def to_tool_spec(function: dict, style: str = DEFAULT_STYLE, *, language_hint: bool = True) -> ToolSpec:
     """A BFCL function doc as the ToolSpec every agentkit codec encodes: BFCL's request for `style`."""
-    item = bfcl_function(function, style, hinted=hinted)
+    item = bfcl_function(function, style, language_hint=language_hint)
     return ToolSpec(item["name"], item["description"], item["parameters"])
 
 

@@ -249,10 +249,10 @@ def named_call(involved_classes: tuple[str, ...], text: str) -> tuple[str, dict]
 # -- the tools --------------------------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=4096)
-def _tool(doc_json: str, style: str) -> Tool:
+def _tool(doc_json: str, style: str, language_hint: bool) -> Tool:
     """One function doc as a Tool, built once per doc and style and shared by every case: it runs the call
     on the Backends its run carries in state["bfcl_backends"]."""
-    spec = bfcl.to_tool_spec(json.loads(doc_json), style)
+    spec = bfcl.to_tool_spec(json.loads(doc_json), style, language_hint=language_hint)
     name = spec.name
 
     def call_backend(**arguments: Any) -> str:
@@ -262,9 +262,12 @@ def _tool(doc_json: str, style: str) -> Tool:
     return Tool.from_schema(spec.name, spec.description, spec.parameters, call_backend, context_param=_CONTEXT)
 
 
-def tools_for(functions: list[dict], format: str | None = None) -> list[Tool]:
+def tools_for(case: MultiTurnCase, turn: int, format: str | None = None) -> list[Tool]:
+    """The Tools offered in `turn`, BFCL's request in `format`'s style. As in BFCL, only the functions of
+    the first turn carry the language hint: BFCL hints the docs after moving the held-back ones out."""
     style = bfcl.style_of(format)
-    return [_tool(json.dumps(doc, sort_keys=False), style) for doc in functions]
+    first = len(case.functions)
+    return [_tool(json.dumps(doc), style, i < first) for i, doc in enumerate(case.functions_at(turn))]
 
 
 # -- playing a case ---------------------------------------------------------------------------------------------
@@ -286,7 +289,7 @@ async def play(case: MultiTurnCase, model: Any, *, format: str | None = None, st
     turns: list[list[dict]] = []
     limits = Limits(max_steps=MAXIMUM_STEP_LIMIT + 1)
     for turn in range(len(case.turns)):
-        tools = tools_for(case.functions_at(turn), format)
+        tools = tools_for(case, turn, format)
         try:
             run = await arun(model, case.user_messages(turn), tools=tools, thread=thread, limits=limits,
                              stream=stream, executor="sequential")

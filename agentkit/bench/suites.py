@@ -153,7 +153,7 @@ def _multiturn_attempt(case: multiturn.MultiTurnCase, format: str | None) -> Att
                 "trajectory": trajectory}
 
     # the first turn's materials, for a reader; drive() plays every turn with fresh back-ends
-    return Attempt(case.user_messages(0), multiturn.tools_for(case.functions_at(0), format),
+    return Attempt(case.user_messages(0), multiturn.tools_for(case, 0, format),
                    Limits(max_steps=multiturn.MAXIMUM_STEP_LIMIT + 1), judge, drive, details)
 
 
