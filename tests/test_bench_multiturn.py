@@ -132,6 +132,12 @@ def test_each_perturbation_gets_its_expected_label(cases):
     no_read = copy.deepcopy(truth)
     no_read["turns"][1][0]["calls"] = [c for c in no_read["turns"][1][0]["calls"] if c[0] != "grep"]
     assert multiturn.score(case, no_read).label == "missing_result"
+    # an extra call is BFCL-fine when it changes nothing the checks compare (cd again: an error result) ...
+    assert multiturn.score(case, extra_call(truth)).ok
+    # ... and not when it changes the state
+    extra_dir = copy.deepcopy(truth)
+    extra_dir["turns"][0][0]["calls"].append(["mkdir", {"dir_name": "extra"}])
+    assert multiturn.score(case, extra_dir).label == "wrong_state"
     capped = {**truth, "step_cap": True}
     assert multiturn.score(case, capped).label == "step_cap"
 
@@ -234,3 +240,13 @@ def test_multi_turn_suites_are_named_explicitly(cases):
     assert not {c.category for c in load_cases("bfcl", limit=1)} & set(multiturn.CATEGORIES)
     with pytest.raises(UnknownSuite, match="multi_turn_base"):
         load_cases("bfcl:multi_turn_nope")
+
+
+def test_a_backend_that_keeps_its_arguments_cannot_change_the_trajectory(cases):
+    """multi_turn_base_90: post_tweet stores its `mentions` list and mention() appends to it; BFCL's eval
+    gives every call fresh objects, so scoring must too (else a second scoring sees the changed list)."""
+    case = multiturn.load("multi_turn_base")[90]
+    trajectory = truth_trajectory(case)
+    before = copy.deepcopy(trajectory)
+    assert multiturn.score(case, trajectory).ok and multiturn.score(case, trajectory).ok
+    assert trajectory == before

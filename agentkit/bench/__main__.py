@@ -147,6 +147,10 @@ def _suites(args: argparse.Namespace) -> int:
           ("" if fetched else f" — not fetched yet: {bfcl.FETCH_COMMAND}"))
     for category in bfcl.CATEGORIES:
         print(f"  bfcl:{category}" + (f"  ({len(bfcl.load(category))} cases)" if fetched else ""))
+    from . import multiturn
+
+    for category in multiturn.CATEGORIES:  # named explicitly (bfcl:multi_turn for all four): BFCL's back-ends run
+        print(f"  bfcl:{category}" + (f"  ({len(multiturn.load(category))} cases, multi-turn)" if fetched else ""))
     print("agentkit (our own loop-robustness suite, data/scenarios/)")
     for category in scenarios.CATEGORIES:
         print(f"  agentkit:{category}  ({len(scenarios.load(category))} cases)")

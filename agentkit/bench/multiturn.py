@@ -200,8 +200,10 @@ class Backends:
         method = self.methods.get(name)
         if method is None:
             return f"Error during execution: name {name!r} is not defined"
-        try:
-            return result_text(method(*positional, **arguments))
+        try:  # fresh copies, as BFCL's eval of the call's text makes: a back-end keeps and changes what it is
+            # given (post_tweet stores its `mentions` list, mention() appends to it), which must not reach
+            # the conversation's or the trajectory's copy of the arguments
+            return result_text(method(*copy.deepcopy(positional), **copy.deepcopy(arguments)))
         except Exception as exc:  # noqa: BLE001 — BFCL answers every failure with its text
             return f"Error during execution: {exc}"
 
