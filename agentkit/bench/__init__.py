@@ -11,7 +11,8 @@
 
 The modules, in the order a benchmark uses them:
 
-    bfcl.py       BFCL v4's files: fetch (from the bfcl-eval wheel), load, convert function docs
+    bfcl.py       BFCL v4's files: fetch (from the bfcl-eval wheel), load, BFCL's exact request per model style
+    multiturn.py  BFCL's multi-turn categories: BFCL's back-ends as Tools, played turn by turn, BFCL's checks
     scoring.py    check_calls(functions, ground_truth, calls, category) -> Verdict; the failure labels
     world.py      the stand-in services our own scenarios' tools run against
     scenarios.py  our own suite (data/scenarios/): load, validate, judge by end state and answer facts
@@ -35,13 +36,14 @@ from .scoring import LABELS, Verdict, check_calls
 
 __all__ = ["check_calls", "Verdict", "LABELS", "load_cases", "run_benchmark", "HTTPModels", "RateLimit", "Report",
            "Price",
-           "Oracle", "serve_with_oracle", "recording", "replaying", "bfcl", "scenarios"]
+           "Oracle", "serve_with_oracle", "recording", "replaying", "bfcl", "multiturn", "scenarios"]
 
 _LAZY = {"load_cases": "suites", "parse_suites": "suites", "run_benchmark": "runner", "RateLimit": "runner",
          "HTTPModels": "runner", "OracleModel": "oracle",
          "read_records": "runner", "Report": "report", "Price": "report", "Oracle": "oracle",
          "serve_with_oracle": "oracle", "recording": "record", "replaying": "record"}
-_MODULES = {"bfcl", "scenarios", "world", "suites", "oracle", "runner", "record", "report", "scoring"}
+_MODULES = {"bfcl", "multiturn", "scenarios", "world", "suites", "oracle", "runner", "record", "report",
+            "scoring"}
 
 
 def __getattr__(name: str) -> Any:
