@@ -21,6 +21,7 @@ The modules, in the order a benchmark uses them:
     runner.py     async, N in flight, rate limit, JSONL results that resume, trials for pass^k
     record.py     record HTTP exchanges (vcrpy), replay them offline with identical scores
     report.py     accuracy by category, failure labels, latency, tokens, cost; Markdown, JSON, charts
+    noise.py      the noise floor: pass@1's bootstrap interval, pass^k, flip rate, model vs model
     __main__.py   the command line
 
 `import agentkit.bench` loads only the scoring rules; the rest (httpx, tqdm, vcrpy, matplotlib) loads
@@ -42,7 +43,7 @@ _LAZY = {"load_cases": "suites", "parse_suites": "suites", "run_benchmark": "run
          "HTTPModels": "runner", "OracleModel": "oracle",
          "read_records": "runner", "Report": "report", "Price": "report", "Oracle": "oracle",
          "serve_with_oracle": "oracle", "recording": "record", "replaying": "record"}
-_MODULES = {"bfcl", "multiturn", "scenarios", "world", "suites", "oracle", "runner", "record", "report",
+_MODULES = {"bfcl", "multiturn", "noise", "scenarios", "world", "suites", "oracle", "runner", "record", "report",
             "scoring"}
 
 

@@ -222,7 +222,10 @@ class Report:
         rows.append(("failed model calls", lambda m: str(m["provider_errors"])))
         for title, show in rows:
             lines.append(f"| {title} | " + " | ".join(show(models[n]) for n in names) + " |")
-        return "\n".join(lines) + "\n"
+        from .noise import markdown as noise_floor  # pass@1's interval, pass^k, flip rate, model vs model
+
+        lines += [""] + noise_floor(self.records)
+        return "\n".join(lines).rstrip("\n") + "\n"
 
     def _repr_markdown_(self) -> str:  # Jupyter shows the report as a table
         return self.to_markdown(latency=False)
