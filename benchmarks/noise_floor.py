@@ -6,7 +6,7 @@
 The preset is the simulator's `sim-noisy-SEED` (the reasoner with reproducible mistakes on 25 % of
 calls, decided by a hash of the seed and the request): a run with seed s always gives the same
 outcomes, so the outcome of every (case, seed) is measured once, through `run_benchmark` and the loop
-(the model answers in-process, `agentkit.sim.models.respond`, no HTTP), and a "repeated run" with k
+(the model answers in-process, `OracleModel(model=...)`, no HTTP), and a "repeated run" with k
 trials is k seeds drawn from them — exactly the records that run would write.
 
 The preset's true pass rate on these cases is the mean over all seeds (its own standard error is
@@ -29,26 +29,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentkit.bench import noise  # noqa: E402
+from agentkit.bench.oracle import OracleModel  # noqa: E402
 from agentkit.bench.runner import run_benchmark  # noqa: E402
 from agentkit.bench.suites import load_cases  # noqa: E402
-from agentkit.providers.common import ChatRequest  # noqa: E402
-
-
-class SimModel:
-    """A simulator model without HTTP: the same `respond` the simulator's server calls."""
-
-    def __init__(self, name: str):
-        self.model = name
-
-    async def acomplete(self, messages, tools, options):
-        from agentkit.sim.models import respond
-
-        return respond(ChatRequest(self.model, tuple(messages), tuple(tools), options))
 
 
 def outcomes(cases, name: str) -> dict[str, bool]:
     got: dict[str, bool] = {}
-    asyncio.run(run_benchmark(cases, SimModel(name), label=name, provider="openai-chat", concurrency=8,
+    asyncio.run(run_benchmark(cases, OracleModel(model=name), label=name, provider="openai-chat", concurrency=8,
                               progress=False, on_record=lambda r: got.__setitem__(r["case"], r["ok"])))
     return got
 

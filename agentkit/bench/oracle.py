@@ -183,13 +183,15 @@ class Oracle:
 
 
 class OracleModel:
-    """The oracle without HTTP: `complete`/`acomplete` ask `Oracle.respond` directly (tests, notebooks)."""
+    """The oracle without HTTP: `complete`/`acomplete` ask `Oracle.respond` directly (tests, notebooks).
+    `model` names another simulator model to answer in-process instead: OracleModel(model="sim-noisy-3")."""
 
-    def __init__(self, cases: Iterable[Any] = ()):
+    def __init__(self, cases: Iterable[Any] = (), model: str = ORACLE_MODEL):
         self.oracle = Oracle(cases)
+        self.model = model
 
     def complete(self, messages: Any, tools: Any, options: Any) -> ModelTurn:
-        return self.oracle.respond(ChatRequest(self.oracle.name, tuple(messages), tuple(tools), options))
+        return self.oracle.respond(ChatRequest(self.model, tuple(messages), tuple(tools), options))
 
     async def acomplete(self, messages: Any, tools: Any, options: Any) -> ModelTurn:
         return self.complete(messages, tools, options)
