@@ -250,3 +250,17 @@ def test_a_backend_that_keeps_its_arguments_cannot_change_the_trajectory(cases):
     before = copy.deepcopy(trajectory)
     assert multiturn.score(case, trajectory).ok and multiturn.score(case, trajectory).ok
     assert trajectory == before
+
+
+def test_a_failed_model_call_is_recorded_with_the_partial_trajectory(cases, tmp_path):
+    def flaky(messages, tools, options):
+        if sum(m.role == "user" for m in messages) == 2:  # the second user turn's first call fails
+            raise RuntimeError("the provider went away")
+        return "Nothing to do."
+
+    chosen = load_cases("bfcl:multi_turn_base", limit=1)
+    summary = asyncio.run(run_benchmark(chosen, FunctionModel(flaky), out=tmp_path / "e.jsonl", progress=False))
+    record, = read_records(tmp_path / "e.jsonl")
+    assert summary.errors == 1 and record["label"] == "provider_error" and "went away" in record["detail"]
+    assert record["trajectory"]["error"] and len(record["trajectory"]["turns"]) == 2
+    assert multiturn.score(chosen[0].source, record["trajectory"]).label == "provider_error"
