@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal, Mapping, NamedTuple
 
 #: Every failure label, with the one line a report prints for it.
@@ -102,7 +102,7 @@ class Verdict:
     ok: bool
     label: str | None = None
     detail: str = ""
-    rules: str | None = None  # "bfcl" or "lenient" for a BFCL case; None for our own suite
+    rules: str | None = field(default=None, repr=False)  # "bfcl"/"lenient" for BFCL cases (see RULES); None: ours
 
     @classmethod
     def passed(cls) -> Verdict:
