@@ -32,14 +32,7 @@ def cases():
     return {c: multiturn.load(c)[:SLICE] for c in multiturn.CATEGORIES}
 
 
-def truth_trajectory(case) -> dict:
-    """What the oracle plays: each turn's ground-truth calls in one step, then an answer."""
-    turns = []
-    for truth in case.ground_truth:
-        calls = [list(multiturn.named_call(case.involved_classes, c)) for c in truth]
-        turns.append(([{"calls": calls, "results": [], "text": None}] if calls else [])
-                     + [{"calls": [], "results": [], "text": "Done."}])
-    return {"turns": turns, "step_cap": False, "error": False}
+truth_trajectory = multiturn.ground_truth_trajectory
 
 
 # -- perturbations of a trajectory: (what, function) ---------------------------------------------------------

@@ -359,6 +359,17 @@ def plain(value: Any, _path: frozenset = frozenset()) -> Any:
 
 # -- scoring -----------------------------------------------------------------------------------------------------
 
+def ground_truth_trajectory(case: MultiTurnCase) -> dict:
+    """The trajectory the oracle plays, without a model: each turn's ground-truth calls in one step (every
+    argument named), then an answer. `score` passes it (the oracle's 100 %); perturb it to see a label."""
+    turns = []
+    for truth in case.ground_truth:
+        calls = [list(named_call(case.involved_classes, call)) for call in truth]
+        turns.append(([{"calls": calls, "results": [], "text": None}] if calls else [])
+                     + [{"calls": [], "results": [], "text": "Done."}])
+    return {"case": case.id, "turns": turns, "step_cap": False, "error": False}
+
+
 def decoded_steps(turn: list[dict]) -> list[list[tuple[str, dict]]]:
     """A turn's steps as BFCL's checker decodes them: a step with no call, or with any call whose arguments
     are not a JSON object, is left out whole."""
