@@ -1,4 +1,7 @@
-"""BFCL's exact request: the tool list agentkit sends equals, byte for byte, what BFCL's own generation sends.
+"""BFCL-exact: the tool list agentkit sends equals, byte for byte, what BFCL's own generation sends, and
+`check_calls` gives BFCL's own verdict (its eval_runner's decoding and its ast_checker) on every case and
+35,506 answers in all (the oracle's and variations of it: left-out, retyped, changed and extra arguments,
+other spellings, no call, an extra call, broken JSON).
 
 BFCL's functions are imported from the cached bfcl-eval wheel (never installed, never copied): its
 `add_language_specific_hint_to_function_doc` (the hint every case's docs get on loading) and its
@@ -139,3 +142,84 @@ def test_every_multi_turn_case_sends_bfcls_tool_list_at_every_turn_that_changes_
             if json.dumps(sent, ensure_ascii=False) != json.dumps(expected, ensure_ascii=False):
                 differing.append((case.id, turn))
     assert differing == []
+
+
+# -- the verdict: check_calls against BFCL's own AST checker ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bfcl_verdict(theirs):
+    """BFCL's evaluation of one function-calling answer, as its eval_runner does it: decode (json.loads of
+    each call's arguments), the format check, then ast_checker — or, for irrelevance, "no decodable call".
+    BFCL's model_config imports every provider's SDK to list its models; the checker reads one flag from
+    it (underscore_to_dot: the model was sent underscored names), so a one-entry stand-in replaces it."""
+    patch = pytest.MonkeyPatch()
+    patch.setitem(sys.modules, "bfcl_eval.constants.model_config", mock.Mock(
+        MODEL_CONFIG_MAPPING={"agentkit": mock.Mock(underscore_to_dot=True)}))
+    try:
+        checker = bfcl.import_from_wheel("bfcl_eval.eval_checker.ast_eval.ast_checker")
+        utils = bfcl.import_from_wheel("bfcl_eval.utils")
+        language = bfcl.import_from_wheel("bfcl_eval.constants.enums").Language.PYTHON
+    finally:
+        patch.undo()
+
+    def verdict(case, calls: list[dict]) -> bool:
+        try:
+            decoded = [{name: json.loads(args) if isinstance(args, str) else args}
+                       for call in calls for name, args in call.items()]
+        except ValueError:
+            decoded = None
+        if "irrelevance" in case.category:
+            return decoded is None or utils.is_empty_output(decoded)
+        if decoded is None or not utils.is_function_calling_format_output(decoded):
+            return False
+        return checker.ast_checker(list(case.functions), decoded, list(case.ground_truth), language, case.category,
+                                   "agentkit")["valid"]
+
+    return verdict
+
+
+def answers(case) -> list[list[dict]]:
+    """The oracle's answer and variations of it a model might send: each tells the checkers' rules apart."""
+    from agentkit.bench.oracle import bfcl_answer
+
+    calls = [{name: arguments} for name, arguments in bfcl_answer(case)]
+    if not calls:  # irrelevance: a call after all, with good, empty, broken and non-object arguments
+        name = bfcl.provider_name(case.functions[0]["name"]) if case.functions else "anything"
+        return [[], [{name: {}}], [{name: "{}"}], [{name: ""}], [{name: "{oops"}], [{name: "[1]"}]]
+    out = [calls, [], calls + calls[:1], [{n: json.dumps(a)} for c in calls for n, a in c.items()]]
+    (name, arguments), = calls[0].items()
+    original = case.functions[[bfcl.provider_name(f["name"]) for f in case.functions].index(name)]["name"]
+    out.append([{original: arguments}] + calls[1:])  # BFCL's own (dotted) spelling
+    for param, value in arguments.items():
+        def changed(new, param=param):
+            return [{name: {**arguments, param: new}}] + calls[1:]
+
+        out.append([{name: {k: v for k, v in arguments.items() if k != param}}] + calls[1:])
+        if isinstance(value, bool):
+            out.append(changed(int(value)))
+        elif isinstance(value, int):
+            out += [changed(float(value)), changed(str(value))]
+        elif isinstance(value, float):
+            out += [changed(int(value))] if value.is_integer() else [changed(round(value, 1) + 1)]
+        elif isinstance(value, str):
+            out += [changed(value.upper() + "."), changed(value + " extra")]
+        elif isinstance(value, list):
+            out += [changed([int(v) if isinstance(v, float) and v.is_integer() else v for v in value]),
+                    changed(value[::-1]), changed(value[:-1])]
+        elif isinstance(value, dict):
+            out.append(changed({k: v for k, v in list(value.items())[:-1]}))
+    return out
+
+
+@pytest.mark.parametrize("category", bfcl.CATEGORIES)
+def test_check_calls_gives_bfcls_verdict_on_every_case_and_its_variations(bfcl_verdict, category):
+    from agentkit.bench.scoring import check_calls
+
+    differing, checked = [], 0
+    for case in bfcl.load(category):
+        for calls in answers(case):
+            checked += 1
+            ours = check_calls(case.functions, case.ground_truth, calls, category).ok
+            if ours != bfcl_verdict(case, calls):
+                differing.append((case.id, calls))
+    assert checked > len(bfcl.load(category)) and differing == []
