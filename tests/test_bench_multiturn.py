@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import sys
 import uuid
 
@@ -257,3 +258,13 @@ def test_a_failed_model_call_is_recorded_with_the_partial_trajectory(cases, tmp_
     assert summary.errors == 1 and record["label"] == "provider_error" and "went away" in record["detail"]
     assert record["trajectory"]["error"] and len(record["trajectory"]["turns"]) == 2
     assert multiturn.score(chosen[0].source, record["trajectory"]).label == "provider_error"
+
+
+def test_the_model_reads_a_dict_result_as_an_object_in_the_envelope(cases):
+    from agentkit.bench.oracle import OracleModel
+
+    case = cases["multi_turn_base"][0]
+    run = asyncio.run(multiturn.play(case, OracleModel([case])))
+    first = json.loads(run.trajectory["turns"][0][0]["results"][0])  # cd(folder='document')
+    assert first["ok"] and first["result"] == {"current_working_directory": "document"}
+    assert multiturn.score(case, run.trajectory).ok

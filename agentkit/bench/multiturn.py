@@ -38,10 +38,11 @@ it. So by default neither does this one; every record counts the calls made on s
 
 Where agentkit's loop differs from BFCL's harness (the loop is the lesson, so these are kept):
 the model reads each result in agentkit's envelope ({"toolCallId", "name", "ok", "result"}) with BFCL's
-result text inside, not the bare text; a call the gates refuse (unknown tool, arguments not matching
-the schema) is answered with an error envelope and never reaches the back-end, where BFCL would run it
-and answer with Python's error text; a step whose arguments are not JSON is answered the same way,
-where BFCL's harness ends the turn. Scoring re-executes every call, refused or not, as BFCL's does.
+result inside (a dict result as the object, other results as BFCL's text), not BFCL's bare text; a
+call the gates refuse (unknown tool, arguments not matching the schema) is answered with an error
+envelope and never reaches the back-end, where BFCL would run it and answer with Python's error text;
+a step whose arguments are not JSON is answered the same way, where BFCL's harness ends the turn.
+Scoring re-executes every call, refused or not, as BFCL's does.
 `excluded_function` (present in 18 cases' data) is not read by BFCL's code, so it is not read here.
 
 Left out on purpose: BFCL's prompt-mode handlers, memory and web-search back-ends, and Anthropic's
@@ -257,9 +258,17 @@ def _tool(doc_json: str, style: str, language_hint: bool) -> Tool:
     spec = bfcl.to_tool_spec(json.loads(doc_json), style, language_hint=language_hint)
     name = spec.name
 
-    def call_backend(**arguments: Any) -> str:
+    def call_backend(**arguments: Any) -> Any:
         context: ToolContext = arguments.pop(_CONTEXT)
-        return context.state["bfcl_backends"].execute(name, arguments)
+        text = context.state["bfcl_backends"].execute(name, arguments)
+        # BFCL's text of a dict result is its JSON: the envelope carries it as the object it is, not as a
+        # string of escaped JSON (scoring re-runs the calls and compares BFCL's texts)
+        if text.startswith("{"):
+            try:
+                return json.loads(text)
+            except ValueError:
+                pass
+        return text
 
     return Tool.from_schema(spec.name, spec.description, spec.parameters, call_backend, context_param=_CONTEXT)
 
