@@ -6,7 +6,8 @@
 
 `check_calls` follows the rules of BFCL's AST checker for its single-turn categories (read from
 bfcl-eval 2026.3.23 and re-written here, not copied), in the order BFCL applies them, and by default
-gives BFCL's verdict:
+gives BFCL's verdict (tests/test_bench_bfcl_request.py holds it to BFCL's own decoder and ast_checker,
+imported from the cached wheel, on every case and 35,506 answers):
 
   1. decoding  every call's arguments must be a JSON object                            -> bad_json
   2. count     irrelevance: no call at all; simple and multiple: exactly one call;     -> call_on_irrelevance
