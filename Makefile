@@ -68,6 +68,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/deadlines.py
 	$(BIN)/python benchmarks/mcp_roundtrip.py
 	$(BIN)/python benchmarks/bench_concurrency.py
+	$(BIN)/python benchmarks/bfcl_multiturn.py
+	$(BIN)/python benchmarks/noise_floor.py
 
 clean:
 	rm -rf $(VENV)

@@ -102,6 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--price-in", type=float, help="USD per million input tokens (adds cost to the report)")
     run.add_argument("--price-out", type=float, help="USD per million output tokens")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--lenient-scoring", action="store_true", help="BFCL cases: accept ints in lists of floats and "
+                     "count non-JSON calls on irrelevance (default: BFCL's own verdict; the report says which)")
     tape = run.add_mutually_exclusive_group()
     tape.add_argument("--record", metavar="FILE", help="store every HTTP exchange in this cassette (keys removed)")
     tape.add_argument("--replay", metavar="FILE", help="answer every HTTP request from this cassette, offline")
@@ -145,6 +147,10 @@ def _suites(args: argparse.Namespace) -> int:
           ("" if fetched else f" — not fetched yet: {bfcl.FETCH_COMMAND}"))
     for category in bfcl.CATEGORIES:
         print(f"  bfcl:{category}" + (f"  ({len(bfcl.load(category))} cases)" if fetched else ""))
+    from . import multiturn
+
+    for category in multiturn.CATEGORIES:  # named explicitly (bfcl:multi_turn for all four): BFCL's back-ends run
+        print(f"  bfcl:{category}" + (f"  ({len(multiturn.load(category))} cases, multi-turn)" if fetched else ""))
     print("agentkit (our own loop-robustness suite, data/scenarios/)")
     for category in scenarios.CATEGORIES:
         print(f"  agentkit:{category}  ({len(scenarios.load(category))} cases)")
@@ -164,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageProblem("--trials, --concurrency and --limit must be at least 1")
     shard = _shard(args.shard) if args.shard else None
     provider = _provider(args.provider, FORMATS)
-    cases = load_cases(args.suite, limit=args.limit, shard=shard)
+    cases = load_cases(args.suite, limit=args.limit, shard=shard, lenient=args.lenient_scoring)
     if not cases:
         raise UsageProblem("no cases to run (check --suite, --limit and --shard)")
     fmt = args.format if provider == "sim" else provider

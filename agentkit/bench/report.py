@@ -35,7 +35,7 @@ from typing import Any
 
 from ..viz import PALETTE, finish, pyplot
 from .runner import MODE, read_records, record_key
-from .scoring import LABELS
+from .scoring import LABELS, RULES
 
 
 @dataclass(frozen=True)
@@ -180,6 +180,9 @@ class Report:
                  f"fields; no prompt-based function calling)."]
         if data["replayed"]:
             lines.append("Replayed from a recording: scores are the recorded run's, latencies are not real.")
+        rules = sorted({r["rules"] for r in self.records if r.get("rules")})
+        if rules:  # BFCL cases: whose verdicts (scoring.RULES)
+            lines.append("BFCL scoring: " + "; ".join(RULES.get(r, r) for r in rules) + ".")
         lines += ["", "Models: " + "; ".join(f"{n} ({m['provider'] or '?'}, {m['trials']} trial"
                                              f"{'s' if m['trials'] > 1 else ''})" for n, m in models.items()), ""]
 
@@ -219,7 +222,10 @@ class Report:
         rows.append(("failed model calls", lambda m: str(m["provider_errors"])))
         for title, show in rows:
             lines.append(f"| {title} | " + " | ".join(show(models[n]) for n in names) + " |")
-        return "\n".join(lines) + "\n"
+        from .noise import markdown as noise_floor  # pass@1's interval, pass^k, flip rate, model vs model
+
+        lines += [""] + noise_floor(self.records)
+        return "\n".join(lines).rstrip("\n") + "\n"
 
     def _repr_markdown_(self) -> str:  # Jupyter shows the report as a table
         return self.to_markdown(latency=False)
