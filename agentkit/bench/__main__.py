@@ -145,7 +145,7 @@ def _suites(args: argparse.Namespace) -> int:
           ("" if fetched else f" — not fetched yet: {bfcl.FETCH_COMMAND}"))
     for category in bfcl.CATEGORIES:
         print(f"  bfcl:{category}" + (f"  ({len(bfcl.load(category))} cases)" if fetched else ""))
-    print("agentkit (our own loop-robustness suite, data/scenarios/)")
+    print("agentkit (our own loop-robustness suite, agentkit/data/scenarios/)")
     for category in scenarios.CATEGORIES:
         print(f"  agentkit:{category}  ({len(scenarios.load(category))} cases)")
     return 0
