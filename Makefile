@@ -41,9 +41,10 @@ lab: $(STAMP)
 # Provider variables are cleared: stored notebook outputs come from the simulator, never a paid API.
 # HYPOTHESIS_PROFILE=full runs every property test at its full example count (local runs: "quick").
 # Each file runs whole on one of two workers (--dist loadfile), the longest first (tests/slowest_files.txt,
-# see tests/conftest.py), and AGENTKIT_FILE_PROGRESS prints a line as each file or notebook starts.
+# see tests/conftest.py; --no-loadscope-reorder keeps that order instead of xdist's "most tests first"),
+# and AGENTKIT_FILE_PROGRESS prints a line as each file or notebook starts.
 PYTEST_ALL = env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL HYPOTHESIS_PROFILE=full \
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder tests $(wildcard notebooks/*.ipynb) \
 	--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 test: $(STAMP) lint bench-data
 	@echo "==> pytest on 2 workers: unit, property and packaging tests, then every notebook under nbval"

@@ -38,6 +38,7 @@ def test_every_install_step_of_a_first_run_is_announced_and_uv_shows_its_progres
 def test_make_test_names_each_file_as_it_starts_on_two_workers_by_file():
     command = next(line for line in dry_run("test") if "pytest" in line and "AGENTKIT_FILE_PROGRESS=1" in line)
     assert "-n 2" in command and "--dist loadfile" in command
+    assert "--no-loadscope-reorder" in command  # else xdist reorders files by their number of tests
 
 
 def test_the_slowest_files_list_names_files_that_exist_longest_first():
