@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -47,15 +48,23 @@ def installed(tmp_path_factory):
     _uv("pip", "install", "--quiet", "--python", str(python), f"agentkit-lab[bench] @ {wheel.as_uri()}", cwd=base)
     work = base / "project"
     work.mkdir()
-    return python, work
+    return python, work, wheel
 
 
 def _run(installed, *argv: str, **env: str) -> subprocess.CompletedProcess:
-    python, work = installed
+    python, work, _ = installed
     result = subprocess.run([str(python), *argv], cwd=work, capture_output=True, text=True, timeout=300,
                             env=env_without_provider(**env))
     assert result.returncode == 0, result.stderr[-3000:]
     return result
+
+
+def test_every_file_of_the_package_ships_in_the_wheel(installed):
+    """Data beside the code (agentkit/data/, any .toml / .json / .jsonl) is package data, not left behind."""
+    shipped = set(zipfile.ZipFile(installed[2]).namelist())
+    package = [path.relative_to(ROOT).as_posix() for path in (ROOT / "agentkit").rglob("*")
+               if path.is_file() and "__pycache__" not in path.parts and not path.name.startswith(".")]
+    assert [name for name in package if name not in shipped] == []
 
 
 def test_the_installed_kit_is_the_wheel_not_the_checkout(installed):
@@ -70,7 +79,7 @@ def test_bench_suites_lists_the_kits_own_suite_from_the_wheel(installed):
 
 
 def test_a_bench_run_on_the_simulator_from_the_wheel(installed):
-    _, work = installed
+    _, work, _ = installed
     _run(installed, "-m", "agentkit.bench", "run", "--suite", "agentkit:limits", "--provider", "sim",
          "--model", "oracle", "--limit", "2", "--out", "results")
     lines = (work / "results" / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
@@ -92,7 +101,7 @@ def test_agentkit_run_and_the_fixtures_from_the_wheel(installed):
 
 
 def test_the_readmes_own_code_snippet_from_the_wheel(installed, server):
-    _, work = installed
+    _, work, _ = installed
     (work / "my_agent.py").write_text(own_code_snippet(), encoding="utf-8")
     out = _run(installed, "my_agent.py", AGENTKIT_BASE_URL=server.base_url("openai-chat")).stdout
     assert "Tokyo: sunny" in out and "\nfinal_answer\n" in out
