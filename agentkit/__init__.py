@@ -14,7 +14,7 @@
         print(result.output, result.stop_reason)
 
 The modules, from the ground floor up (each imports only from the ones before it):
-types, errors, trace, strict, tools, validate, fixtures, policies, execute, loop, models, providers, http,
+types, errors, extras, trace, strict, tools, validate, fixtures, policies, execute, loop, models, providers, http,
 sim, lab, viz. `import agentkit` loads the core only; HTTPModel, the simulator and the charts load on
 first use.
 """
