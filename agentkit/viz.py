@@ -346,6 +346,10 @@ SWEEP_LABELS = {"success_rate": "share of runs that got an answer", "tool_runs":
                 "model_calls": "model calls per run", "seconds": "seconds per run"}
 
 
+#: Line styles and markers of `sweep_panels`, by series, so that overlapping lines stay apart.
+SERIES_DASHES, SERIES_MARKERS = ("-", "--", "-.", ":"), ("o", "s", "^", "D")
+
+
 def sweep_panels(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = tuple(SWEEP_LABELS),
                  x: str = "failure_rate", series: str = "strategy", title: str = "",
                  xlabel: str = "chance that one tool run fails") -> Any:
@@ -361,8 +365,12 @@ def sweep_panels(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = tup
     for ax, metric in zip(axes.flat, metrics):
         for i, name in enumerate(names):
             mine = [row for row in rows if row[series] == name]
-            ax.plot([row[x] for row in mine], [row[metric] for row in mine], marker="o", markersize=3,
-                    linewidth=1.6, color=PALETTE[i % len(PALETTE)], label=name)
+            # Series that coincide (Retry -> report and -> raise at low rates) must both stay visible: each
+            # later line is thinner, dashed differently and drawn on top of the wider ones before it.
+            ax.plot([row[x] for row in mine], [row[metric] for row in mine], marker=SERIES_MARKERS[i % 4],
+                    markersize=2.5 + 1.2 * (len(names) - 1 - i), linewidth=1.0 + 0.6 * (len(names) - 1 - i),
+                    linestyle=SERIES_DASHES[i % 4],
+                    color=PALETTE[i % len(PALETTE)], label=name, zorder=2 + i)
         ax.set_title(SWEEP_LABELS.get(metric, metric), fontsize=9)
         ax.set_xlabel(xlabel, fontsize=8)
         if metric == "success_rate":
