@@ -332,9 +332,12 @@ def attempt_timeline(rows: Mapping[str, Sequence[Any]], title: str = "") -> Any:
         ax.text(left, y, f"  {attempt_path(attempts)}   ({len(attempts)} attempt{'s' if len(attempts) != 1 else ''}, "
                          f"{left:.2f} s)", va="center", fontsize=7)
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
-    ax.set_xlim(0, longest * 1.9)
+    ax.set_xlim(0, longest * 1.9)  # the right part holds the outcomes' text, not time
+    ax.set_xticks([t for t in ax.get_xticks() if 0 <= t <= longest * 1.05])
+    ax.spines["bottom"].set_bounds(0, longest)
     ax.invert_yaxis()
-    ax.set_xlabel("seconds since the call started (red: a failed attempt, grey: waiting, green: the answer)")
+    ax.set_xlabel("seconds since the call started (red: a failed attempt, grey: waiting, green: the answer)",
+                  loc="left")
     ax.set_title(title)
     return finish(fig)
 
