@@ -34,7 +34,6 @@ from typing import Any, AsyncIterator, Sequence, TextIO
 import anyio
 import mcp_types
 from mcp.client.stdio import get_default_environment
-from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
 #: The JSON-RPC error code of a request whose answer was over max_line_bytes (implementation-defined range).
@@ -173,7 +172,7 @@ async def _stop(process: Any) -> None:
                 os.killpg(process.pid, signal.SIGKILL)
             await _exited(process, TERM_GRACE)
     # The server is gone; its children (a shell's, a worker pool) may not be. The group outlives its leader.
-    await terminate_posix_process_tree(process, TERM_GRACE)
+    await _end_group(process.pid)
     for stream in (process.stdout, process.stderr):
         if stream is not None:
             with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -182,6 +181,44 @@ async def _stop(process: Any) -> None:
     if transport is not None:  # asyncio's transport warns at collection if left open
         with suppress(Exception):
             transport.close()
+
+
+async def _end_group(group: int) -> None:
+    """SIGTERM what still runs in the process group, SIGKILL what is left after TERM_GRACE.
+
+    Not the SDK's terminate_posix_process_tree: it waits until the group is gone, and an orphan's zombie
+    stays in the group until whoever is PID 1 reaps it (in a container, maybe never). Zombies have ended.
+    """
+    if running_in_group(group) == []:
+        return
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGTERM)
+    with anyio.move_on_after(TERM_GRACE):
+        while running_in_group(group) != []:  # None (no /proc): wait out the grace period
+            await anyio.sleep(0.01)
+        return
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)
+
+
+def running_in_group(group: int) -> list[int] | None:
+    """The processes of a process group that still run (zombies excluded), from /proc; None without /proc."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    members = []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()  # state, ppid, pgrp, ...
+        except OSError:  # it ended while we looked
+            continue
+        if int(fields[2]) == group and fields[0] != b"Z":
+            members.append(int(entry))
+    return members
 
 
 async def _exited(process: Any, seconds: float) -> bool:
