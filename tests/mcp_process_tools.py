@@ -20,9 +20,15 @@ def whoami() -> int:
 
 
 @tool
-def start_grandchild() -> int:
-    """Start a long sleep of the server's own (inheriting its stdin and stdout, as careless code does)."""
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid
+def start_grandchild(inherit_pipes: bool = False) -> int:
+    """Start a long sleep of the server's own, its output to /dev/null (or on the server's own stdin and
+    stdout, as careless code does).
+
+    Args:
+        inherit_pipes: Let it hold the server's stdin and stdout.
+    """
+    quiet = {} if inherit_pipes else {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL}
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], **quiet).pid
 
 
 @tool

@@ -21,13 +21,17 @@ from hypothesis import strategies as st
 
 import agentkit
 from agentkit import ScriptedModel, Tool, call, tool
-from agentkit.mcp import StaleToolError, ToolServer, connect
+from agentkit.mcp import StaleToolError, ToolServer, WireLog, connect
+from agentkit.providers.mcp import McpError
 
 TESTS = Path(__file__).parent
 PYTHON = sys.executable
 SERVE = [PYTHON, "-m", "agentkit.mcp", "serve", "mcp_process_tools:TOOLS"]
+#: A server gets a clean environment (the SDK's rule); an agentkit put first on PYTHONPATH reaches it too,
+#: so both sides run the code under test.
+SAME_CODE = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
 #: Hang guards: a child process starts slowly on a busy machine; no test measures these.
-PATIENT = {"cwd": str(TESTS), "connect_timeout": 120, "timeout": 120}
+PATIENT = {"cwd": str(TESTS), "connect_timeout": 120, "timeout": 120, "env": SAME_CODE}
 GUARD = 120.0
 
 
@@ -59,6 +63,16 @@ def gone(*pids: int) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def started_by(owner: int, pid: int) -> int:
+    """The process `owner` started that `pid` descends from (itself, or the serving parent above it)."""
+    while True:
+        parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if parent == owner:
+            return pid
+        assert parent > 1, f"{pid} does not descend from {owner}"
+        pid = parent
 
 
 def wait_for(path: Path) -> str:
@@ -116,7 +130,7 @@ def test_a_module_that_writes_to_file_descriptor_1_at_import_does_not_break_the_
         TOOLS = [ping]
     '''))
     with connect([PYTHON, "-m", "agentkit.mcp", "serve", "noisy_tools:TOOLS"], cwd=str(tmp_path),
-                 connect_timeout=GUARD) as client:
+                 connect_timeout=GUARD, env=SAME_CODE) as client:
         assert one_call(client.tools, "ping").result == "pong"
         assert "written straight to descriptor 1" in client.stderr()
         assert "printed while importing" in client.stderr()
@@ -203,6 +217,39 @@ def test_a_result_over_the_limit_is_refused_over_streamable_http_and_the_session
     assert huge.error_kind == "too_large"
     assert envelope(huge)["error"]["message"].startswith("tool 'big' answered more than 1,000,000 bytes")
     assert after.result == "pong"
+
+
+def test_an_answer_the_sdk_cannot_read_is_a_typed_mcp_error():
+    """A result that breaks the tool's own outputSchema: the SDK refuses it; the loop gets an McpError."""
+    from mcp.server.lowlevel import Server
+    from mcp_types import CallToolResult, ListToolsResult, TextContent
+    from mcp_types import Tool as McpTool
+
+    async def list_tools(ctx, params):
+        return ListToolsResult(tools=[McpTool(name="count", input_schema={"type": "object", "properties": {}},
+                                              output_schema={"type": "object", "required": ["n"],
+                                                             "properties": {"n": {"type": "integer"}}})])
+
+    async def call_tool(ctx, params):
+        return CallToolResult(content=[TextContent(text="many")], structured_content={"n": "many"})
+
+    with connect(Server("liar", on_list_tools=list_tools, on_call_tool=call_tool)) as client:
+        with pytest.raises(agentkit.ToolExecutionError) as error:
+            agentkit.run(ScriptedModel([[call("count")], "done"]), "go", tools=client.tools, on_tool_error="raise")
+    cause = error.value.__cause__
+    assert isinstance(cause, McpError) and cause.code == -32603
+    assert str(cause).startswith("-32603 the answer of the MCP server 'liar' to tools/call could not be read: "
+                                 "RuntimeError: Invalid structured content returned by tool count")
+
+
+def test_the_wire_log_records_what_a_transport_hands_over_instead_of_a_message():
+    from mcp.shared.exceptions import MCPError
+
+    log = WireLog()
+    log.record("<<<", MCPError(-32000, "Connection\nclosed"))  # an exception with a `message` of its own
+    log.record("<<<", ValueError("not JSON"))
+    assert log.messages == [("<<<", {"error": "MCPError: Connection closed"}),
+                            ("<<<", {"error": "ValueError: not JSON"})]
 
 
 def test_max_result_bytes_must_be_a_positive_number_of_bytes():
@@ -322,6 +369,19 @@ def test_a_stale_tool_error_is_an_mcp_tool_error_the_error_policy_sees():
 
 # --- processes: nothing the kit started outlives its owner ---------------------------------------------------
 
+def test_a_server_that_exits_at_once_leaves_no_child_of_its_own_behind(tmp_path):
+    """The server ends promptly when its stdin closes, so nothing is ever killed on its account; a process
+    it started (here by the shell that became the server) must still not outlive close()."""
+    pid_file = tmp_path / "sleeper"
+    script = (f"{PYTHON} -c 'import time; time.sleep(600)' </dev/null >/dev/null & echo $! > {pid_file}; "
+              f"exec {PYTHON} mcp_sdk_servers.py weather")
+    with connect(["sh", "-c", script], **PATIENT) as client:
+        assert [t.name for t in client.tools] == ["get_weather", "get_time"]
+        sleeper = int(wait_for(pid_file))
+        assert alive(sleeper)
+    assert not alive(sleeper)
+
+
 def test_a_servers_own_children_are_gone_when_close_returns():
     client = connect(SERVE, **PATIENT)
     try:
@@ -335,8 +395,7 @@ def test_a_servers_own_children_are_gone_when_close_returns():
 KILLED_CLIENT = """
 import sys, agentkit
 from agentkit.mcp import connect
-client = connect({serve!r}, cwd={cwd!r}, connect_timeout=120)
-print(client.pid, flush=True)
+client = connect({serve!r}, cwd={cwd!r}, connect_timeout=120, env={env!r})
 agentkit.run(agentkit.ScriptedModel([[agentkit.call("linger", {{"started": {started!r}}})], "done"]), "go",
              tools=client.tools)
 """
@@ -344,16 +403,15 @@ agentkit.run(agentkit.ScriptedModel([[agentkit.call("linger", {{"started": {star
 
 def test_sigkill_of_a_client_mid_call_leaves_no_server_and_no_server_child(tmp_path):
     started = tmp_path / "started"
-    code = KILLED_CLIENT.format(serve=SERVE, cwd=str(TESTS), started=str(started))
-    client = subprocess.Popen([PYTHON, "-c", code], stdout=subprocess.PIPE, text=True)
+    code = KILLED_CLIENT.format(serve=SERVE, cwd=str(TESTS), started=str(started), env=SAME_CODE)
+    client = subprocess.Popen([PYTHON, "-c", code])
     try:
-        server = int(client.stdout.readline())
         serving, grandchild = map(int, wait_for(started).split())
+        server = started_by(client.pid, serving)
         assert alive(server) and alive(serving) and alive(grandchild)  # the call is under way
     finally:
         client.kill()
         client.wait(GUARD)
-        client.stdout.close()
     # the client never cleaned up: the end of the server's stdin is all it left behind
     assert gone(server, serving, grandchild)
 
@@ -369,10 +427,11 @@ def test_sigkill_of_a_server_mid_call_is_a_connection_error_and_leaves_no_surviv
                                                                          {"started": str(started)})))
         caller.start()
         serving, grandchild = map(int, wait_for(started).split())
-        os.kill(serving if victim == "serving process" else client.pid, signal.SIGKILL)
+        server = started_by(os.getpid(), serving)
+        os.kill(serving if victim == "serving process" else server, signal.SIGKILL)
         caller.join(GUARD)
         assert not caller.is_alive()
         later = one_call(client.tools, "ping")
     assert results[0].error_kind == later.error_kind == "tool_error"  # not "timeout"
     assert "McpConnectionError: the MCP server 'mcp_process_tools' closed the connection" in results[0].content()
-    assert gone(client.pid, serving, grandchild)
+    assert gone(server, serving, grandchild)

@@ -97,6 +97,12 @@ def _serve(args: argparse.Namespace) -> int:
         code = RUNTIME_ERROR
         try:
             code = _load_and_serve(args, report_w)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else RUNTIME_ERROR
+        except BaseException:  # noqa: BLE001 — not the user's mistake: agentkit's own, shown in full
+            import traceback
+
+            traceback.print_exc()
         finally:  # no interpreter shutdown: a tool still running in a thread must not keep the process alive
             for stream in (sys.stdout, sys.stderr):
                 try:
@@ -220,7 +226,13 @@ def _load_and_serve(args: argparse.Namespace, report: int | None) -> int:
 
 
 def _list_tools(args: argparse.Namespace) -> int:
+    import logging
+
     from .client import McpConnectionError, connect
+
+    # The SDK logs what it cannot parse with a traceback (Python prints it when nobody set up logging);
+    # this command's own error line says what went wrong.
+    logging.getLogger("mcp").addHandler(logging.NullHandler())
 
     target = args.target[0] if len(args.target) == 1 and "://" in args.target[0] else list(args.target)
     try:

@@ -187,7 +187,7 @@ class McpClient:
                  env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None,
                  max_result_bytes: int = MAX_RESULT_BYTES):
         for label, value in (("timeout", timeout), ("connect_timeout", connect_timeout)):
-            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")):
+            if not (isinstance(value, (int, float)) and value > 0):
                 raise ValueError(f"{label}={value!r}: give a positive number of seconds")
         if not (isinstance(max_result_bytes, int) and not isinstance(max_result_bytes, bool) and max_result_bytes > 0):
             raise ValueError(f"max_result_bytes={max_result_bytes!r}: give a positive number of bytes")
@@ -199,7 +199,8 @@ class McpClient:
         self._stdio: StdioTransport | None = None  # a command's transport: its pid, and why it broke
         self.describe, self._make_transport, self._stderr = self._transport_for(target, env, cwd)
         self.stale = threading.Event()  # set by a list_changed notice, cleared when the list is read again
-        self.refreshes: list[str] = []  # why the tool list was read: "initial", "list_changed", "unknown_tool"
+        self.refreshes: list[str] = []  # why the tool list was read: "initial", "list_changed", "unknown_tool",
+        #                                 "recheck" (before refusing a call), "requested" (refresh())
         self.problems: list[str] = []   # listed tools that could not become agentkit Tools, and why
         self.server_name: str = self.describe
         self.protocol_version: str | None = None
