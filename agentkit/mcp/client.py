@@ -33,9 +33,9 @@ A stale tool list. A server may change its tools while we hold the list. Two sig
 own "unknown tool" error. Either way the client lists the tools again before it answers the call, then:
 the tool is gone -> StaleToolError naming the tools the server offers now (the model reads it); the
 tool's schema changed and the arguments no longer fit -> StaleToolError with the gate's message; otherwise
-the call is sent (once more, after an "unknown tool" error: one retry). A call is never refused on a list
-read before it started: a notice may still be on its way (the server removed a tool and put it back), so
-the client lists the tools again before it refuses. Given `tools=client.tools`, a run
+the call is sent (once more, after an "unknown tool" error: one retry). A call is refused only on a list
+read for it: a notice may still be on its way (the server removed a tool and has put it back), so a call
+checked against an older list has the tools listed again before it is refused. Given `tools=client.tools`, a run
 keeps the list it started with; given `tools=lambda: client.tools`, the loop asks before every model call,
 so the new list reaches the model at its next turn (and the trace records `tools_changed`).
 
@@ -205,7 +205,7 @@ class McpClient:
         self.server_name: str = self.describe
         self.protocol_version: str | None = None
         self._entries: dict[str, _Entry] = {}
-        self._listings = 0              # tool lists installed so far: a call knows whether one came after it
+        self._listings = 0              # tool lists installed so far: refusals at the same moment share one
         self._sdk: Client | None = None
         self._lock: Any = None          # an anyio.Lock, made on the session's loop
         self._portal: Any = None
@@ -523,18 +523,20 @@ class McpClient:
                     context: ToolContext | None) -> dict:
         """Runs on the session's loop: refresh if stale, check the tool still fits, send, retry once."""
         record = context.record if context is not None else (lambda kind, **data: None)
-        listings = self._listings  # the lists read before this call started
         # A listing under way (its lock held) has cleared `stale` already, but not yet installed the new
         # list: wait for it too, or this call would be checked against the old one.
-        if (self.stale.is_set() or self._lock.locked()) and await self._refresh("list_changed"):
+        listed_here = (self.stale.is_set() or self._lock.locked()) and await self._refresh("list_changed")
+        if listed_here:
             record("mcp_refresh", reason="list_changed")  # in the trace of the call that did the listing
         try:
             self._check_current(mcp_name, local, listed_schema, arguments)
         except StaleToolError:
-            # A list read before this call may be out of date with its notice still on the way (the
-            # server removed the tool and has put it back): ask again before refusing, unless a list was
-            # read after this call began (calls refused together share one listing).
-            if await self._refresh("recheck", since=listings):
+            if listed_here:  # this call read the list itself, for this check: the refusal stands
+                raise
+            # A list this call did not read may be out of date with its notice still on the way (the server
+            # removed the tool and has put it back): read it again before refusing. Calls refused at the
+            # same moment share that listing.
+            if await self._refresh("recheck", since=self._listings):
                 record("mcp_refresh", reason="recheck")
             self._check_current(mcp_name, local, listed_schema, arguments)
         answer = await self._send(mcp_name, local, arguments, call_id)
