@@ -435,3 +435,75 @@ def test_sigkill_of_a_server_mid_call_is_a_connection_error_and_leaves_no_surviv
     assert results[0].error_kind == later.error_kind == "tool_error"  # not "timeout"
     assert "McpConnectionError: the MCP server 'mcp_process_tools' closed the connection" in results[0].content()
     assert gone(server, serving, grandchild)
+
+
+# --- the stdio transport's line reader: any split of the bytes gives the same messages ------------------------
+
+class _Stdout:
+    def __init__(self, chunks: list[bytes]):
+        self.chunks = list(chunks)
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        import anyio
+
+        if not self.chunks:
+            raise anyio.EndOfStream
+        return self.chunks.pop(0)
+
+
+def _read_all(data: bytes, cuts: list[int], limit: int) -> tuple[list, list[str], str | None]:
+    """What the transport hands the session when the server writes `data` in pieces cut at `cuts`."""
+    import anyio
+
+    from agentkit.mcp.stdio import StdioTransport
+
+    bounds = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    process = type("Process", (), {"stdout": _Stdout([data[a:b] for a, b in zip(bounds, bounds[1:])])})()
+    transport = StdioTransport(["unused"], max_line_bytes=limit)
+
+    async def main() -> list:
+        sender, receiver = anyio.create_memory_object_stream(100)
+        await transport._read(process, sender)
+        return [item.message.model_dump(by_alias=True, exclude_none=True) async for item in receiver]
+
+    return anyio.run(main), transport.noise, transport.broken
+
+
+def _response(request_id: int, text: str) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
+
+
+lines = st.lists(st.one_of(st.tuples(st.just("answer"), st.text(max_size=80)),
+                           st.tuples(st.just("huge"), st.integers(200, 600)),
+                           st.tuples(st.just("noise"), st.text(alphabet="abc xyz!", min_size=1, max_size=30))),
+                 max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines, st.lists(st.integers(0, 10_000), max_size=12))
+def test_the_stdio_reader_gives_the_same_messages_however_the_bytes_are_cut(plan, cuts):
+    limit = 180
+    data, expected, noise = b"", [], []
+    for number, (kind, detail) in enumerate(plan):
+        if kind == "noise":
+            data += detail.encode() + b"\n"
+            noise.append(detail.strip())
+            continue
+        text = detail if kind == "answer" else "x" * detail
+        line = json.dumps(_response(number, text)).encode()
+        data += line + b"\n"
+        if len(line) <= limit:
+            expected.append(_response(number, text))
+        else:  # over the limit: never held whole, answered with its size instead
+            expected.append({"jsonrpc": "2.0", "id": number, "error": {
+                "code": -32090, "message": f"the answer is {len(line):,} bytes; the limit is {limit:,}"}})
+    received, kept, broken = _read_all(data, cuts, limit)
+    assert received == expected
+    assert kept == [n for n in noise if n][:5] and broken is None
+
+
+def test_the_stdio_reader_stops_at_the_first_byte_that_is_not_utf8():
+    data = json.dumps(_response(1, "fine")).encode() + b"\n" + b'{"jsonrpc": "2.0", "id": 2, "re\xc3\x28' + b"\n"
+    received, _, broken = _read_all(data + json.dumps(_response(3, "never read")).encode() + b"\n", [7, 70], 10_000)
+    assert received == [_response(1, "fine")]
+    assert broken == "sent bytes that are not UTF-8 (line 2, byte 31: 0xc3); the connection is broken"

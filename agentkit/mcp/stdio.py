@@ -135,7 +135,7 @@ class StdioTransport:
     async def _too_long(self, to_session: Any, head: bytes, tail: bytes, size: int) -> None:
         """Answer the request a too-long line was for (if it says which) with an error instead."""
         found = _ID.search(head) or _ID.search(tail)
-        if found is None:
+        if found is None or b'"method"' in head + tail:  # no id, or a request of the server's: nobody waits
             if len(self.noise) < _NOISE_KEPT:
                 self.noise.append(f"(a line of {size:,} bytes, over the limit of {self.max_line_bytes:,})")
             return
