@@ -90,10 +90,11 @@ def _serve(args: argparse.Namespace) -> int:
     report_r, report_w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
+    parent = os.getpid()
     child = os.fork()
     if child == 0:
         os.close(report_r)
-        _die_with_parent()
+        _die_with_parent(parent)
         code = RUNTIME_ERROR
         try:
             code = _load_and_serve(args, report_w)
@@ -175,15 +176,17 @@ def _end_session() -> None:
             pass
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
     """Linux: the serving child is stopped when the parent goes (a parent killed outright cannot pass it on)."""
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: the parent's end of stdin/stdout is the only link
-        pass
+    except (OSError, AttributeError):  # not Linux: the client closing stdin is the only link
+        return
+    if os.getppid() != parent:  # the parent went before the request was made
+        os._exit(RUNTIME_ERROR)
 
 
 def _load_and_serve(args: argparse.Namespace, report: int | None) -> int:
