@@ -225,6 +225,9 @@ class Report:
         from .noise import markdown as noise_floor  # pass@1's interval, pass^k, flip rate, model vs model
 
         lines += [""] + noise_floor(self.records)
+        from .matrix import markdown as format_fault_matrix  # only records of a --formats/--faults run
+
+        lines += format_fault_matrix(self.records)
         return "\n".join(lines).rstrip("\n") + "\n"
 
     def _repr_markdown_(self) -> str:  # Jupyter shows the report as a table

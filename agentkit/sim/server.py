@@ -134,7 +134,9 @@ class SimServer:
             _ask_to_exit(server)
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
-            self.app.state.sim.close()
+            state = getattr(self.app.state, "sim", None)  # serve(app=...) may run an app without one
+            if state is not None:
+                state.close()
 
     def __enter__(self) -> SimServer:
         return self
@@ -166,11 +168,12 @@ def listening_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
 
 
 def serve(host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning",
-          startup_timeout: float = 10.0, **app_options: Any) -> SimServer:
+          startup_timeout: float = 10.0, app: Any = None, **app_options: Any) -> SimServer:
     """Start the simulator in a background thread and return once it answers.
 
     `port=0` lets the OS choose a free port. `app_options` go to `create_app` (respond=,
     max_body_bytes=, faults=, models=). Only loopback hosts are allowed: the simulator accepts any key.
+    `app=` serves another ASGI app the same way (agentkit.bench.faultproxy); it must answer GET / with 200.
     """
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise ValueError(f"the simulator binds loopback only (127.0.0.1), not {host!r}")
@@ -178,7 +181,7 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning",
 
     from .app import create_app
 
-    app = create_app(**app_options)
+    app = app if app is not None else create_app(**app_options)
     sock = listening_socket(host, port)
     config = uvicorn.Config(app, http=http_protocol(), loop="asyncio", lifespan="off", log_config=None,
                             log_level=log_level, access_log=False, server_header=False, proxy_headers=False,
