@@ -117,3 +117,13 @@ def test_a_real_url_gets_the_same_matrix_through_the_fault_proxy(cases):
     with serve_with_oracle(cases, faults=False) as healthy:  # a server that ignores x-sim-fault, like a real one
         proxied = matrix.summary(run(cases, faults=faults, base_url=healthy.url, api_key="k", simulator=False))["cells"]
     assert proxied == direct
+
+
+def test_the_cli_runs_the_matrix_and_report_shows_it(tmp_path, capsys):
+    argv = ["run", "--suite", "agentkit:error_recovery", "--limit", "1", "--provider", "sim", "--model", "oracle",
+            "--formats", "chat,ollama", "--faults", "none,429=1", "--no-progress", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "| ollama | 429=1 | 100.0% | 1 / 1 |" in printed
+    assert main(["report", str(tmp_path / "oracle.matrix.jsonl")]) == 0
+    assert "## Formats × faults" in capsys.readouterr().out

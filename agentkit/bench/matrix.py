@@ -269,19 +269,19 @@ def chart(records: Iterable[dict], title: str = "The same model across formats a
     formats, faults = data["formats"], data["faults"]
     cell = {(r["format"], r["fault"]): r for r in data["cells"]}
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(3.2 + 2.0 * len(faults), 1.4 + 0.45 * len(formats)), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(2.6 + 1.7 * len(faults), 1.4 + 0.4 * len(formats)), sharey=True)
     panels = [("pass@1 (%)", lambda r: 100 * r["pass@1"], "Greens", 100, "{:.0f}"),
               ("wasted calls per solved case", lambda r: r["wasted_per_solved"], "Reds", None, "{:.2f}")]
     for ax, (name, value, cmap, top, form) in zip(axes, panels):
         grid = [[(value(cell[(f, x)]) if (f, x) in cell and value(cell[(f, x)]) is not None else float("nan"))
                  for x in faults] for f in formats]
         finite = [v for row in grid for v in row if v == v]
-        ax.imshow(grid, cmap=cmap, vmin=0, vmax=top if top is not None else max(finite + [1.0]) * 1.3,
-                  aspect="auto")
+        top = top if top is not None else max(finite + [1.0])
+        ax.imshow(grid, cmap=cmap, vmin=0, vmax=1.8 * top, aspect="auto")  # light shades: the numbers stay legible
         for i, row in enumerate(grid):
             for j, v in enumerate(row):
-                ax.text(j, i, "no case solved" if v != v else form.format(v), ha="center", va="center", fontsize=8)
-        ax.set_xticks(range(len(faults)), faults)
+                ax.text(j, i, "none solved" if v != v else form.format(v), ha="center", va="center", fontsize=8)
+        ax.set_xticks(range(len(faults)), faults, fontsize=8)
         ax.set_yticks(range(len(formats)), formats)
         ax.xaxis.tick_top()
         ax.set_title(name, pad=22, fontsize=9)

@@ -134,7 +134,8 @@ class SimServer:
             _ask_to_exit(server)
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
-            state = getattr(self.app.state, "sim", None)  # serve(app=...) may run an app without one
+            # serve(app=...) and test stand-ins may run an app without the simulator's state
+            state = getattr(getattr(self.app, "state", None), "sim", None)
             if state is not None:
                 state.close()
 
