@@ -127,3 +127,17 @@ def test_the_cli_runs_the_matrix_and_report_shows_it(tmp_path, capsys):
     assert "| ollama | 429=1 | 100.0% | 1 / 1 |" in printed
     assert main(["report", str(tmp_path / "oracle.matrix.jsonl")]) == 0
     assert "## Formats × faults" in capsys.readouterr().out
+
+
+def test_a_broken_stream_is_retried_inside_the_loop_but_not_once_a_caller_has_seen_it(cases):
+    records = run(cases, faults=matrix.parse_faults("none,cut,instream,badjson"), stream=True)
+    cells = {(c["format"], c["fault"]): c for c in matrix.summary(records)["cells"]}
+    for (fmt, fault), cell in cells.items():
+        calls = cells[(fmt, "none")]["attempts"]
+        assert cell["pass@1"] == 1.0 and cell["retries"] == (0 if fault == "none" else calls)
+    with sim.serve() as server:  # a caller that watches the events: the first one arrived, no retry is possible
+        model = HTTPModel("sim-reasoner", "openai-chat", base_url=server.base_url("openai-chat"), api_key="k",
+                          backoff=0.0, headers={"x-sim-fault": "cut, flaky=1"})
+        with pytest.raises(ProviderError):
+            list(model.stream([Message("user", "What is the weather in Paris?")]))
+        assert len(model.last_attempts) == 1
