@@ -125,8 +125,9 @@ def test_the_cli_runs_the_matrix_and_report_shows_it(tmp_path, capsys):
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "| ollama | 429=1 | 100.0% | 1 / 1 |" in printed
-    assert main(["report", str(tmp_path / "oracle.matrix.jsonl")]) == 0
+    assert main(["report", str(tmp_path / "oracle.matrix.jsonl"), "--charts", str(tmp_path / "charts")]) == 0
     assert "## Formats × faults" in capsys.readouterr().out
+    assert (tmp_path / "charts" / "formats_faults.png").stat().st_size > 0
 
 
 def test_a_broken_stream_is_retried_inside_the_loop_but_not_once_a_caller_has_seen_it(cases):
