@@ -142,3 +142,12 @@ def test_a_broken_stream_is_retried_inside_the_loop_but_not_once_a_caller_has_se
         with pytest.raises(ProviderError):
             list(model.stream([Message("user", "What is the weather in Paris?")]))
         assert len(model.last_attempts) == 1
+
+
+def test_every_trial_meets_the_same_faults(cases):
+    records = run(cases[:1], faults=matrix.parse_faults("429=1"), trials=3)
+    for fmt in FORMATS:
+        mine = sorted((r for r in records if r["format"] == fmt), key=lambda r: r["trial"])
+        assert [r["trial"] for r in mine] == [0, 1, 2]
+        assert len({(r["attempts"], r["retries"], r["failed_attempts"]) for r in mine}) == 1
+        assert mine[0]["retries"] > 0 and all(r["ok"] for r in mine)
