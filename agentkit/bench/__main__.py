@@ -105,6 +105,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--lenient-scoring", action="store_true", help="BFCL cases: accept ints in lists of floats and "
                      "count non-JSON calls on irrelevance (default: BFCL's own verdict; the report says which)")
+    run.add_argument("--formats", help="run every case through each of these wire formats, e.g. chat,responses,"
+                     "anthropic,gemini,openrouter,ollama (the format x fault matrix; see agentkit.bench.matrix)")
+    run.add_argument("--faults", help="... and under each of these injected faults, e.g. none,429,cut,instream,badjson "
+                     "(simulator faults; a real server gets a fault proxy on 127.0.0.1)")
     tape = run.add_mutually_exclusive_group()
     tape.add_argument("--record", metavar="FILE", help="store every HTTP exchange in this cassette (keys removed)")
     tape.add_argument("--replay", metavar="FILE", help="answer every HTTP request from this cassette, offline")
@@ -182,6 +186,13 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise UsageProblem("--trials, --concurrency and --limit must be at least 1")
+    if args.formats or args.faults:  # the format x fault matrix: its own runner and report section
+        from .matrix import run_from_args
+
+        try:
+            return run_from_args(args, _provider(args.provider, FORMATS))
+        except ValueError as exc:
+            raise UsageProblem(str(exc)) from None
     shard = _shard(args.shard) if args.shard else None
     provider = _provider(args.provider, FORMATS)
     cases = load_cases(args.suite, limit=args.limit, shard=shard, lenient=args.lenient_scoring)

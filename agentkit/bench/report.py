@@ -225,6 +225,9 @@ class Report:
         from .noise import markdown as noise_floor  # pass@1's interval, pass^k, flip rate, model vs model
 
         lines += [""] + noise_floor(self.records)
+        from .matrix import markdown as format_fault_matrix  # only records of a --formats/--faults run
+
+        lines += format_fault_matrix(self.records)
         return "\n".join(lines).rstrip("\n") + "\n"
 
     def _repr_markdown_(self) -> str:  # Jupyter shows the report as a table
@@ -287,12 +290,17 @@ class Report:
         return finish(fig)
 
     def save_charts(self, folder: str | os.PathLike) -> list[Path]:
-        """accuracy.png, labels.png and latency.png in `folder`."""
+        """accuracy.png, labels.png and latency.png in `folder` (and formats_faults.png for a matrix run)."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         saved = []
-        for name, fig in (("accuracy", self.accuracy_chart()), ("labels", self.labels_chart()),
-                          ("latency", self.latency_chart())):
+        charts = [("accuracy", self.accuracy_chart()), ("labels", self.labels_chart()),
+                  ("latency", self.latency_chart())]
+        if any("fault" in r for r in self.records):  # a --formats/--faults run: its two heat maps too
+            from .matrix import chart as format_fault_chart
+
+            charts.append(("formats_faults", format_fault_chart(self.records)))
+        for name, fig in charts:
             path = folder / f"{name}.png"
             fig.savefig(path, dpi=120)
             saved.append(path)

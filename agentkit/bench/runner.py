@@ -31,6 +31,7 @@ Left out on purpose: adaptive concurrency, cost budgets that stop a run, and dis
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -244,14 +245,15 @@ async def _run_one(case: Case, trial: int, seed: int, model: Any, label: str, pr
     attempt = case.start(provider)  # the wire format: BFCL cases send BFCL's request in its style
     started = time.perf_counter()
     error: BaseException | None = None
-    try:
-        if attempt.drive is not None:  # a multi-turn case plays its turns itself, through arun
-            run = await attempt.drive(model, stream=stream)
-        else:
-            run = await arun(model, attempt.messages, tools=attempt.tools, limits=attempt.limits, stream=stream,
-                             executor=executor)
-    except RunError as exc:  # the model call failed after HTTPModel's retries (the run is partial)
-        run, error = exc.run, exc
+    with _attempts_recorded(model) as attempts:  # every HTTP try of this case's calls, retries included
+        try:
+            if attempt.drive is not None:  # a multi-turn case plays its turns itself, through arun
+                run = await attempt.drive(model, stream=stream)
+            else:
+                run = await arun(model, attempt.messages, tools=attempt.tools, limits=attempt.limits,
+                                 stream=stream, executor=executor)
+        except RunError as exc:  # the model call failed after HTTPModel's retries (the run is partial)
+            run, error = exc.run, exc
     latency = time.perf_counter() - started
     record = {"v": RECORD_VERSION, "model": label, "provider": provider, "mode": MODE, "suite": case.suite,
               "category": case.category, "case": case.id, "trial": trial, "seed": seed}
@@ -274,6 +276,8 @@ async def _run_one(case: Case, trial: int, seed: int, model: Any, label: str, pr
         "output_tokens": usage.output_tokens if usage else 0,
         "answer": run.output[:500] if run is not None and isinstance(run.output, str) else None,
     })
+    if attempts is not None:  # an HTTPModel: what the transport cost (the format x fault matrix reads these)
+        record.update(attempt_counts(attempts))
     if attempt.details is not None:  # e.g. a multi-turn case's trajectory
         record.update(attempt.details(run) if run is not None else {})
     return record
@@ -284,6 +288,19 @@ def emitted_calls(run: Any) -> int:
     if run is None:
         return 0
     return sum(len(m.tool_calls) for m in run.new_messages if m.role == "assistant")
+
+
+def _attempts_recorded(model: Any) -> Any:
+    """HTTPModel.record_attempts() for this case (a model without HTTP: a context that yields None)."""
+    inner = model.model if isinstance(model, _Throttled) else model
+    return inner.record_attempts() if hasattr(inner, "record_attempts") else contextlib.nullcontext()
+
+
+def attempt_counts(attempts: list) -> dict:
+    """HTTP attempts of a case: all of them, the retries (attempts after the first of a model call) and
+    the failed ones (an error status, a broken connection or stream, a bad body)."""
+    return {"attempts": len(attempts), "retries": len(attempts) - len({a.call for a in attempts}),
+            "failed_attempts": sum(not a.ok for a in attempts)}
 
 
 def _fatal(error: BaseException) -> str | None:

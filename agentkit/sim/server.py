@@ -179,12 +179,13 @@ def listening_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
 
 
 def serve(host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning",
-          startup_timeout: float = 10.0, **app_options: Any) -> SimServer:
+          startup_timeout: float = 10.0, app: Any = None, **app_options: Any) -> SimServer:
     """Start the simulator in a background thread and return once it answers.
 
     `port=0` lets the OS choose a free port. `app_options` go to `create_app` (respond=,
     max_body_bytes=, faults=, models=, require_key=). Only loopback hosts are allowed: the simulator needs
-    no key and accepts any.
+    no key and accepts any. `app=` serves another ASGI app the same way (agentkit.bench.faultproxy); it must
+    answer GET / with 200.
     """
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise ValueError(f"the simulator binds loopback only (127.0.0.1), not {host!r}")
@@ -192,7 +193,7 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning",
 
     from .app import create_app
 
-    app = create_app(**app_options)
+    app = app if app is not None else create_app(**app_options)
     sock = listening_socket(host, port)
     config = uvicorn.Config(app, http=http_protocol(), loop="asyncio", lifespan="off", log_config=None,
                             log_level=log_level, access_log=False, server_header=False, proxy_headers=False,
