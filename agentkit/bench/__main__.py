@@ -39,7 +39,10 @@ class UsageProblem(Exception):
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help (0), or a bad flag value already told in one line (2)
+        return exit_.code if isinstance(exit_.code, int) else 2
     if args.command is None:
         parser.print_help()
         return 2
@@ -53,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args)
     except (UsageProblem, UnknownSuite, DataNotFetched, NoRecording, ScenarioError, AuthenticationError,
-            FileNotFoundError) as exc:
+            OSError) as exc:  # OSError: a path that is a folder, a file we may not read or write, ...
         print(f"agentkit.bench: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except (BenchAborted, FetchError) as exc:
@@ -67,17 +70,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc) if str(exc) else type(exc).__name__
-    if isinstance(exc, FileNotFoundError) and exc.filename and exc.filename not in text:
+    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
         text = f"{text}: {exc.filename}"
     return " ".join(text.split())
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m agentkit.bench", description=(
+    from ..cli import OneLineParser, folder, number, seconds, whole, writable_file
+    from ..sim.faults import MAX_DELAY_MS
+
+    parser = OneLineParser(prog="python -m agentkit.bench", description=(
         "Benchmark a model's tool calling: BFCL's public data and agentkit's own loop-robustness suite, "
         "native tool calling, scored, resumable, recordable."), epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", metavar="{run,fetch,report,suites}")
+    sub = parser.add_subparsers(dest="command", metavar="{run,fetch,report,suites}", parser_class=OneLineParser)
+    price = number(0.0)
 
     run = sub.add_parser("run", help="run suites against a model", epilog=EPILOG,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,37 +94,44 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--model", help="model name (default: sim-reasoner on sim, else the format's default)")
     run.add_argument("--base-url", help="an OpenAI-compatible (or other format's) server instead of the provider")
     run.add_argument("--format", default="openai-chat", help="the simulator's wire format (default openai-chat)")
-    run.add_argument("--trials", type=int, default=1, help="runs per case (pass@1 and pass^k are reported)")
-    run.add_argument("--concurrency", type=int, default=8, help="cases in flight at once (default 8)")
-    run.add_argument("--limit", type=int, help="the first N cases of each category")
-    run.add_argument("--shard", help="i/n: run every n-th case starting at the i-th (1-based)")
-    run.add_argument("--out", default="bench-results", help="folder for the results (default bench-results)")
+    run.add_argument("--trials", type=whole(1), default=1, help="runs per case (pass@1 and pass^k are reported)")
+    run.add_argument("--concurrency", type=whole(1), default=8, help="cases in flight at once (default 8; "
+                                                                     "1 for a server that answers one at a time)")
+    run.add_argument("--limit", type=whole(1), help="the first N cases of each category")
+    run.add_argument("--shard", type=_shard, help="i/n: run every n-th case starting at the i-th (1-based)")
+    run.add_argument("--out", type=folder, default=Path("bench-results"),
+                     help="folder for the results (default bench-results)")
     run.add_argument("--label", help="the model's name in results and reports (default: --model)")
-    run.add_argument("--seed", type=int, default=0, help="seed of trial 0; trial i uses seed+i")
-    run.add_argument("--rpm", type=float, help="at most this many model calls per minute")
-    run.add_argument("--max-retries", type=int, default=2, help="HTTPModel retries per model call")
-    run.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
+    run.add_argument("--seed", type=whole(0), default=0, help="seed of trial 0; trial i uses seed+i")
+    run.add_argument("--rpm", type=number(0.0, above=True), help="at most this many model calls per minute")
+    run.add_argument("--max-retries", type=whole(0), default=2, help="HTTPModel retries per model call")
+    run.add_argument("--timeout", type=seconds, default=60.0, help="seconds per HTTP attempt (default 60)")
     run.add_argument("--stream", action="store_true", help="ask for streamed answers")
-    run.add_argument("--sim-latency-ms", type=int, help="sim only: every answer this many ms late")
-    run.add_argument("--price-in", type=float, help="USD per million input tokens (adds cost to the report)")
-    run.add_argument("--price-out", type=float, help="USD per million output tokens")
+    run.add_argument("--sim-latency-ms", type=whole(0, MAX_DELAY_MS),
+                     help="sim only: every answer this many ms late")
+    run.add_argument("--price-in", type=price, help="USD per million input tokens (adds cost to the report)")
+    run.add_argument("--price-out", type=price, help="USD per million output tokens")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     tape = run.add_mutually_exclusive_group()
-    tape.add_argument("--record", metavar="FILE", help="store every HTTP exchange in this cassette (keys removed)")
-    tape.add_argument("--replay", metavar="FILE", help="answer every HTTP request from this cassette, offline")
+    tape.add_argument("--record", metavar="FILE", type=writable_file,
+                      help="store every HTTP exchange in this cassette (keys removed)")
+    tape.add_argument("--replay", metavar="FILE", type=writable_file,
+                      help="answer every HTTP request from this cassette, offline")
     run.set_defaults(handler=_run)
 
     fetch = sub.add_parser("fetch", help="download a suite's data into the cache (once)")
     fetch.add_argument("what", nargs="?", default="bfcl", choices=["bfcl"])
-    fetch.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading it")
+    fetch.add_argument("--wheel", type=writable_file, help="use this bfcl-eval wheel instead of downloading it")
     fetch.set_defaults(handler=_fetch)
 
     report = sub.add_parser("report", help="merge results files and print the report")
     report.add_argument("paths", nargs="+", help="results files or folders of them")
     report.add_argument("--json", action="store_true", help="JSON instead of Markdown")
-    report.add_argument("--charts", metavar="DIR", help="also save accuracy, labels and latency charts (PNG)")
-    report.add_argument("--price-in", type=float, help="USD per million input tokens")
-    report.add_argument("--price-out", type=float, help="USD per million output tokens")
+    report.add_argument("--csv", action="store_true", help="one CSV row per model and category")
+    report.add_argument("--charts", metavar="DIR", type=folder,
+                        help="also save accuracy, labels and latency charts (PNG)")
+    report.add_argument("--price-in", type=price, help="USD per million input tokens")
+    report.add_argument("--price-out", type=price, help="USD per million output tokens")
     report.set_defaults(handler=_report)
 
     suites = sub.add_parser("suites", help="list the suites and their categories")
@@ -160,9 +174,7 @@ def _run(args: argparse.Namespace) -> int:
     from .runner import HTTPModels, RateLimit, run_benchmark
     from .suites import load_cases
 
-    if args.trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
-        raise UsageProblem("--trials, --concurrency and --limit must be at least 1")
-    shard = _shard(args.shard) if args.shard else None
+    shard = args.shard
     provider = _provider(args.provider, FORMATS)
     cases = load_cases(args.suite, limit=args.limit, shard=shard)
     if not cases:
@@ -173,6 +185,8 @@ def _run(args: argparse.Namespace) -> int:
     model_name = args.model or ("sim-reasoner" if provider == "sim" else _default_model(fmt))
     label = args.label or model_name
     out = Path(args.out) / (_slug(label) + (f".shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".jsonl")
+    if out.is_dir():
+        raise UsageProblem(f"the results file {out} is a folder: move it away, or choose another --label or --out")
 
     with contextlib.ExitStack() as stack:
         base_url = args.base_url
@@ -250,7 +264,7 @@ def _has_key(fmt: str) -> bool:
 def _shard(text: str) -> tuple[int, int]:
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise UsageProblem(f"--shard {text!r}: write i/n with 1 <= i <= n, e.g. 2/4")
+        raise argparse.ArgumentTypeError(f"{text!r}: write i/n with 1 <= i <= n, e.g. 2/4")
     return int(match[1]), int(match[2])
 
 
