@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 
-import pytest
 
 from agentkit.bench import bfcl
 from agentkit.bench.__main__ import main
