@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     from .bfcl import DataNotFetched, FetchError
-    from .record import NoRecording
+    from .record import BadRecording, NoRecording
+    from .results import ConfigMismatch, ResultsError
     from .runner import BenchAborted
     from .scenarios import ScenarioError
     from .suites import UnknownSuite
@@ -55,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.handler(args)
-    except (UsageProblem, UnknownSuite, DataNotFetched, NoRecording, ScenarioError, AuthenticationError,
-            OSError) as exc:  # OSError: a path that is a folder, a file we may not read or write, ...
+    except (UsageProblem, UnknownSuite, DataNotFetched, NoRecording, BadRecording, ScenarioError,
+            AuthenticationError, ConfigMismatch, ResultsError, OSError) as exc:
+        # OSError: a path that is a folder, a file we may not read or write, ...
         print(f"agentkit.bench: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except (BenchAborted, FetchError) as exc:
@@ -126,8 +128,9 @@ def _parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="merge results files and print the report")
     report.add_argument("paths", nargs="+", help="results files or folders of them")
-    report.add_argument("--json", action="store_true", help="JSON instead of Markdown")
-    report.add_argument("--csv", action="store_true", help="one CSV row per model and category")
+    form = report.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="JSON instead of Markdown")
+    form.add_argument("--csv", action="store_true", help="CSV instead of Markdown: a row per model and category")
     report.add_argument("--charts", metavar="DIR", type=folder,
                         help="also save accuracy, labels and latency charts (PNG)")
     report.add_argument("--price-in", type=price, help="USD per million input tokens")
@@ -227,13 +230,30 @@ def _run(args: argparse.Namespace) -> int:
         summary = asyncio.run(run_benchmark(
             cases, make_model=make_model, out=out, label=label, provider=fmt, trials=args.trials,
             concurrency=args.concurrency, seed=args.seed, rate=rate, stream=args.stream,
-            progress=not args.no_progress, replayed=bool(args.replay)))
+            progress=not args.no_progress, replayed=bool(args.replay), secrets=secrets,
+            config=_run_config(args, provider, base_url, model_name)))
     print(f"{summary.done} run, {summary.skipped} already done, {summary.passed} passed this time, "
-          f"{summary.errors} failed model calls; results in {out}", file=sys.stderr)
+          f"{summary.errors} not scored (failed model calls); results in {out}", file=sys.stderr)
     from .report import Report
 
-    print(Report.load(out, prices=_price(args)).to_markdown())
+    report = Report.load(out, prices=_price(args))
+    _warn(report.warnings)
+    print(report.to_markdown())
     return 0
+
+
+def _run_config(args: argparse.Namespace, provider: str, base_url: str | None, model_name: str) -> dict:
+    """What decides the meaning of this run's results, beyond what the runner knows itself. A new flag that
+    changes what a case asks or how it is judged belongs in "options", so a resumed run compares it."""
+    return {"base_url": "sim" if provider == "sim" else base_url, "model": model_name, "options": {},
+            "transport": {"timeout": args.timeout, "max_retries": args.max_retries, "rpm": args.rpm}}
+
+
+def _warn(warnings: list[str], shown: int = 10) -> None:
+    for warning in warnings[:shown]:
+        print(f"agentkit.bench: warning: {warning}", file=sys.stderr)
+    if len(warnings) > shown:
+        print(f"agentkit.bench: warning: ... and {len(warnings) - shown} more lines skipped", file=sys.stderr)
 
 
 def _provider(name: str, formats: Any) -> str:
@@ -286,9 +306,11 @@ def _report(args: argparse.Namespace) -> int:
     from .report import Report
 
     report = Report.load(*args.paths, prices=_price(args))
+    _warn(report.warnings)
     if not report.records:
         raise UsageProblem(f"no results in {', '.join(args.paths)}")
-    print(report.to_json() if args.json else report.to_markdown())
+    text = report.to_json() + "\n" if args.json else report.to_csv() if args.csv else report.to_markdown()
+    sys.stdout.write(text)
     if args.charts:
         for path in report.save_charts(args.charts):
             print(f"chart: {path}", file=sys.stderr)
