@@ -286,7 +286,7 @@ class Report:
         if any(m["cost_usd"] is not None for m in models.values()):
             rows.append(("cost, all trials (USD)",
                          lambda m: "—" if m["cost_usd"] is None else f"{m['cost_usd']:.4f}"))
-        rows.append(("not scored (failed model calls)", lambda m: str(m["provider_errors"])))
+        rows.append(("failed model calls", lambda m: str(m["provider_errors"])))  # not scored: see the note above
         for title, show in rows:
             lines.append(f"| {title} | " + " | ".join(show(models[n]) for n in names) + " |")
         return "\n".join(lines) + "\n"
