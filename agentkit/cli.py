@@ -18,8 +18,9 @@ import argparse
 import math
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
-__all__ = ["OneLineParser", "folder", "number", "port", "seconds", "whole", "writable_file"]
+__all__ = ["OneLineParser", "folder", "http_url", "number", "port", "seconds", "whole", "writable_file"]
 
 USAGE_ERROR = 2
 
@@ -96,3 +97,15 @@ def writable_file(text: str) -> Path:
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a folder, not a file")
     return path
+
+
+def http_url(text: str) -> str:
+    """An http:// or https:// URL with a host, e.g. http://localhost:11434/v1."""
+    try:
+        parts = urlsplit(text.strip())
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"{text!r}: write an http:// or https:// URL, e.g. http://localhost:11434/v1")
+    return text.strip()

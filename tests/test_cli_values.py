@@ -35,7 +35,9 @@ def one_line_exit_2(capsys, call, argv) -> str:
     ("--sim-latency-ms", "-1", "--sim-latency-ms"), ("--sim-latency-ms", "99999999999", "60000"),
     ("--trials", "0", "--trials"), ("--trials", "x", "--trials"), ("--concurrency", "0", "--concurrency"),
     ("--limit", "-3", "--limit"), ("--price-in", "-1", "--price-in"), ("--price-out", "nan", "--price-out"),
-    ("--seed", "1.5", "--seed"), ("--shard", "3/2", "--shard"),
+    ("--seed", "1.5", "--seed"), ("--shard", "3/2", "--shard"), ("--shard", "0/0", "--shard"),
+    ("--base-url", "notaurl", "--base-url"), ("--base-url", "ftp://x/v1", "--base-url"),
+    ("--base-url", "http://:80/v1", "--base-url"), ("--base-url", "http://h:port/v1", "--base-url"),
 ])
 def test_bench_run_refuses_a_bad_value_in_one_line(capsys, tmp_path, flag, value, words):
     err = one_line_exit_2(capsys, bench_main, [*RUN, "--out", str(tmp_path), flag, value])

@@ -78,7 +78,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from ..cli import OneLineParser, folder, number, seconds, whole, writable_file
+    from ..cli import OneLineParser, folder, http_url, number, seconds, whole, writable_file
     from ..sim.faults import MAX_DELAY_MS
 
     parser = OneLineParser(prog="python -m agentkit.bench", description=(
@@ -94,7 +94,8 @@ def _parser() -> argparse.ArgumentParser:
                                                     "agentkit alone: every category)")
     run.add_argument("--provider", required=True, help="sim, or a wire format / provider name")
     run.add_argument("--model", help="model name (default: sim-reasoner on sim, else the format's default)")
-    run.add_argument("--base-url", help="an OpenAI-compatible (or other format's) server instead of the provider")
+    run.add_argument("--base-url", type=http_url,
+                     help="an OpenAI-compatible (or other format's) server instead of the provider")
     run.add_argument("--format", default="openai-chat", help="the simulator's wire format (default openai-chat)")
     run.add_argument("--trials", type=whole(1), default=1, help="runs per case (pass@1 and pass^k are reported)")
     run.add_argument("--concurrency", type=whole(1), default=8, help="cases in flight at once (default 8; "

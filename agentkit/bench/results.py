@@ -105,8 +105,20 @@ def scorer_version() -> str:
     """A fingerprint of the code that turns a run into a verdict (scoring, scenarios' judges, suites)."""
     digest = hashlib.sha256()
     for name in ("scoring.py", "scenarios.py", "suites.py"):
-        digest.update((Path(__file__).with_name(name)).read_bytes())
+        try:
+            digest.update((Path(__file__).with_name(name)).read_bytes())
+        except OSError:  # an install without the sources (bytecode only): the version of the package stands in
+            digest.update(f"{name}:{_package_version()}".encode())
     return digest.hexdigest()[:16]
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentkit-lab")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def differences(recorded: dict | None, config: dict, records: Iterable[dict] = (),
