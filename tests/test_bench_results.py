@@ -103,6 +103,23 @@ def test_a_case_edited_since_it_was_run_is_not_taken_as_done(tmp_path):
         asyncio.run(run_benchmark(again, Oracle(again), out=out, label="m", progress=False))
 
 
+def test_a_base_url_holding_a_key_resumes_and_the_key_is_not_in_the_file(tmp_path):
+    key = planted_key()
+    cases = load_cases("agentkit:limits", limit=1)
+    url = f"http://echo.test/v1?key={key}"
+
+    def answer(request):
+        return httpx.Response(200, json={"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+                                         "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                             "role": "assistant", "content": "Done."}}]})
+
+    out = tmp_path / "m.jsonl"
+    for _ in range(2):
+        model = HTTPModel("m", base_url=url, api_key="", transport=httpx.MockTransport(answer))
+        summary = asyncio.run(run_benchmark(cases, model, out=out, progress=False, secrets=[key]))
+    assert summary.skipped == 1 and key not in out.read_text(encoding="utf-8")
+
+
 def test_a_file_without_a_configuration_is_not_resumed_into(tmp_path):
     out = tmp_path / "m.jsonl"
     case = load_cases("agentkit:limits", limit=1)
@@ -195,7 +212,7 @@ RECORDISH = st.dictionaries(st.sampled_from(["model", "suite", "category", "case
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.one_of(RECORDISH, JSONISH), max_size=8))
+@given(st.lists(st.one_of(RECORDISH, JSONISH, st.fixed_dictionaries({"run": JSONISH})), max_size=8))
 def test_any_lines_are_read_as_records_or_warnings(tmp_path, values):
     path = tmp_path / "lines.jsonl"
     path.write_text("".join(json.dumps(v) + "\n" for v in values), encoding="utf-8")
@@ -248,6 +265,28 @@ def test_two_files_that_give_one_label_two_configurations_are_refused(capsys, tm
 
 
 # -- 4. a slow server: retries and timeouts are visible while they happen -----------------------------------
+
+def test_bench_run_timeout_bounds_each_attempt_from_the_command_line(capsys, tmp_path):
+    """--timeout holds in `bench run` (its clients are the runner's own): a trickling server ends in trials
+    not scored, not in a hang. The outer bound only guards against a hang; nothing here measures time."""
+    import threading
+
+    from hostile_server import HostileServer
+
+    outcome: list = []
+    with HostileServer("body") as server:
+        argv = ["run", "--suite", "agentkit:limits", "--limit", "1", "--provider", "openai-chat", "--model", "m",
+                "--base-url", server.url, "--timeout", "0.5", "--max-retries", "0", "--no-progress",
+                "--out", str(tmp_path)]
+        worker = threading.Thread(target=lambda: outcome.append(main(argv)), daemon=True)
+        worker.start()
+        worker.join(60)
+    assert not worker.is_alive(), "bench run did not end: --timeout did not bound the attempt"
+    assert outcome == [0]
+    records = read_records(tmp_path / "m.jsonl")
+    assert [r["label"] for r in records] == ["provider_error"] and "timeout=0.5" in records[0]["detail"]
+    assert "1 not scored" in capsys.readouterr().err
+
 
 def test_the_progress_line_shows_failed_attempts_timeouts_and_lost_trials(tmp_path):
     from hostile_server import HostileServer

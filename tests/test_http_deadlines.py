@@ -289,3 +289,12 @@ def test_bench_runner_clients_are_bounded_by_timeout():
         aends(call, guard=3 * GUARD)
     assert [r["label"] for r in records] == ["provider_error"]
     assert "ProviderTimeout" in records[0]["detail"]
+
+
+def test_bound_client_wraps_every_pool_a_client_holds_proxies_included():
+    from agentkit.deadlines import bound_client, is_bounded
+
+    client = httpx.AsyncClient(mounts={"http://proxied.test": httpx.AsyncHTTPTransport()})
+    assert bound_client(client) and bound_client(client)  # once wrapped, a second call changes nothing
+    assert is_bounded(client._transport) and all(is_bounded(t) for t in client._mounts.values())
+    assert not bound_client(httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(200))))

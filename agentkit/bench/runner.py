@@ -181,8 +181,10 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
     label = label or getattr(model, "model", None) or "model"
     provider = provider or getattr(model, "format", None)
     cases = list(cases)
-    this_run = _config(cases, label, provider, model if model is not None else make_model, stream, seed,
-                       concurrency, rate, config or {})
+    secrets = list(secrets)
+    # Compared as it is written: a base URL's ?key= is masked in the file, so it is masked here too.
+    this_run = scrub_keys(_config(cases, label, provider, model if model is not None else make_model, stream,
+                                  seed, concurrency, rate, config or {}), secrets)
     versions = {(c.suite, c.category, c.id): case_version(c) for c in cases}
     previous = read_results(out) if out else None
     if previous is not None and (previous.records or previous.runs):
@@ -196,8 +198,6 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
     summary = Summary(planned=len(cases) * trials, out=str(out) if out else None)
     summary.skipped = summary.planned - len(todo)
     models: dict[tuple[int, int], Any] = {}
-    secrets = list(secrets)
-
     def scrub(record: dict) -> dict:
         return scrub_keys(record, secrets)
 
