@@ -331,8 +331,9 @@ class _Appender:
         self.file = open(path, "ab")
         size = self.file.seek(0, os.SEEK_END)
         if size:
-            with open(path, "rb") as f:
-                tail = f.read()[-min(size, 1 << 20):]
+            with open(path, "rb") as f:  # the last MiB is enough: a record line is a few hundred bytes
+                f.seek(max(0, size - (1 << 20)))
+                tail = f.read()
             if not tail.endswith(b"\n"):
                 cut = tail.rfind(b"\n")
                 self.file.truncate(size - len(tail) + cut + 1 if cut >= 0 else size - len(tail))
