@@ -14,9 +14,9 @@
         print(result.output, result.stop_reason)
 
 The modules, from the ground floor up (each imports only from the ones before it):
-types, errors, trace, strict, tools, validate, fixtures, policies, execute, loop, models, providers, http,
-sim, lab, viz. `import agentkit` loads the core only; HTTPModel, the simulator and the charts load on
-first use.
+types, errors, trace, strict, tools, validate, fixtures, budgets, policies, execute, compaction, checkpoint,
+loop, resume, replay, models, providers, http, sim, lab, otel, viz. `import agentkit` loads the core only;
+HTTPModel, the simulator and the charts load on first use.
 """
 
 from __future__ import annotations
@@ -45,9 +45,20 @@ __all__ = [
     "ToolDefinitionError", "ToolExecutionError", "ToolFailure", "ToolReturnError", "ToolTimeout",
 ]
 
+# Long-running loops (issue 19): budgets, compaction, pause and resume, replay and fork.
+from .budgets import Price  # noqa: E402
+from .compaction import DropOldest, ElideToolResults, Summarize  # noqa: E402
+from .errors import UnknownPriceError  # noqa: E402
+from .policies import Pause  # noqa: E402
+from .replay import diff, fork, replay  # noqa: E402
+from .resume import resume  # noqa: E402
+
+__all__ += ["Price", "UnknownPriceError", "DropOldest", "ElideToolResults", "Summarize", "Pause", "resume",
+            "replay", "fork", "diff"]
+
 # Loaded on first use, so that `import agentkit` stays fast and pulls in no HTTP server or plotting.
 _LAZY = {"HTTPModel": ("agentkit.http", "HTTPModel")}
-_LAZY_MODULES = {"fixtures", "providers", "http", "sim", "lab", "viz", "widgets", "bench", "mcp"}
+_LAZY_MODULES = {"fixtures", "providers", "http", "sim", "lab", "viz", "widgets", "bench", "mcp", "otel"}
 
 
 def __getattr__(name: str) -> Any:

@@ -11,6 +11,7 @@
     ├── RunError                   the run stopped by raising; `.run` holds the partial Run, in which
     │   │                          every tool call has its result (a Thread stays usable)
     │   ├── LimitExceeded          a Limits cap with exit_behavior="error"
+    │   ├── UnknownPriceError      a cost budget, and a model the price table does not know
     │   ├── ToolExecutionError     the error policy said "raise": a tool raised (__cause__ = original),
     │   │                          or a call was refused at a gate
     │   └── ModelCallError         the model call failed (__cause__ = the ProviderError or other)
@@ -93,6 +94,14 @@ class LimitExceeded(RunError):
     def __init__(self, message: str, run: Any = None, limit: str = "", count: int = 0, maximum: int = 0):
         super().__init__(message, run)
         self.limit, self.count, self.maximum = limit, count, maximum
+
+
+class UnknownPriceError(RunError):
+    """A cost budget cannot be kept: the model has no price in the table (`model` names it)."""
+
+    def __init__(self, message: str, run: Any = None, model: str | None = None):
+        super().__init__(message, run)
+        self.model = model
 
 
 class ToolExecutionError(RunError):

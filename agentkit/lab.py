@@ -17,12 +17,19 @@ Which model `connect(format)` gives (see the README, "Using a real provider"):
   every format it was not told about offline.
 A model name other than `sim-*` is the simulator's name for the model; a configured provider uses
 AGENTKIT_MODEL instead.
+
+The language of the tutorials' prompts (one setting): the seed articles' questions are Japanese and stay so
+by default; AGENTKIT_LANG=en, set before JupyterLab starts, sends every tutorial's prompts (questions, tool
+descriptions, tool results) in English instead, for a model that does not read Japanese:
+
+    QUESTION = lab.prompt(ja="東京の天気は？", en="What's the weather in Tokyo?")
 """
 
 from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from typing import Any, Callable, Iterable
 
@@ -77,6 +84,16 @@ def simulated(model: HTTPModel) -> bool:
     return server is not None and model.base_url.startswith(server.url)
 
 
+def how_shown(model: Any) -> str:
+    """How a number about `model`'s behaviour was shown, for the note printed beside it: "by construction"
+    when a simulator preset or a script was written to behave so, "measured" when your own model did it."""
+    if not isinstance(model, HTTPModel):
+        return "by construction (a scripted model)"
+    if simulated(model):
+        return f"by construction (the simulator's {model.model}, a rule-based model)"
+    return f"measured (your model, {model.model})"
+
+
 def describe(model: HTTPModel) -> str:
     """One stable line naming what the notebook talks to (no port, no key: safe for stored outputs)."""
     where = "simulator" if simulated(model) else redact(model.base_url)  # a `?key=` in it stays hidden
@@ -89,6 +106,27 @@ def raw_client(model: HTTPModel, timeout: float = 30.0) -> Any:
 
     headers = model.codec.auth_headers(model.api_key) if model.api_key else {}
     return httpx.Client(base_url=model.base_url, headers=headers, timeout=timeout)
+
+
+# -- the prompts' language -------------------------------------------------------------------------------
+
+LANGUAGES = ("ja", "en")
+
+
+def language() -> str:
+    """The language of the tutorials' prompts: AGENTKIT_LANG ("ja", the default, or "en").
+
+    Raises ValueError for any other value, naming the ones there are."""
+    chosen = os.environ.get("AGENTKIT_LANG", "").strip().lower() or "ja"
+    if chosen not in LANGUAGES:
+        raise ValueError(f"AGENTKIT_LANG={chosen!r} is not a language of the tutorials: "
+                         f"use one of {', '.join(LANGUAGES)}")
+    return chosen
+
+
+def prompt(ja: str, en: str) -> str:
+    """The text a tutorial sends the model, in the language AGENTKIT_LANG chooses (Japanese by default)."""
+    return en if language() == "en" else ja
 
 
 # -- showing JSON ----------------------------------------------------------------------------------------
@@ -141,9 +179,9 @@ class SideBySide:
     """JSON documents in columns in JupyterLab (HTML, `per_row` to a row), one after another as text."""
 
     def __init__(self, *docs: Any, titles: Iterable[str] = ("request", "response"), max_lines: int = 40,
-                 max_str: int = 40, per_row: int = 2, hide: Iterable[Any] = ()):
+                 max_str: int = 40, per_row: int = 2, hide: Iterable[Any] = (), width: int = 64):
         hide = tuple(hide)
-        self.parts = [(t, _clip(compact_json(d, max_str=max_str, hide=hide), max_lines))
+        self.parts = [(t, _clip(compact_json(d, width=width, max_str=max_str, hide=hide), max_lines))
                       for t, d in zip(titles, docs)]
         self.per_row = per_row
 

@@ -7,10 +7,12 @@
 
 One step of the loop, as a numbered recipe (the `# 1.` ... `# 6.` markers in the code are these steps):
 
-    1. build the request: the whole conversation + the tool list (re-sent every turn) + tool_choice
+    1. build the request: the whole conversation + the tool list (re-sent every turn) + tool_choice;
+       a `compact=` hook may send less (agentkit.compaction; run.messages keeps everything)
     2. call the model -> ModelTurn (text, tool calls, stop signal, usage)                  [driver]
     3. no tool calls -> the run ends with "final_answer"
-    4. check limits: the step cap, the tool-call caps (per run, per thread, per tool), repeated calls
+    4. check limits: the step cap, the budgets (tokens, cost, time: agentkit.budgets), the tool-call caps
+       (per run, per thread, per tool), repeated calls
     5. per call: lookup -> parse -> schema -> rules -> approval -> a Job; the driver runs the jobs
        (retries, timeouts) [driver], and each outcome becomes a result (envelope, error policy)
     6. answer every call, in the model's emitted order; decide whether the run ends; go to 1
@@ -35,8 +37,9 @@ tool raises, and sends it to the model on the thread's next invocation, which a 
 with a 400 (OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages responding
 to each 'tool_call_id'."; the symptom of langchain-ai/langgraph issue 531).
 
-Left out on purpose: streaming tokens to the caller (see HTTPModel.stream), memory summarisation, and
-multi-agent hand-offs; they sit around this loop, not inside it.
+Left out on purpose: streaming tokens to the caller (see HTTPModel.stream) and multi-agent hand-offs;
+they sit around this loop, not inside it. So do resuming a paused run (agentkit.resume), replaying and
+forking one (agentkit.replay) and its OpenTelemetry spans (agentkit.otel).
 """
 
 from __future__ import annotations
@@ -49,9 +52,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple, Sequence, Union
 
-from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError
+from .budgets import WRAP_UP_TEXT, BudgetMeter, Cost, Unpriced, cost
+from .checkpoint import Paused, run_to_dict
+from .compaction import compact_request
+from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, UnknownPriceError
 from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
-from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits,
+from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits, Pause,
                        failure_result, normalize_approval, resolve_error_policy)
 from .tools import Tool, ToolContext, is_valid_timeout
 from .trace import Event, Trace
@@ -70,6 +76,10 @@ class StopReason(str, enum.Enum):
     USER_CANCEL = "user_cancel"  # cancel was set from outside (or Ctrl-C, or the task was cancelled)
     SCHEMA_FAIL = "schema_fail"  # more argument errors than Limits.max_invalid_calls
     ERROR = "error"  # the run raised (the exception carries this Run)
+    TOKEN_BUDGET = "token_budget"  # Limits.max_tokens / max_thread_tokens ran out (agentkit.budgets)
+    COST_BUDGET = "cost_budget"  # Limits.max_cost_usd ran out
+    TIME_BUDGET = "time_budget"  # Limits.max_seconds ran out
+    PAUSED = "paused"  # an approval answered Pause(): Run.to_json(), then agentkit.resume(...)
 
     def __str__(self) -> str:
         return self.value
@@ -94,17 +104,29 @@ class Run:
     tool_runs: int = 0  # tool executions, retries included
     invalid_calls: int = 0  # calls refused by lookup / parse / schema / rules
     usage: Usage = field(default_factory=Usage)
+    usage_by_model: dict[str | None, Usage] = field(default_factory=dict)  # what each model spent: its cost
     results: list[ToolResult] = field(default_factory=list)
+    turns: list[ModelTurn] = field(default_factory=list)  # the model's answers, as they came (agentkit.replay)
     state: dict = field(default_factory=dict)
     limit: LimitHit | None = None
     error: BaseException | None = None  # what ended the run by raising: the original exception if any
     trace: Trace = field(default_factory=Trace, repr=False)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12], repr=False)
     start_index: int = 0  # where this run's messages begin (earlier ones came from the Thread)
+    pending: Paused | None = None  # a paused run's turn, whose calls wait for a decision
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The run as JSON, to be resumed after a restart (`agentkit.resume`); see agentkit.checkpoint."""
+        return json.dumps(run_to_dict(self), ensure_ascii=False, indent=indent, default=str)
 
     @property
     def new_messages(self) -> list[Message]:
         return self.messages[self.start_index:]
+
+    def cost(self, prices: dict | None = None) -> Cost:
+        """What the run's tokens cost (USD), from budgets.DEFAULT_PRICES with `prices` merged over it;
+        models without a price are named in `.unpriced`, not guessed."""
+        return cost(self.usage_by_model, prices)
 
     def summary(self) -> dict:
         """The counters as a plain dict: handy for tables and assertions."""
@@ -127,6 +149,8 @@ class Thread:
         self.messages: list[Message] = list(messages)
         self.state: dict = dict(state or {})
         self.tool_call_count = 0
+        self.steps = 0  # model calls across its runs (Limits.max_thread_steps)
+        self.usage = Usage()  # tokens across its runs (Limits.max_thread_tokens)
         self.runs: list[Run] = []
 
 
@@ -150,6 +174,7 @@ class Settings:
     cancel: Any = None  # a threading.Event (or anything with is_set()), or a function returning a bool
     tool_timeout: float | None = None
     on_event: Callable[[Event], Any] | None = None
+    compact: Callable[[list[Message]], list[Message]] | None = None  # what to send: see agentkit.compaction
     policy: ErrorPolicy = field(init=False, repr=False)  # on_tool_error, resolved once
 
     def __post_init__(self) -> None:
@@ -163,6 +188,8 @@ class Settings:
             raise ValueError(f"tool_timeout={timeout!r}: use a number of seconds > 0, or None for no timeout")
         if self.parallel_tool_calls is not None and not isinstance(self.parallel_tool_calls, bool):
             raise TypeError(f"parallel_tool_calls={self.parallel_tool_calls!r}: use True, False or None")
+        if self.compact is not None and not callable(self.compact):
+            raise TypeError(f"compact={self.compact!r}: use a function messages -> messages, e.g. DropOldest()")
 
 
 # -- what the core answers: the driver's next move ------------------------------------------------------
@@ -190,6 +217,7 @@ class _Slot:
     result: ToolResult | None = None
     job: Job | None = None  # waiting for the executor while result is None
     tool: Tool | None = None
+    paused: bool = False  # an approval answered Pause(): no result until resume()
 
 
 @dataclass(frozen=True)
@@ -201,6 +229,7 @@ class _Ending:
     error: RunError | None = None
     cause: BaseException | None = None  # the exception behind `error` (raise error from cause)
     limit: LimitHit | None = None
+    said: bool = False  # the output is already in the history (the model's last word after a budget)
 
 
 class LoopCore:
@@ -248,6 +277,10 @@ class LoopCore:
         self.failure: tuple[RunError, BaseException | None] | None = None  # an error to raise, and its cause
         self.direct: list[Any] | None = None  # the results of a batch of return_direct calls
         self.ending: _Ending | None = None  # set once: how the run ended
+        self.meter = BudgetMeter(self.limits) if self.limits.budgeted else None
+        self.wrap_up: LimitHit | None = None  # a budget ran out under "continue": one last call, no tools
+        self.wrapping = False  # that last call has been asked for
+        self.decisions: dict[str, Any] = {}  # approval decisions given to resume(), by call id
 
     def _use_tools(self, tools: list[Tool]) -> None:
         """Take this tool list: by name for lookups, as specs for the request, and the facts derived from it."""
@@ -288,10 +321,16 @@ class LoopCore:
             error, cause = self.failure
             return _Ending(StopReason.ERROR, error=error, cause=cause)
         if self.turn is not None and not self.turn.tool_calls:  # 3. no tool calls: the model has answered
+            if self.wrapping:  # its last word after a budget ran out under "continue"
+                return _Ending(StopReason(self.wrap_up.stop_reason), self.turn.text, limit=self.wrap_up, said=True)
             return _Ending(StopReason.FINAL_ANSWER, output=self.turn.text)
         hit = self.hit
         if hit is None and limits.max_steps is not None:  # also max_steps=0, before the first model call
             hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
+        if hit is None and limits.max_thread_steps is not None and self.thread is not None:
+            hit = self._over("max_thread_steps", self.thread.steps, limits.max_thread_steps, or_equal=True)
+        if hit is None and self.meter is not None and self.wrap_up is None and (over := self.meter.over_time()):
+            hit = self._budget_spent(LimitHit(*over))  # the time budget also runs out while tools run
         if hit is None and self.settings.cancel is not None and self._cancelled():
             return _Ending(StopReason.USER_CANCEL)
         if hit is None and limits.max_invalid_calls is not None:
@@ -302,6 +341,9 @@ class LoopCore:
                 error = LimitExceeded(text, run, hit.limit, hit.count, hit.maximum)
                 return _Ending(StopReason.ERROR, output=text, error=error, limit=hit)
             return _Ending(StopReason(hit.stop_reason), output=text, limit=hit)
+        if self.wrap_up is not None and not self.wrapping:
+            self.wrapping = True  # a budget ran out under "continue": one last call, without tools
+            return None
         if self.direct is not None:  # every call of the batch was return_direct
             return _Ending(StopReason.RETURN_DIRECT, output=self.direct[0] if len(self.direct) == 1 else self.direct)
         return None
@@ -311,6 +353,7 @@ class LoopCore:
         self.ending = ending
         if ending.limit is not None:
             run.limit = ending.limit
+        if ending.limit is not None and not ending.said:
             self._append(Message.assistant(ending.output))  # the final message names the limit and the counts
         run.stop_reason, run.output = ending.reason, ending.output
         if ending.error is not None:
@@ -357,7 +400,8 @@ class LoopCore:
             if tuple(map(id, current)) != self.tool_ids:
                 self._use_tools(current)
                 run.trace.record("tools_changed", step=run.steps + 1, tools=[t.name for t in current])
-        choice = self._choice_for_this_turn() if self.specs else "auto"
+        # after a budget ran out under "continue", the last call is without tools: answer with what you have
+        choice = ("none" if self.wrapping else self._choice_for_this_turn()) if self.specs else "auto"
         options = self.options.get(choice) if isinstance(choice, str) else None
         if options is None:
             options = ModelOptions(tool_choice=choice, parallel_tool_calls=settings.parallel_tool_calls,
@@ -365,8 +409,13 @@ class LoopCore:
             if isinstance(choice, str):  # the same few options every turn: built once
                 self.options[choice] = options
         run.steps += 1
+        if self.thread is not None:
+            self.thread.steps += 1
         run.trace.record("model_request", step=run.steps, messages=len(run.messages), tools=len(self.specs),
                          tool_choice=options.tool_choice, chars=self.chars)
+        if settings.compact is not None:  # what is sent may be shorter; run.messages keeps everything
+            return CallModel(compact_request(settings.compact, run.messages, run.trace, run.steps), self.specs,
+                             options)
         return CallModel(run.messages, self.specs, options)
 
     def _choice_for_this_turn(self) -> ToolChoice:
@@ -390,10 +439,15 @@ class LoopCore:
         run, limits = self.run, self.limits
         if turn.usage.input_tokens or turn.usage.output_tokens:
             run.usage = run.usage + turn.usage
+            spent = run.usage_by_model.get(turn.model)
+            run.usage_by_model[turn.model] = turn.usage if spent is None else spent + turn.usage
+            if self.thread is not None:
+                self.thread.usage = self.thread.usage + turn.usage
         # turn.stop is the provider's signal for this turn ("tool_calls", "length", ...), not the run's end
         run.trace.record("model_response", step=run.steps, text_chars=len(turn.text or ""),
                          tool_calls=len(turn.tool_calls), stop=turn.stop, usage=turn.usage.total_tokens)
         self.turn = turn
+        run.turns.append(turn)
         if not turn.tool_calls:  # 3. no tool calls: the answer joins the history; next() ends the run
             self._append(turn.as_message())
             return
@@ -402,16 +456,20 @@ class LoopCore:
         # 4. the step cap: results could not reach the model any more, so the calls are not run
         if limits.max_steps is not None:
             self.hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
+        if self.meter is not None and self.hit is None:  # 4. the budgets: the tokens are spent already
+            self._check_budgets(turn)
+        # a Pause() from the approval gate takes the turn back out: the counters as they were before it
+        before = self._counters() if self.settings.approve is not None else None
         # 4.-5. per call: the caps, then lookup -> parse -> schema -> rules -> approval -> a job
         for slot in self.batch:
-            if self.hit is not None or self.failure is not None:  # cut short by an earlier call of the batch
+            if self.hit is not None or self.failure is not None or self.wrap_up is not None:  # cut short
                 slot.result = _not_run(slot.call, self._why_cut_short())
                 continue
             hit = self._admit(slot.call)
             if hit is None:
                 self._prepare(slot)
             elif limits.exit_behavior == "continue":
-                slot.result = ToolResult.failure(slot.call, "limit", hit.message(), text=CONTINUE_TEXT)
+                slot.result = ToolResult.failure(slot.call, "limit", CONTINUE_TEXT)  # the envelope, LangChain's words
             else:
                 self.hit = hit
                 slot.result = _not_run(slot.call, hit.message())
@@ -419,15 +477,61 @@ class LoopCore:
             for slot in self.batch:
                 if slot.result is None:
                     slot.result = _not_run(slot.call, self._why_cut_short())
+        elif before is not None and any(slot.paused for slot in self.batch):
+            self._pause(before)
+
+    def _counters(self) -> dict:
+        return {"tool_call_count": self.run.tool_call_count, "invalid_calls": self.run.invalid_calls,
+                "per_tool": dict(self.per_tool), "repeats": [[*key, n] for key, n in self.repeats.items()],
+                "thread_tool_calls": self.thread.tool_call_count if self.thread is not None else None}
+
+    def _pause(self, before: dict) -> None:
+        """An approval answered Pause(): the turn stays out of the history (none of its calls has run), and
+        the run ends "paused", keeping the turn and the counters as they were before it for resume()."""
+        run, waiting = self.run, tuple(slot.call.id for slot in self.batch if slot.paused)
+        run.tool_call_count, run.invalid_calls = before["tool_call_count"], before["invalid_calls"]
+        self.per_tool, self.repeats = before["per_tool"], {(n, a): c for n, a, c in before["repeats"]}
+        if self.thread is not None:
+            self.thread.tool_call_count = before["thread_tool_calls"]
+        run.pending, self.batch, self.hit = Paused(self.turn, waiting, before), None, None
+        self._end(_Ending(StopReason.PAUSED, output=f"paused: {len(waiting)} call(s) wait for a decision "
+                                                    f"({', '.join(waiting)})"))
 
     def _why_cut_short(self) -> str:
         if self.hit is not None:
             return self.hit.message()
+        if self.wrap_up is not None:
+            return f"{self.wrap_up.message()} {WRAP_UP_TEXT}"
         error = self.failure[0]
         where = f" at call {error.call.id}" if getattr(error, "call", None) is not None else ""
         return f"the run stopped{where} ({type(error).__name__})"
 
     # -- 4. limits ----------------------------------------------------------------------------------------
+
+    def _check_budgets(self, turn: ModelTurn) -> None:
+        """After a model call: has it taken the run past a budget (agentkit.budgets)?"""
+        if self.wrapping:  # the last call after a budget ran out: calls it still asks for are not run
+            self.hit = self.wrap_up
+            return
+        run, thread = self.run, self.thread
+        try:
+            over = self.meter.after_turn(run.usage, thread.usage if thread is not None else None, turn.usage,
+                                         turn.model)
+        except Unpriced as exc:
+            self.failure = (UnknownPriceError(str(exc), run, exc.model), None)
+            return
+        if over is not None:
+            self._budget_spent(LimitHit(*over))
+
+    def _budget_spent(self, hit: LimitHit) -> LimitHit | None:
+        """A budget ran out: the run ends ("end", "error"), or gets one last call without tools ("continue")."""
+        behavior = self.limits.exit_behavior
+        self._reached(hit, "wrap_up" if behavior == "continue" else behavior)
+        if behavior == "continue":
+            self.wrap_up = hit
+            return None
+        self.hit = hit
+        return hit
 
     def _admit(self, call: ToolCall) -> LimitHit | None:
         """Count the call against every cap: the first cap it would exceed (recorded), or None (counted)."""
@@ -497,8 +601,14 @@ class LoopCore:
             return
         self._gate(call, "rules", True)
         arguments = checked.arguments
-        if self.settings.approve is not None:  # a human (or a rule) may approve, deny or edit the call
-            decision = normalize_approval(self.settings.approve(call, self._context(tool, call, 1)))
+        if self.settings.approve is not None or call.id in self.decisions:  # approve, deny, edit or pause
+            decision = self.decisions.pop(call.id, None)  # a decision given to resume() comes first
+            if decision is None:
+                decision = normalize_approval(self.settings.approve(call, self._context(tool, call, 1)))
+            if isinstance(decision, Pause):
+                self._gate(call, "approval", False, "paused")
+                slot.paused = True
+                return
             if isinstance(decision, Deny):
                 self._gate(call, "approval", False, "denied")
                 slot.result = ToolResult.failure(call, "denied", decision.reason)
@@ -652,6 +762,7 @@ def run(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = 
         limits: Limits | None = None, on_tool_error: ErrorPolicyLike = "report",
         tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None, stream: bool = False,
         approve: Callable | None = None, cancel: Any = None, tool_timeout: float | None = None,
+        compact: Callable[[list[Message]], list[Message]] | None = None,
         on_event: Callable[[Event], Any] | None = None, thread: Thread | None = None, trace: Trace | None = None,
         executor: str | Executor | None = "threads", max_concurrency: int = 64) -> Run:
     """Run the loop to a stop reason and return the Run. `model` has complete(messages, tools, options).
@@ -667,7 +778,13 @@ def run(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = 
     core = LoopCore(tools, prompt, Settings(
         system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
         parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
-        tool_timeout=tool_timeout, on_event=on_event), thread=thread, trace=trace)
+        tool_timeout=tool_timeout, on_event=on_event, compact=compact), thread=thread, trace=trace)
+    return drive(core, model, executor, max_concurrency)
+
+
+def drive(core: LoopCore, model: Any, executor: str | Executor | None = "threads",
+          max_concurrency: int = 64) -> Run:
+    """The sync driver's loop: do what the core says until it is done (run() and resume() use it)."""
     pool, owned = make_executor(executor, max_concurrency=max_concurrency)
     complete = _sync_complete(model)
     try:
@@ -694,6 +811,7 @@ async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | 
                limits: Limits | None = None, on_tool_error: ErrorPolicyLike = "report",
                tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None,
                stream: bool = False, approve: Callable | None = None, cancel: Any = None,
+               compact: Callable[[list[Message]], list[Message]] | None = None,
                tool_timeout: float | None = None, on_event: Callable[[Event], Any] | None = None,
                thread: Thread | None = None, trace: Trace | None = None,
                executor: str | Executor | None = "asyncio", max_concurrency: int = 64) -> Run:
@@ -701,7 +819,13 @@ async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | 
     core = LoopCore(tools, prompt, Settings(
         system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
         parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
-        tool_timeout=tool_timeout, on_event=on_event), thread=thread, trace=trace)
+        tool_timeout=tool_timeout, on_event=on_event, compact=compact), thread=thread, trace=trace)
+    return await adrive(core, model, executor, max_concurrency)
+
+
+async def adrive(core: LoopCore, model: Any, executor: str | Executor | None = "asyncio",
+                 max_concurrency: int = 64) -> Run:
+    """The async driver's loop (arun() and aresume() use it)."""
     pool, owned = make_executor(executor, default="asyncio", max_concurrency=max_concurrency)
     acomplete = _async_complete(model)
     try:

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal, Mapping, Union
 
+from .budgets import price_table, validate_token_caps
 from .errors import ToolFailure, ToolReturnError, ToolTimeout
 from .types import ToolCall, ToolResult
 
@@ -216,8 +217,24 @@ class Limits:
     max_repeats            how often the same tool with the same arguments may run per run
     max_invalid_calls      argument errors (bad JSON, schema, rules, unknown tool) per run before the
                            run stops with "schema_fail"
-    exit_behavior          "continue" | "end" | "error" when a tool-call cap is hit (max_steps always
-                           stops: with "error" it raises, otherwise it ends)
+    exit_behavior          "continue" | "end" | "error" when a tool-call cap or a budget is hit (max_steps
+                           always stops: with "error" it raises, otherwise it ends)
+
+Budgets (see `agentkit.budgets`), checked after every model call (the time budget also before one):
+
+    max_tokens             {kind: cap} per run, kinds "input", "output", "reasoning", "cached", "total"
+    max_thread_tokens      the same across all runs of one Thread
+    max_thread_steps       model calls across all runs of one Thread
+    max_cost_usd           USD per run, from `prices` (merged over budgets.DEFAULT_PRICES); a model
+                           without a price stops the run with UnknownPriceError instead of a guess
+    max_seconds            wall-clock seconds per run, read from `clock` (time.monotonic by default;
+                           pass your own to test without waiting)
+
+A budget that runs out ends the run with its own stop reason ("token_budget", "cost_budget",
+"time_budget") and the final message naming it; the calls of the turn that went over are answered
+"not_run". Under "continue" they are answered with an error saying the budget is spent and the model
+gets one last call, without tools, to answer with what it has; under "error" LimitExceeded carries the
+partial run.
 
     LangChain's ToolCallLimitMiddleware calls the first two tool-call caps `run_limit` and `thread_limit`;
     the final message keeps its words ("Tool call limit reached: run limit exceeded (4/3 calls).") so that
@@ -234,9 +251,17 @@ class Limits:
     max_repeats: int | None = None
     max_invalid_calls: int | None = None
     exit_behavior: ExitBehavior = "end"
+    max_tokens: Mapping[str, int] | None = None
+    max_thread_tokens: Mapping[str, int] | None = None
+    max_thread_steps: int | None = None
+    max_cost_usd: float | None = None
+    max_seconds: float | None = None
+    prices: Mapping[str, Any] | None = field(default=None, repr=False)
+    clock: Callable[[], float] | None = field(default=None, repr=False)
 
     def __post_init__(self):
-        for name in ("max_steps", "max_tool_calls", "max_thread_tool_calls", "max_repeats", "max_invalid_calls"):
+        for name in ("max_steps", "max_tool_calls", "max_thread_tool_calls", "max_repeats", "max_invalid_calls",
+                     "max_thread_steps"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise ValueError(f"Limits.{name}={value!r}: use a whole number >= 0, or None for no cap")
@@ -247,6 +272,28 @@ class Limits:
                 raise ValueError(f"Limits.max_calls_per_tool[{tool_name!r}]={cap!r}: use a whole number >= 0")
         if self.exit_behavior not in ("continue", "end", "error"):
             raise ValueError(f"Limits.exit_behavior={self.exit_behavior!r}: use 'continue', 'end' or 'error'")
+        validate_token_caps("max_tokens", self.max_tokens)
+        validate_token_caps("max_thread_tokens", self.max_thread_tokens)
+        for name in ("max_cost_usd", "max_seconds"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                raise ValueError(f"Limits.{name}={value!r}: use a number >= 0, or None for no budget")
+        object.__setattr__(self, "prices", price_table(self.prices))  # checked now, not at the first call
+        if self.clock is not None and not callable(self.clock):
+            raise TypeError(f"Limits.clock={self.clock!r}: use a function returning seconds, like time.monotonic")
+
+    @property
+    def budgeted(self) -> bool:
+        """Is any budget set? (Without one, the loop skips their checks.)"""
+        return any(cap is not None for cap in (self.max_tokens, self.max_thread_tokens, self.max_cost_usd,
+                                               self.max_seconds))
+
+
+#: Budget limits: (stop reason, what ran out, unit of the counts).
+_BUDGETS = {"max_tokens": ("token_budget", "{kind} tokens", "tokens"),
+            "max_thread_tokens": ("token_budget", "thread {kind} tokens", "tokens"),
+            "max_cost_usd": ("cost_budget", "cost", "$"),
+            "max_seconds": ("time_budget", "time", "s")}
 
 
 @dataclass(frozen=True)
@@ -258,15 +305,30 @@ class LimitHit:
     """
 
     limit: str
-    count: int
-    maximum: int
+    count: int | float
+    maximum: int | float
 
     @property
     def stop_reason(self) -> str:
-        return {"max_repeats": "repeated_call", "max_steps": "max_steps",
+        budget = _BUDGETS.get(self.limit.split(":")[0])
+        if budget is not None:
+            return budget[0]
+        return {"max_repeats": "repeated_call", "max_steps": "max_steps", "max_thread_steps": "max_steps",
                 "max_invalid_calls": "schema_fail"}.get(self.limit, "tool_limit")
 
     def message(self) -> str:
+        name, _, kind = self.limit.partition(":")
+        budget = _BUDGETS.get(name)
+        if budget is not None:
+            _, what, unit = budget
+            what = what.format(kind=kind)
+            if unit == "$":
+                counts = f"${self.count:.4f}/${self.maximum:.4f}"
+            else:
+                counts = f"{self.count:g}/{self.maximum:g} {unit}"
+            return f"Budget reached: {what} exceeded ({counts})."
+        if self.limit == "max_thread_steps":
+            return f"Step limit reached: thread limit exceeded ({self.count}/{self.maximum} model calls)."
         label = {"max_tool_calls": "run limit", "max_thread_tool_calls": "thread limit",
                  "max_repeats": "repeat limit", "max_steps": "step limit", "max_invalid_calls": "invalid call limit",
                  }.get(self.limit, self.limit.replace("max_calls_per_tool:", "limit for "))
@@ -275,7 +337,8 @@ class LimitHit:
         return f"{head}: {label} exceeded ({self.count}/{self.maximum} {unit})."
 
 
-#: What an over-limit call answers under exit_behavior="continue" (the seed's wording).
+#: The error message of an over-limit call's envelope under exit_behavior="continue": LangChain's
+#: ToolCallLimitMiddleware sentence (langchain/agents/middleware/tool_call_limit.py, the seed's wording).
 CONTINUE_TEXT = "Tool call limit exceeded. Do not make additional tool calls."
 
 
@@ -296,7 +359,15 @@ class Edit:
     arguments: dict
 
 
-def normalize_approval(answer: Any) -> Approve | Deny | Edit:
+@dataclass(frozen=True)
+class Pause:
+    """Decide later: the run stops with "paused" before this turn's calls run; `run.to_json()` keeps it,
+    and `agentkit.resume(state, {call_id: decision})` goes on (see agentkit.resume)."""
+
+    reason: str = "waiting for a decision"
+
+
+def normalize_approval(answer: Any) -> Approve | Deny | Edit | Pause:
     """An approval hook may answer True/None (approve), False or a str (deny, with reason), or the classes."""
     if answer is None or answer is True:
         return Approve()
@@ -304,7 +375,7 @@ def normalize_approval(answer: Any) -> Approve | Deny | Edit:
         return Deny()
     if isinstance(answer, str):
         return Deny(answer)
-    if isinstance(answer, (Approve, Deny, Edit)):
+    if isinstance(answer, (Approve, Deny, Edit, Pause)):
         return answer
     raise TypeError(f"approval hook returned {answer!r}; return True/False, a denial reason, "
-                    "Approve(), Deny(reason) or Edit(arguments)")
+                    "Approve(), Deny(reason), Edit(arguments) or Pause()")

@@ -48,22 +48,38 @@ def _plain(obj: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens one model call (or a run, summed) used, as the provider reported them.
+
+    `reasoning_tokens` are part of `output_tokens` and `cached_tokens` part of `input_tokens` (read from
+    the provider's prompt cache, billed at a lower price): both are 0 when the format does not report them.
+    """
+
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = 0  # of output_tokens: thinking the model did before answering
+    cached_tokens: int = 0  # of input_tokens: read from the provider's prompt cache
 
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                     self.reasoning_tokens + other.reasoning_tokens, self.cached_tokens + other.cached_tokens)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Zero reasoning and cached counts are left out: a usage without them serialises as it always did."""
+        d = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        if self.reasoning_tokens:
+            d["reasoning_tokens"] = self.reasoning_tokens
+        if self.cached_tokens:
+            d["cached_tokens"] = self.cached_tokens
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Usage:
-        return cls(int(d.get("input_tokens", 0)), int(d.get("output_tokens", 0)))
+        return cls(int(d.get("input_tokens", 0)), int(d.get("output_tokens", 0)),
+                   int(d.get("reasoning_tokens", 0)), int(d.get("cached_tokens", 0)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +379,9 @@ class ModelTurn:
         return Message.assistant(self.text, self.tool_calls, self.reasoning)
 
     def to_dict(self) -> dict:
-        return _without_empty_reasoning(_plain(asdict(self)))
+        d = _without_empty_reasoning(_plain(asdict(self)))
+        d["usage"] = self.usage.to_dict()
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelTurn:

@@ -1,6 +1,7 @@
 """Charts for the notebooks: one function per picture, each returning a matplotlib Figure.
 
     fig = viz.timeline(run)          # model calls and tool spans on one time axis
+    fig = viz.timelines({"sequential": r1, "threads": r2})   # one panel each, on a shared time axis
     fig = viz.bars({"a": 1, "b": 2}, title="...")
 
 Figures are closed in pyplot before they are returned, so a notebook shows each exactly once (as the
@@ -45,29 +46,38 @@ def _workers(spans: Sequence[Any]) -> list[str]:
 
 def timeline(run_or_trace: Any, title: str = "Run timeline") -> Any:
     """Model calls and tool attempts on one time axis, one row per worker thread or task."""
-    trace = getattr(run_or_trace, "trace", run_or_trace)
+    return timelines({title: run_or_trace})
+
+
+def timelines(runs: Mapping[str, Any], title: str = "") -> Any:
+    """One `timeline` panel per run (a Run or a Trace), titled by its key, on one shared time axis — so
+    two runs of the same work compare by length: {"sequential": r1, "threads": r2}."""
     plt = pyplot()
-    spans = trace.spans()
-    workers = _workers(spans)
-    rows = ["model"] + workers
-    fig, ax = plt.subplots(figsize=(8, max(2.4, 0.9 + 0.45 * len(rows))))
-    requests = trace.of("model_request")
-    responses = trace.of("model_response")
-    for req, resp in zip(requests, responses):
-        ax.barh(0, (resp.t - req.t) * 1000 or 0.05, left=req.t * 1000, color=PALETTE[0], height=0.6)
-    tools = sorted({s.tool for s in spans})
-    for s in spans:
-        color = PALETTE[1 + tools.index(s.tool) % (len(PALETTE) - 1)] if s.ok else "#C44E52"
-        ax.barh(rows.index(s.worker), max(s.duration * 1000, 0.05), left=s.start * 1000, color=color,
-                height=0.6, edgecolor="white")
-    ax.set_yticks(range(len(rows)), rows)
-    ax.invert_yaxis()
-    ax.set_xlabel("milliseconds since the run started")
-    ax.set_title(title)
+    traces = [getattr(run, "trace", run) for run in runs.values()]
+    heights = [1 + len(_workers(t.spans())) for t in traces]
+    fig, axes = plt.subplots(len(traces), 1, sharex=True, squeeze=False,
+                             figsize=(8, max(2.4, sum(0.6 + 0.45 * h for h in heights))),
+                             gridspec_kw={"height_ratios": [max(h, 2) for h in heights]})
+    tools = sorted({s.tool for t in traces for s in t.spans()})
+    for ax, label, trace in zip(axes[:, 0], runs, traces):
+        spans = trace.spans()
+        rows = ["model"] + _workers(spans)
+        for req, resp in zip(trace.of("model_request"), trace.of("model_response")):
+            ax.barh(0, (resp.t - req.t) * 1000 or 0.05, left=req.t * 1000, color=PALETTE[0], height=0.6)
+        for s in spans:
+            color = PALETTE[1 + tools.index(s.tool) % (len(PALETTE) - 1)] if s.ok else "#C44E52"
+            ax.barh(rows.index(s.worker), max(s.duration * 1000, 0.05), left=s.start * 1000, color=color,
+                    height=0.6, edgecolor="white")
+        ax.set_yticks(range(len(rows)), rows)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_title(label, fontsize=9, loc="left")
+    axes[-1, 0].set_xlabel("milliseconds since the run started")
     handles = [plt.Rectangle((0, 0), 1, 1, color=PALETTE[0])] + [
         plt.Rectangle((0, 0), 1, 1, color=PALETTE[1 + i % (len(PALETTE) - 1)]) for i in range(len(tools))]
-    ax.legend(handles, ["model call"] + tools, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7,
-              frameon=False)
+    axes[0, 0].legend(handles, ["model call"] + tools, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7,
+                      frameon=False)
+    if title:
+        fig.suptitle(title)
     return finish(fig)
 
 
@@ -167,6 +177,19 @@ def stacked_bars(table: Mapping[str, Mapping[str, float]], title: str = "", xlab
 _WORKER_COLOURS = [c for c in PALETTE[1:] if c != "#C44E52"]  # red means a failed attempt
 
 
+def worker_colours(count: int) -> list[str]:
+    """`count` different colours, one per worker: the palette's while it lasts, else evenly spaced along
+    viridis (purple to yellow, no red). A colour seen twice would read "the same thread" — the very thing
+    a Gantt chart of workers is there to tell apart."""
+    if count <= len(_WORKER_COLOURS):
+        return _WORKER_COLOURS[:count]
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    viridis = colormaps["viridis"]
+    return [to_hex(viridis(i / (count - 1))) for i in range(count)]
+
+
 def _call_order(trace: Any) -> list[str]:
     """Call ids in the model's emitted order: the order of the `result` events (the loop answers in
     that order); calls without a result yet follow in the order they started."""
@@ -192,11 +215,12 @@ def gantt(runs: Mapping[str, Any], title: str = "", seconds: bool = True) -> Any
         calls = _call_order(trace)
         spans = trace.spans()
         workers = _workers(spans)
+        colours = worker_colours(len(workers))
         for req, resp in zip(trace.of("model_request"), trace.of("model_response")):
             ax.barh(0, max((resp.t - req.t) * scale, 0.002 * scale), left=req.t * scale, color=PALETTE[0],
                     height=0.7)
         for s in spans:
-            color = _WORKER_COLOURS[workers.index(s.worker) % len(_WORKER_COLOURS)] if s.ok else "#C44E52"
+            color = colours[workers.index(s.worker)] if s.ok else "#C44E52"
             ax.barh(1 + calls.index(s.call_id), max(s.duration * scale, 0.002 * scale), left=s.start * scale,
                     color=color, height=0.7, edgecolor="white", linewidth=0.5)
         rows = ["model"] + [f"call {i + 1}" for i in range(len(calls))]

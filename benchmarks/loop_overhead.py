@@ -8,11 +8,14 @@ The model hands out precomputed turns, so what is measured is the loop itself. E
 several runs after a warm-up, for runs of 50, 200 and 1,000 steps: a loop whose per-step work does not
 grow with the history gives the same figure for every length.
 
-Rows: `run()` on its default executor (threads) and on the sequential one; `arun()` on its default
+Rows: `run()` on its default executor (threads) and on the sequential one; `run()` with every budget on
+(tokens, cost and time: turns carry usage and a priced model name, so each step adds up tokens, prices
+them and reads the clock); `arun()` on its default
 executor (asyncio) with the same *sync* tool and a model with `acomplete`, awaited inside one running
 event loop, as in an async application or a notebook (starting an event loop is not the loop's cost).
 
-Targets: `run()` <= 25 us per step at 50 steps; `arun()` <= 1.5 x `run()`; both flat to 1,000 steps.
+Targets: `run()` <= 25 us per step at 50 steps, also with budgets on; `arun()` <= 1.5 x `run()`; all flat
+to 1,000 steps.
 Peers (shared/reference/performance_anchors.md): LangGraph create_agent 1,000 us (50 steps) / 1,150 us
 (200 steps).
 """
@@ -25,7 +28,7 @@ import statistics
 import time
 
 import agentkit
-from agentkit import Limits, ModelTurn, ToolCall, tool
+from agentkit import Limits, ModelTurn, ToolCall, Usage, tool
 
 LENGTHS = (50, 200, 1000)
 
@@ -51,17 +54,25 @@ class Replay:
         return self.complete(messages, tools, options)
 
 
-def make_turns(steps: int) -> list[ModelTurn]:
+#: Every budget on, none ever reached: what the checks themselves cost.
+BUDGETS = Limits(max_steps=None, max_tokens={"total": 10**12, "output": 10**12}, max_cost_usd=10.0**9,
+                 max_seconds=10.0**9)
+
+
+def make_turns(steps: int, usage: Usage | None = None) -> list[ModelTurn]:
+    spent = {"usage": usage, "model": "claude-sonnet-4-5"} if usage is not None else {}
     turns = [ModelTurn(tool_calls=(ToolCall(id=f"call_{i}", name="lookup",
                                             raw_arguments=f'{{"key": "k{i}", "limit": 5}}',
-                                            arguments={"key": f"k{i}", "limit": 5}),), stop="tool_calls")
+                                            arguments={"key": f"k{i}", "limit": 5}),), stop="tool_calls",
+                       **spent)
              for i in range(steps - 1)]
-    return turns + [ModelTurn(text="done")]
+    return turns + [ModelTurn(text="done", **spent)]
 
 
 def per_step_us(steps: int, driver: str) -> float:
-    model = Replay(make_turns(steps))
-    limits = Limits(max_steps=None)
+    budgets = driver == "run, budgets"
+    model = Replay(make_turns(steps, Usage(1200, 40, 0, 800) if budgets else None))
+    limits = BUDGETS if budgets else Limits(max_steps=None)
     executor = "sequential" if driver == "run, sequential" else "threads"
     start = time.perf_counter()
     r = agentkit.run(model, "go", tools=[lookup], limits=limits, executor=executor)
@@ -97,7 +108,7 @@ def main() -> None:
 
     print(f"{'driver':<16} {'steps':>5} {'median us/step':>15} {'min':>8} {'max':>8}")
     medians: dict[tuple[str, int], float] = {}
-    for driver in ("run", "run, sequential", "arun"):
+    for driver in ("run", "run, sequential", "run, budgets", "arun"):
         for steps in LENGTHS:
             samples = samples_of(driver, steps, runs)
             medians[driver, steps] = statistics.median(samples)
@@ -105,7 +116,7 @@ def main() -> None:
                   f"{max(samples):>8.1f}")
     ratios = ", ".join(f"{medians['arun', n] / medians['run', n]:.2f} x at {n}" for n in LENGTHS)
     print(f"arun / run: {ratios}")
-    print("targets: run <= 25 us per step at 50 steps; arun <= 1.5 x run; flat to 1,000 steps")
+    print("targets: run <= 25 us per step at 50 steps (also with budgets); arun <= 1.5 x run; flat to 1,000 steps")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import json
 import socketserver
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -57,6 +58,11 @@ class OneAtATime(socketserver.TCPServer):
         super().__init__(("127.0.0.1", 0), Handler)
 
 
+def _count(timeouts: list, attempt) -> None:
+    if attempt.error_type == "timeout":
+        timeouts.append(attempt)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=8)
@@ -75,10 +81,9 @@ def main() -> None:
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         thread.start()
         host, port = server.server_address[:2]
-        timeouts = []
+        timeouts: list = []
         make_model = HTTPModels("m", base_url=f"http://{host}:{port}/v1", api_key="k", timeout=args.timeout,
-                                max_retries=args.retries, backoff=0.1,
-                                on_attempt=lambda a: timeouts.append(a) if a.error_type == "timeout" else None)
+                                max_retries=args.retries, backoff=0.1, on_attempt=partial(_count, timeouts))
         with TemporaryDirectory() as folder:
             started = time.perf_counter()
             summary = asyncio.run(run_benchmark(cases, make_model=make_model, concurrency=concurrency,

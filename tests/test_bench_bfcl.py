@@ -50,22 +50,33 @@ def test_bfcl_types_become_json_schema_types_and_dots_become_underscores():
     props = spec.parameters["properties"]
     assert spec.name == "geo_distance" and spec.parameters["type"] == "object"
     assert props["a"] == {"type": "array", "items": {"type": "number"}, "description": "a point"}
-    assert props["b"] == {"type": "number", "description": "scale" + bfcl.FLOAT_HINT}
+    assert props["b"] == {"type": "number", "description": "scale" + bfcl.FLOAT_HINT, "optional": True,
+                          "format": "float"}  # BFCL keeps "optional" (no provider refuses it) and adds the format
     assert props["c"]["type"] == "string"
     assert props["d"]["type"] == "object" and props["d"]["properties"]["e"]["type"] == "number"
     assert props["f"]["items"]["type"] == "object"
-    assert "optional" not in spec.parameters and "optional" not in props["b"]
     assert DOC["parameters"]["properties"]["a"]["type"] == "tuple"  # the original is left alone
     jsonschema.Draft202012Validator.check_schema(spec.parameters)
 
 
 def test_unknown_types_and_impossible_names_are_refused_clearly():
     with pytest.raises(ValueError, match="'HashMap' has no JSON Schema equivalent"):
-        bfcl.to_json_schema({"type": "HashMap"})
+        bfcl.to_tool_spec({"name": "f", "description": "", "parameters": {"type": "dict", "properties": {
+            "x": {"type": "array", "items": {"type": "HashMap"}}}}})
     with pytest.raises(ValueError, match="cannot be made a provider tool name"):
         bfcl.provider_name("bad name")
     with pytest.raises(ValueError, match="both become"):
         bfcl.original_names([{"name": "a.b"}, {"name": "a_b"}])
+
+
+def test_java_and_javascript_are_refused_up_front_in_one_line(data):
+    from agentkit.bench.suites import UnknownSuite
+
+    for category, language in (("simple_java", "Java"), ("simple_javascript", "JavaScript")):
+        with pytest.raises(UnknownSuite, match=f"bfcl:{category} is refused: .* {language}'s type rules"):
+            load_cases(f"bfcl:{category}")
+        with pytest.raises(ValueError, match=f"{language}'s type rules"):
+            bfcl.load(category, data)
 
 
 def test_every_function_doc_of_every_category_converts_to_valid_json_schema(data):
@@ -150,3 +161,22 @@ def test_a_cases_tools_are_built_once_and_shared_by_every_copy_of_the_case():
     first, second = case.start().tools, copy.start().tools
     assert [t.name for t in first] == [spec.name for spec in case.source.tool_specs()]
     assert all(a is b for a, b in zip(first, second, strict=True))
+
+
+@pytest.mark.parametrize("flag, said", [((), "BFCL scoring: BFCL's own verdicts (the default)."),
+                                        (("--lenient-scoring",), "BFCL scoring: lenient: ints pass")])
+def test_the_report_says_whose_verdicts_the_scores_are(data, tmp_path, capsys, flag, said):
+    from agentkit.bench.__main__ import main
+
+    assert main(["run", "--suite", "bfcl:simple_python", "--provider", "sim", "--model", "oracle", "--limit", "2",
+                 "--out", str(tmp_path), "--no-progress", *flag]) == 0
+    assert said in capsys.readouterr().out
+    assert {r["rules"] for r in read_records(tmp_path / "oracle.jsonl")} == {"lenient" if flag else "bfcl"}
+
+
+def test_the_command_line_refuses_java_in_one_line(data, capsys):
+    from agentkit.bench.__main__ import main
+
+    assert main(["run", "--suite", "bfcl:simple_java", "--provider", "sim"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bfcl:simple_java is refused" in err[0]

@@ -77,7 +77,8 @@ def test_the_file_records_the_whole_configuration(capsys, tmp_path):
                                     "max_retries")} == {
         "label": "oracle", "format": "openai-chat", "model": "oracle", "base_url": "sim", "stream": False,
         "seed": 4, "timeout": 9.0, "max_retries": 2}
-    assert runs[0]["scorer"] and runs[0]["categories"] == ["agentkit:limits"] and runs[0]["options"] == {}
+    assert runs[0]["scorer"] and runs[0]["categories"] == ["agentkit:limits"]
+    assert runs[0]["options"] == {"lenient_scoring": False}
     assert all(r["case_version"] for r in read_records(tmp_path / "oracle.jsonl"))
 
 

@@ -46,9 +46,15 @@ def label(calls, **kw) -> str | None:
 
 # -- the right call, and its spellings ------------------------------------------------------------------
 
-def test_the_expected_call_passes_with_the_dotted_or_the_underscored_name():
-    assert check([{"geometry.area": {"shape": "circle", "size": 2.0}}]).ok
+def test_the_expected_call_passes_only_under_the_spelling_the_model_was_sent():
+    """BFCL expects one spelling per model: underscores for a function-calling model (what agentkit sends)."""
     assert check([{"geometry_area": {"shape": "circle", "size": 2.0}}]).ok
+    assert check([{"geometry.area": {"shape": "circle", "size": 2.0}}]).label == "wrong_function"
+    dotted = check_calls([AREA, WEATHER], [{"geometry.area": {"shape": ["circle"], "size": [2.0]}}],
+                         [{"geometry.area": {"shape": "circle", "size": 2.0}}], "simple_python", spelling="original")
+    assert dotted.ok
+    with pytest.raises(ValueError, match="spelling='both'"):
+        check_calls([AREA], [], [], "simple_python", spelling="both")
 
 
 def test_optional_parameters_may_be_left_out_or_sent_with_an_accepted_value():
@@ -159,9 +165,13 @@ def test_a_tuple_is_a_json_array_and_its_items_are_type_checked():
     assert route(pair=[1, "2"]).label == "wrong_value"
 
 
-def test_ints_inside_a_list_of_floats_pass_a_deliberate_difference_from_bfcl():
-    assert check([{"route": {"points": [3, 2]}}], functions=(ROUTE,),
-                 truth=[{"route": {"points": [[3.0, 2.0]]}}]).ok
+def test_ints_inside_a_list_of_floats_fail_as_in_bfcl_and_pass_only_when_lenient():
+    calls, truth = [{"route": {"points": [3, 2]}}], [{"route": {"points": [[3.0, 2.0]]}}]
+    strict = check_calls([ROUTE], truth, calls, "simple_python")
+    lenient = check_calls([ROUTE], truth, calls, "simple_python", lenient=True)
+    assert (strict.ok, strict.label, strict.rules) == (False, "type_error", "bfcl")
+    assert (lenient.ok, lenient.rules) == (True, "lenient")
+    assert strict.to_dict()["rules"] == "bfcl" and "rules" not in Verdict.passed().to_dict()
 
 
 def test_a_dict_matches_key_by_key_and_may_leave_out_keys_whose_answers_allow_it():
@@ -214,12 +224,18 @@ def test_multiple_means_exactly_the_one_expected_call():
                  category="multiple").label == "wrong_count"
 
 
-def test_irrelevance_passes_only_without_a_call_even_a_broken_one():
-    assert check([], functions=(WEATHER,), truth=None, category="irrelevance").ok
+def test_irrelevance_passes_without_a_call_or_when_bfcl_cannot_decode_the_calls():
+    def irrelevance(calls, **kw):
+        return check_calls([WEATHER], None, calls, "irrelevance", **kw)
+
+    assert irrelevance([]).ok
     assert check([{"weather": {"city": "Paris"}}], functions=(WEATHER,), truth=None,
                  category="live_irrelevance").label == "call_on_irrelevance"
-    assert check([{"weather": "{not json"}], functions=(WEATHER,), truth=None,
-                 category="irrelevance").label == "call_on_irrelevance"
+    assert irrelevance([{"weather": "{}"}]).label == "call_on_irrelevance"
+    # BFCL's decoder fails on arguments that are not a JSON object (or empty text): "no call", a pass
+    for broken in ("{not json", "[1, 2]", ""):
+        assert irrelevance([{"weather": {"city": "Paris"}}, {"weather": broken}]).ok
+        assert irrelevance([{"weather": broken}], lenient=True).label == "call_on_irrelevance"
 
 
 def test_bad_input_gets_a_clear_error():
@@ -238,7 +254,8 @@ def test_every_label_the_checker_gives_is_documented():
             label([{"geometry_area": {"shape": "circle", "size": 9.0}}]),
             label([{"geometry_area": {"shape": "circle", "size": 2.0, "z": 1}}]),
             label([{"geometry_area": {"shape": "circle", "size": 2.0}}] * 2),
-            check([{"weather": {}}], functions=(WEATHER,), truth=None, category="irrelevance").label}
+            check([{"weather": {}}], functions=(WEATHER,), truth=None, category="irrelevance").label,
+            label([{"geometry.area": {"shape": "circle", "size": 2.0}}])}
     assert seen <= set(LABELS) and len(seen) == 9
 
 

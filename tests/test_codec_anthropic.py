@@ -79,7 +79,7 @@ def test_cached_prompt_tokens_count_as_input():
             "cache_read_input_tokens": 300,
         },
     }
-    assert codec.parse_response(body).usage == Usage(410, 5)
+    assert codec.parse_response(body).usage == Usage(410, 5, cached_tokens=300)  # the cache reads, billed lower
 
 
 @pytest.mark.parametrize(

@@ -772,3 +772,20 @@ def test_tool_definitions_convert_both_ways():
     spec = ToolSpec("lookup.v2", "Find it", {"type": "object", "properties": {"q": {"type": "string"}}})
     assert codec.tool_from_wire(codec.tool_to_wire(spec)) == spec
     assert codec.tool_to_wire(replace(spec, strict=True)) == codec.tool_to_wire(spec)  # no strict flag
+
+
+def test_results_without_ids_pair_with_their_calls_by_name_not_by_position():
+    """The docs link a functionResponse to its call by `name` (and `id` when the call had one), not by order."""
+    calls = {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}},
+                                        {"functionCall": {"name": "get_time", "args": {"city": "Tokyo"}}}]}
+    swapped = {"role": "user", "parts": [{"functionResponse": {"name": "get_time", "response": {"output": "9:00"}}},
+                                         {"functionResponse": {"name": "get_weather", "response": {"output": "sun"}}}]}
+    body = {"contents": [{"role": "user", "parts": [{"text": "?"}]}, calls, swapped]}
+    request = codec.parse_request(body, model="gemini-2.5-flash")
+    asked = {c.id: c.name for m in request.messages for c in m.tool_calls}
+    answered = {asked[m.tool_call_id]: m.content for m in request.messages if m.role == "tool"}
+    assert answered == {"get_time": "9:00", "get_weather": "sun"}
+    stranger = {"role": "user", "parts": [{"functionResponse": {"name": "get_news", "response": {}}},
+                                          {"functionResponse": {"name": "get_weather", "response": {}}}]}
+    with pytest.raises(RequestInvalid, match="matches no functionCall"):
+        codec.parse_request({"contents": [body["contents"][0], calls, stranger]}, model="gemini-2.5-flash")

@@ -48,8 +48,9 @@ THINKING = {"type": "enabled", "budget_tokens": 1024}
 
 
 def claude_turn(*calls: ToolCall, thought: str = "I should look both up.") -> ModelTurn:
+    """A turn as the simulator issues it: the signature covers the thought and the user request (ASK)."""
     block = {"type": "thinking", "thinking": thought,
-             "signature": mint_signature(anthropic.SIGNATURE_KIND, None, thought)}
+             "signature": mint_signature(anthropic.SIGNATURE_KIND, None, thought, ASK.content)}
     return ModelTurn(None, calls, "tool_calls", model="claude-sonnet-4-5",
                      reasoning=ReasoningState("anthropic", "claude-sonnet-4-5", (block,)))
 
@@ -57,7 +58,7 @@ def claude_turn(*calls: ToolCall, thought: str = "I should look both up.") -> Mo
 def claude_body(assistant_content: list, **extra) -> dict:
     return {"model": "claude-sonnet-4-5", "max_tokens": 2048, "thinking": THINKING, "tools": [
         anthropic.tool_to_wire(WEATHER)], "messages": [
-        {"role": "user", "content": "Weather in Tokyo?"},
+        {"role": "user", "content": ASK.content},
         {"role": "assistant", "content": assistant_content},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}]}],
         **extra}
@@ -153,10 +154,22 @@ G3 = "gemini-3-flash-preview"
 
 
 def signed(model: str = G3, text: str = "x") -> str:
-    return mint_signature(gemini.SIGNATURE_KIND, model, text)
+    """A signature for a model turn whose only part is the text `text`, answering ASK."""
+    return mint_signature(gemini.SIGNATURE_KIND, model, gemini.signed_content([{"text": text}]), ASK.content)
 
 
-def fc(name: str, city: str, signature: str | None = None) -> dict:
+def model_turn(*parts: dict, model: str = G3) -> dict:
+    """A model content as the simulator issues it: each part marked `"thoughtSignature": SIGN` gets a
+    signature over the whole turn (its text and calls), answering ASK."""
+    signature = mint_signature(gemini.SIGNATURE_KIND, model, gemini.signed_content(list(parts)), ASK.content)
+    return {"role": "model", "parts": [{**p, "thoughtSignature": signature} if p.get("thoughtSignature") is SIGN
+                                       else p for p in parts]}
+
+
+SIGN = object()  # "sign this part" (see model_turn)
+
+
+def fc(name: str, city: str, signature: str | object | None = None) -> dict:
     part = {"functionCall": {"id": f"id_{city}", "name": name, "args": {"city": city}}}
     return {**part, "thoughtSignature": signature} if signature else part
 
@@ -171,11 +184,9 @@ def gemini_body(*contents: dict) -> dict:
 
 
 def test_a_parallel_batch_needs_a_signature_on_its_first_call_only():
-    gemini.parse_request(gemini_body({"role": "model", "parts": [fc("get_weather", "Tokyo", signed()),
-                                                                 fc("get_weather", "Osaka")]},
+    gemini.parse_request(gemini_body(model_turn(fc("get_weather", "Tokyo", SIGN), fc("get_weather", "Osaka")),
                                      {"role": "user", "parts": [fr("Tokyo"), fr("Osaka")]}), model=G3)
-    error = refusal(gemini, gemini_body({"role": "model", "parts": [fc("get_weather", "Tokyo"),
-                                                                    fc("get_weather", "Osaka", signed())]},
+    error = refusal(gemini, gemini_body(model_turn(fc("get_weather", "Tokyo"), fc("get_weather", "Osaka", SIGN)),
                                         {"role": "user", "parts": [fr("Tokyo"), fr("Osaka")]}), model=G3)
     assert error.message == (
         "Function call is missing a thought_signature in functionCall parts. This is required for tools to work "
@@ -185,7 +196,7 @@ def test_a_parallel_batch_needs_a_signature_on_its_first_call_only():
 
 
 def test_every_sequential_step_of_the_current_turn_needs_its_own_signature():
-    steps = [{"role": "model", "parts": [fc("get_weather", "Tokyo", signed())]},
+    steps = [model_turn(fc("get_weather", "Tokyo", SIGN)),
              {"role": "user", "parts": [fr("Tokyo")]},
              {"role": "model", "parts": [fc("get_weather", "Osaka")]},
              {"role": "user", "parts": [fr("Osaka")]}]
@@ -202,10 +213,10 @@ def test_the_placeholder_passes_and_a_signature_that_is_not_geminis_is_corrupted
                        {"role": "user", "parts": [fr("Tokyo")]})
     gemini.parse_request(body, model=G3)
     # Another Gemini model's signature is accepted (Google: its thought is left out of the context)...
-    body["contents"][1]["parts"][0]["thoughtSignature"] = signed("gemini-3-pro-preview")
+    body["contents"][1] = model_turn(fc("get_weather", "Tokyo", SIGN), model="gemini-3-pro-preview")
     gemini.parse_request(body, model=G3)
     # ... one that is truncated, or another API's, is not.
-    for foreign in (signed()[:-8], mint_signature(anthropic.SIGNATURE_KIND, None, "t")):
+    for foreign in (signed()[:-8], mint_signature(anthropic.SIGNATURE_KIND, None, "t"), signed()):
         body["contents"][1]["parts"][0]["thoughtSignature"] = foreign
         assert refusal(gemini, body, model=G3).message == "Corrupted thought signature."
     body["contents"][1]["parts"][0]["thoughtSignature"] = "not base64!"
@@ -253,14 +264,15 @@ def test_thought_summaries_and_a_signature_on_the_last_text_piece_stream_to_the_
 
 # --- OpenAI Responses: reasoning items and stored responses ----------------------------------------------
 
-RS = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB"}
+RS = {"type": "reasoning", "id": "rs_1", "summary": [],  # sealed as the simulator issues it, answering ASK
+      "encrypted_content": mint_signature(openai_responses.ENCRYPTED_KIND, "gpt-6.1-sol", "rs_1", ASK.content)}
 FC = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather",
       "arguments": '{"city": "Tokyo"}'}
 OUT = {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
 
 
 def responses_body(*items: dict, **extra) -> dict:
-    return {"model": "gpt-6.1-sol", "input": [{"role": "user", "content": "Weather in Tokyo?"}, *items],
+    return {"model": "gpt-6.1-sol", "input": [{"role": "user", "content": ASK.content}, *items],
             "tools": [openai_responses.tool_to_wire(WEATHER)], **extra}
 
 

@@ -121,8 +121,8 @@ def test_gpt6_needs_the_responses_api_for_tools(sim):
     responses.close()
 
 
-def test_claude_55_refuses_a_forced_tool_choice_but_auto_works(sim):
-    model = HTTPModel("claude-opus-5.5", "anthropic", base_url=sim.base_url("anthropic"), api_key="k")
+def test_claude_5x_refuses_a_forced_tool_choice_but_auto_works(sim):
+    model = HTTPModel("claude-opus-5-5", "anthropic", base_url=sim.base_url("anthropic"), api_key="k")
     with pytest.raises(agentkit.ModelCallError) as info:
         agentkit.run(model, QUESTION, tools=TOOLS, tool_choice="required")
     assert info.value.__cause__.status == 400

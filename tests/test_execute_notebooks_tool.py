@@ -50,3 +50,26 @@ def test_a_new_picture_is_stored_when_its_text_changed_or_the_cell_is_not_a_timi
     new = notebook("new pixels", tags=())
     execute_notebooks.keep_timing_widget_pictures(notebook("old pixels", tags=()), new)
     assert picture(new) == "new pixels"
+
+
+def progress_bar_notebook(shown: str, label: str, done: float, total: float) -> nbformat.NotebookNode:
+    """A cell that displayed a tqdm bar (an HBox of label, progress and timings) when it was 0 of `total`."""
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("await run_benchmark(..., progress=bar)", id="c1")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        execute_notebooks.WIDGET_VIEW: {"model_id": BOX, "version_major": 2, "version_minor": 0},
+        "text/plain": shown})]
+    nb.cells = [cell]
+    text, bar, timings = "c" * 32, "d" * 32, "e" * 32
+    state = {BOX: {"model_name": "HBoxModel", "state": {"children": [f"IPY_MODEL_{m}" for m in (text, bar, timings)]}},
+             text: {"model_name": "HTMLModel", "state": {"value": label}},
+             bar: {"model_name": "FloatProgressModel", "state": {"value": done, "max": total}},
+             timings: {"model_name": "HTMLModel", "state": {"value": ""}}}
+    nb.metadata["widgets"] = {execute_notebooks.WIDGET_STATE: {"state": state}}
+    return nb
+
+
+def test_a_progress_bars_stored_text_reads_its_finished_count_not_the_count_when_it_was_first_shown():
+    nb = progress_bar_notebook("oracle: 0/48           ", "oracle:\u200748/48\u2007", 48.0, 48.0)
+    execute_notebooks.finish_progress_text(nb)
+    assert nb.cells[0].outputs[0]["data"]["text/plain"] == "oracle: 48/48"

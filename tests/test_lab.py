@@ -198,3 +198,26 @@ def test_sse_events_parses_json_data_keeps_other_text_and_skips_comments():
 def test_sse_framing_says_which_lines_a_stream_uses_and_how_it_ends():
     assert lab.sse_framing(CHAT_STREAM) == "data: lines only · 1 comment line · ends with data: [DONE]"
     assert lab.sse_framing(NAMED_STREAM.replace("\n", "\r\n")) == "event: + data: lines · no [DONE]"
+
+
+def test_the_prompts_are_japanese_unless_agentkit_lang_asks_for_english(monkeypatch):
+    monkeypatch.delenv("AGENTKIT_LANG", raising=False)
+    assert lab.prompt(ja="東京の天気は？", en="Weather in Tokyo?") == "東京の天気は？"
+    monkeypatch.setenv("AGENTKIT_LANG", "EN ")
+    assert lab.prompt(ja="東京の天気は？", en="Weather in Tokyo?") == "Weather in Tokyo?"
+
+
+def test_an_unknown_language_is_refused_in_one_line_naming_the_choices(monkeypatch):
+    monkeypatch.setenv("AGENTKIT_LANG", "fr")
+    with pytest.raises(ValueError, match=r"^AGENTKIT_LANG='fr' is not a language of the tutorials: use one of ja, en$"):
+        lab.prompt(ja="はい", en="yes")
+
+
+def test_how_shown_says_by_construction_for_the_simulator_and_scripts_and_measured_for_your_model():
+    from agentkit import HTTPModel, ScriptedModel
+
+    assert lab.how_shown(lab.simulator("openai-chat", "sim-noisy")) == \
+        "by construction (the simulator's sim-noisy, a rule-based model)"
+    assert lab.how_shown(ScriptedModel(["hi"])) == "by construction (a scripted model)"
+    yours = HTTPModel("llama3.1", "openai-chat", base_url="http://127.0.0.1:9/v1", api_key="k")
+    assert lab.how_shown(yours) == "measured (your model, llama3.1)"

@@ -159,8 +159,11 @@ def test_max_tool_calls_continue_lets_a_stubborn_model_go_on_until_the_step_cap(
     r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
             limits=Limits(max_steps=30, max_tool_calls=3, exit_behavior="continue"))
     assert r.stop_reason is StopReason.MAX_STEPS and r.steps == 30 and r.tool_runs == 3
-    blocked = [m for m in tool_messages(r) if m.content == agentkit.policies.CONTINUE_TEXT]
+    blocked = [json.loads(m.content) for m in tool_messages(r) if agentkit.policies.CONTINUE_TEXT in m.content]
     assert len(blocked) == 26  # calls 4..29 answered "limit exceeded"; call 30 is past the step cap
+    # each in the stable envelope every result uses, with LangChain's sentence as the message
+    assert all(b["ok"] is False and b["error"] == {"kind": "limit", "message": agentkit.policies.CONTINUE_TEXT,
+                                                    "path": None, "keyword": None} for b in blocked)
 
 
 def test_max_tool_calls_error_raises_with_the_partial_run():

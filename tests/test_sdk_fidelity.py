@@ -25,6 +25,7 @@ import openai  # noqa: E402
 from google import genai  # noqa: E402
 from google.genai import errors as genai_errors  # noqa: E402
 from google.genai import types as gt  # noqa: E402
+from agentkit.providers import anthropic as anthropic_codec  # noqa: E402
 
 ASK = "東京の天気と、1ドル何円か教えて"
 CLAUDE = "claude-sonnet-5-5"  # an id from the anthropic SDK's model list (the 4-5 ids warn: deprecated)
@@ -218,12 +219,12 @@ def test_anthropic_streaming_loop_with_the_stream_helper(claude):
 
 
 @pytest.mark.parametrize("choice", [{"type": "any"}, {"type": "tool", "name": "get_weather"}])
-@pytest.mark.parametrize("model", ["claude-opus-5.5", "claude-opus-5-5"])  # the seed's spelling, the API id
+@pytest.mark.parametrize("model", ["claude-opus-5-5", "claude-fable-5-1"])
 def test_anthropic_forced_tool_choice_on_opus_5_5_is_a_bad_request_error(claude, choice, model):
     with pytest.raises(anthropic.BadRequestError) as info:
         claude.messages.create(model=model, max_tokens=1024, tool_choice=choice,
                                messages=[{"role": "user", "content": ASK}], tools=ANTHROPIC_TOOLS)
-    assert info.value.body["error"]["type"] == "invalid_request_error"
+    assert info.value.body["error"] == {"type": "invalid_request_error", "message": anthropic_codec.FORCED_TOOL_USE}
     # ... and tool_choice auto is fine on the same model.
     ok = claude.messages.create(model=model, max_tokens=1024, tool_choice={"type": "auto"},
                                 messages=[{"role": "user", "content": ASK}], tools=ANTHROPIC_TOOLS)
@@ -379,7 +380,7 @@ def test_each_sdk_raises_on_its_providers_in_stream_error(server):
         list(oai.chat.completions.create(model="sim-reasoner-instream", messages=user, tools=CHAT_TOOLS,
                                          stream=True))
     router = openai.OpenAI(base_url=server.sdk_base_url("openrouter"), api_key="k", max_retries=0)
-    with pytest.raises(openai.APIError, match="overloaded"):  # the chunk with finish_reason "error"
+    with pytest.raises(openai.APIError, match="model is down"):  # the chunk with finish_reason "error"
         list(router.chat.completions.create(model="sim-reasoner-instream", messages=user, tools=CHAT_TOOLS,
                                             stream=True))
     # Responses: the SDK yields the `error` event to the caller, who reads its code.
@@ -421,8 +422,11 @@ def test_anthropic_thinking_blocks_replayed_pass_and_dropped_are_refused(claude)
         claude.messages.create(messages=history([b for b in first.content if b.type != "thinking"]), **ask)
     assert info.value.body["error"]["message"].startswith(
         "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`.")
-    with pytest.raises(anthropic.BadRequestError, match="Thinking may not be enabled when tool_choice forces"):
+    with pytest.raises(anthropic.BadRequestError, match="are not supported for this model"):  # a 5.x rule
         claude.messages.create(messages=user, tool_choice={"type": "any"}, **ask)
+    older = ask | {"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 1024}}
+    with pytest.raises(anthropic.BadRequestError, match="Thinking may not be enabled when tool_choice forces"):
+        claude.messages.create(messages=user, tool_choice={"type": "any"}, **older)
 
     # The stream helper's final message holds the block whole (thinking_delta + signature_delta).
     with claude.messages.stream(messages=user, **ask) as stream:

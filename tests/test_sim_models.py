@@ -118,8 +118,8 @@ def test_invalid_names_are_unknown(name):
     assert info.value.name == name
 
 
-@pytest.mark.parametrize("name", ["gpt-6.1-sol", "gpt-6-astra", "claude-opus-5.5", "claude-sonnet-5.5",
-                                  "claude-fable-5.1", "claude-mythos-5.1", "gpt-4.1", "claude-sonnet-4-5",
+@pytest.mark.parametrize("name", ["gpt-6.1-sol", "gpt-6-astra", "claude-opus-5-5", "claude-sonnet-5-5",
+                                  "claude-fable-5-1", "claude-mythos-5-1", "gpt-4.1", "claude-sonnet-4-5",
                                   "gemini-2.5-flash", "gemini-3-flash-preview", "openai/gpt-4.1",
                                   "google/gemini-3-flash-preview", "anything-else"])
 def test_every_other_name_is_a_reasoner(name):

@@ -295,16 +295,30 @@ def test_gpt6_works_on_responses_and_without_tools(client, fmt, tools):
     assert post(client, fmt, "gpt-6-astra", tools=tools).status_code == 200
 
 
-@pytest.mark.parametrize("model", ["claude-opus-5.5", "claude-sonnet-5.5", "claude-fable-5.1", "claude-mythos-5.1",
-                                   "claude-opus-5-5", "claude-mythos-5-1-20261001"])
+@pytest.mark.parametrize("model", ["claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1",
+                                   "claude-mythos-5-1-20261001"])
 @pytest.mark.parametrize("choice", [{"type": "any"}, {"type": "tool", "name": "get_weather"}])
-def test_claude_5_5_refuses_forced_tool_choice(client, model, choice):
+def test_claude_5x_refuses_forced_tool_choice_in_anthropics_words(client, model, choice):
     r = post(client, "anthropic", model, tools=True, tool_choice=choice)
     body = assert_error_shape("anthropic", r, 400)
-    assert body["error"]["type"] == "invalid_request_error" and model in body["error"]["message"]
+    assert body["error"] == {"type": "invalid_request_error",
+                             "message": 'tool_choice: type "tool" and "any" are not supported for this model.'}
 
 
-@pytest.mark.parametrize("model,choice", [("claude-opus-5.5", {"type": "auto"}),
+def test_claude_5x_ids_with_dots_are_no_messages_api_model(client):
+    body = assert_error_shape("anthropic", post(client, "anthropic", "claude-opus-5.5", tools=True), 404)
+    assert body["error"] == {"type": "not_found_error", "message": "model: claude-opus-5.5"}
+
+
+@pytest.mark.parametrize("choice", ["required", {"type": "function", "function": {"name": "get_weather"}}])
+def test_openrouter_passes_the_claude_5x_refusal_on_and_auto_works(client, choice):
+    model = "anthropic/claude-opus-5.5"
+    body = assert_error_shape("openrouter", post(client, "openrouter", model, tools=True, tool_choice=choice), 400)
+    assert body["error"]["message"] == 'tool_choice: type "tool" and "any" are not supported for this model.'
+    assert post(client, "openrouter", model, tools=True, tool_choice="auto").status_code == 200
+
+
+@pytest.mark.parametrize("model,choice", [("claude-opus-5-5", {"type": "auto"}),
                                           ("claude-sonnet-4-5", {"type": "any"})])
 def test_auto_and_older_claude_models_are_fine(client, model, choice):
     assert post(client, "anthropic", model, tools=True, tool_choice=choice).status_code == 200
@@ -345,7 +359,11 @@ def test_an_instream_429_on_a_request_that_does_not_stream_is_a_whole_429_with_i
 @pytest.mark.parametrize("fmt,status", [(f, s) for f in FORMATS for s in (500, 503)])
 def test_server_errors_in_each_format(client, fmt, status):
     r = post(client, fmt, f"sim-reasoner-{status}")
-    assert_error_shape(fmt, r, status)
+    if fmt == "openrouter":  # a provider that fails reaches OpenRouter's client as 502 (its errors page)
+        body = assert_error_shape(fmt, r, 502)
+        assert body["error"]["message"].startswith("Your chosen model is down or we received an invalid response")
+    else:
+        assert_error_shape(fmt, r, status)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -354,6 +372,8 @@ def test_529_is_anthropic_overloaded_and_503_elsewhere(client, fmt):
     if fmt == "anthropic":
         body = assert_error_shape(fmt, r, 529)
         assert body["error"]["type"] == "overloaded_error"
+    elif fmt == "openrouter":
+        assert_error_shape(fmt, r, 502)
     else:
         body = assert_error_shape(fmt, r, 503)
         if fmt == "gemini":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
 import matplotlib
 import pytest
@@ -13,6 +14,7 @@ matplotlib.use("Agg")
 import agentkit  # noqa: E402
 from agentkit import viz  # noqa: E402
 from agentkit.models import parallel_calls  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
 
 
 def _labels(ax):
@@ -30,8 +32,22 @@ def test_timeline_has_a_row_for_the_model_and_one_per_worker():
     (ax,) = fig.axes
     rows = [t.get_text() for t in ax.get_yticklabels()]
     assert rows[0] == "model" and len(rows) == 1 + len({s.worker for s in run.trace.spans()})
-    assert ax.get_title() == "three calls"
+    assert ax.get_title(loc="left") == "three calls"
     assert len(ax.patches) == run.steps + run.tool_runs  # one bar per model call and per tool attempt
+
+
+def test_timelines_put_two_runs_on_one_shared_time_axis_so_the_shorter_one_looks_shorter():
+    @agentkit.tool
+    def nap(i: int) -> int:
+        """Quick."""
+        return i
+
+    runs = {name: agentkit.run(parallel_calls("nap", 2), "go", tools=[nap], executor=name)
+            for name in ("sequential", "threads")}
+    fig = viz.timelines(runs)
+    top, bottom = fig.axes
+    assert top.get_shared_x_axes().joined(top, bottom) and top.get_xlim() == bottom.get_xlim()
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["sequential", "threads"]
 
 
 def test_bars_label_every_bar_with_its_value():
@@ -83,6 +99,24 @@ def test_gantt_draws_a_panel_per_run_with_a_row_per_call_in_the_models_order():
         assert len(ax.patches) == run.steps + run.tool_runs
         assert ax.get_title(loc="left").startswith(name)
     assert fig.axes[0].get_title(loc="left") == "sequential — 1 worker"  # all three in the caller's thread
+
+
+def test_gantt_gives_each_of_sixteen_workers_its_own_colour_and_none_is_the_failure_red():
+    everyone_started = threading.Barrier(16, timeout=5)
+
+    @agentkit.tool
+    def wait_for_all(i: int) -> int:
+        """Returns once all sixteen calls are running, so each has a thread of its own."""
+        everyone_started.wait()
+        return i
+
+    r = agentkit.run(parallel_calls("wait_for_all", 16), "go", tools=[wait_for_all], executor="threads")
+    fig = viz.gantt({"threads": r})
+    (ax,) = fig.axes
+    tool_bars = [bar for bar in ax.patches if bar.get_y() > 0.5]  # row 0 is the model's
+    colours = {to_hex(bar.get_facecolor()) for bar in tool_bars}
+    assert len(tool_bars) == 16 and len(colours) == 16
+    assert to_hex("#C44E52") not in colours
 
 
 def test_gantt_leaves_room_left_of_the_first_bar_so_a_model_call_at_zero_is_not_hidden_by_the_axis():

@@ -9,13 +9,15 @@ What makes a rerun give no diff (measured; see shared/reference/notebooks_ci.md)
 - rename widget model ids (random UUIDs) to ids derived from the notebook name and their order;
 - a chart of measured wall-clock time (a cell tagged `timing-chart`) differs by a pixel on every run: its
   stored picture is kept when the chart's text (its title and size, which nbval compares) is unchanged;
-  so is the picture a playground in such a cell shows (in the saved widget state of its Output widget).
+  so is the picture a playground in such a cell shows (in the saved widget state of its Output widget);
+- a progress bar's text reads its finished count, taken from its saved widget state (see finish_progress_text).
 The kernel runs with the notebook's folder as its working directory, as JupyterLab and nbval do.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
 import re
@@ -126,6 +128,24 @@ def keep_timing_widget_pictures(old: nbformat.NotebookNode, new: nbformat.Notebo
                            new_state[model_id].get("state", {}).get("outputs", []))
 
 
+def finish_progress_text(nb: nbformat.NotebookNode) -> None:
+    """A progress bar (tqdm's notebook widget: an HBox of label, bar and timings) keeps as its text/plain the
+    line it had when first shown, "0/48"; a reader of the file (or of JupyterLab before the widgets load)
+    should read the finished count. Its saved widget state has it: the text is rebuilt from there."""
+    state = _widget_state(nb)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            box = state.get(out.get("data", {}).get(WIDGET_VIEW, {}).get("model_id"), {})
+            children = [state.get(ref.removeprefix("IPY_MODEL_"), {})
+                        for ref in box.get("state", {}).get("children", [])]
+            if box.get("model_name") != "HBoxModel" or \
+                    not any(c.get("model_name") == "FloatProgressModel" for c in children):
+                continue
+            words = [html.unescape(re.sub(r"<[^>]*>", "", c["state"].get("value", ""))) for c in children
+                     if c.get("model_name") == "HTMLModel"]
+            out["data"]["text/plain"] = " ".join(" ".join(words).replace("\u2007", " ").split())
+
+
 def execute(path: Path) -> float:
     nb = nbformat.read(path, as_version=4)
     stored = nbformat.read(path, as_version=4)
@@ -136,6 +156,7 @@ def execute(path: Path) -> float:
     client.execute()
     elapsed = time.perf_counter() - start
     coalesce_streams(nb)
+    finish_progress_text(nb)
     keep_timing_charts(stored, nb)
     rename_widget_ids(nb, path.stem)
     keep_timing_widget_pictures(stored, nb)
@@ -147,6 +168,7 @@ def main(paths: list[str]) -> int:
     os.environ.setdefault("PYTHONHASHSEED", "0")
     os.environ.setdefault("SOURCE_DATE_EPOCH", "1767225600")
     os.environ.pop("AGENTKIT_PROVIDER", None)  # stored outputs always come from the simulator
+    os.environ.pop("AGENTKIT_LANG", None)      # ... and hold the seeds' prompts, in Japanese
     failed = 0
     for p in paths:
         path = Path(p)

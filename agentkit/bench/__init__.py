@@ -11,7 +11,8 @@
 
 The modules, in the order a benchmark uses them:
 
-    bfcl.py       BFCL v4's files: fetch (from the bfcl-eval wheel), load, convert function docs
+    bfcl.py       BFCL v4's files: fetch (from the bfcl-eval wheel), load, BFCL's exact request per model style
+    multiturn.py  BFCL's multi-turn categories: BFCL's back-ends as Tools, played turn by turn, BFCL's checks
     scoring.py    check_calls(functions, ground_truth, calls, category) -> Verdict; the failure labels
     world.py      the stand-in services our own scenarios' tools run against
     scenarios.py  our own suite (data/scenarios/): load, validate, judge by end state and answer facts
@@ -20,6 +21,7 @@ The modules, in the order a benchmark uses them:
     runner.py     async, N in flight, rate limit, JSONL results that resume, trials for pass^k
     record.py     record HTTP exchanges (vcrpy), replay them offline with identical scores
     report.py     accuracy by category, failure labels, latency, tokens, cost; Markdown, JSON, charts
+    noise.py      the noise floor: pass@1's bootstrap interval, pass^k, flip rate, model vs model
     __main__.py   the command line
 
 `import agentkit.bench` loads only the scoring rules; the rest (httpx, tqdm, vcrpy, matplotlib) loads
@@ -35,13 +37,14 @@ from .scoring import LABELS, Verdict, check_calls
 
 __all__ = ["check_calls", "Verdict", "LABELS", "load_cases", "run_benchmark", "HTTPModels", "RateLimit", "Report",
            "Price",
-           "Oracle", "serve_with_oracle", "recording", "replaying", "bfcl", "scenarios"]
+           "Oracle", "serve_with_oracle", "recording", "replaying", "bfcl", "multiturn", "scenarios"]
 
 _LAZY = {"load_cases": "suites", "parse_suites": "suites", "run_benchmark": "runner", "RateLimit": "runner",
          "HTTPModels": "runner", "OracleModel": "oracle",
          "read_records": "runner", "Report": "report", "Price": "report", "Oracle": "oracle",
          "serve_with_oracle": "oracle", "recording": "record", "replaying": "record"}
-_MODULES = {"bfcl", "scenarios", "world", "suites", "oracle", "runner", "record", "report", "scoring"}
+_MODULES = {"bfcl", "multiturn", "noise", "scenarios", "world", "suites", "oracle", "runner", "record", "report",
+            "scoring"}
 
 
 def __getattr__(name: str) -> Any:

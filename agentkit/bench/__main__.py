@@ -115,6 +115,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--price-in", type=price, help="USD per million input tokens (adds cost to the report)")
     run.add_argument("--price-out", type=price, help="USD per million output tokens")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--lenient-scoring", action="store_true", help="BFCL cases: accept ints in lists of floats and "
+                     "count non-JSON calls on irrelevance (default: BFCL's own verdict; the report says which)")
     tape = run.add_mutually_exclusive_group()
     tape.add_argument("--record", metavar="FILE", type=writable_file,
                       help="store every HTTP exchange in this cassette (keys removed)")
@@ -163,6 +165,10 @@ def _suites(args: argparse.Namespace) -> int:
           ("" if fetched else f" — not fetched yet: {bfcl.FETCH_COMMAND}"))
     for category in bfcl.CATEGORIES:
         print(f"  bfcl:{category}" + (f"  ({len(bfcl.load(category))} cases)" if fetched else ""))
+    from . import multiturn
+
+    for category in multiturn.CATEGORIES:  # named explicitly (bfcl:multi_turn for all four): BFCL's back-ends run
+        print(f"  bfcl:{category}" + (f"  ({len(multiturn.load(category))} cases, multi-turn)" if fetched else ""))
     print("agentkit (our own loop-robustness suite, data/scenarios/)")
     for category in scenarios.CATEGORIES:
         print(f"  agentkit:{category}  ({len(scenarios.load(category))} cases)")
@@ -180,7 +186,7 @@ def _run(args: argparse.Namespace) -> int:
 
     shard = args.shard
     provider = _provider(args.provider, FORMATS)
-    cases = load_cases(args.suite, limit=args.limit, shard=shard)
+    cases = load_cases(args.suite, limit=args.limit, shard=shard, lenient=args.lenient_scoring)
     if not cases:
         raise UsageProblem("no cases to run (check --suite, --limit and --shard)")
     fmt = args.format if provider == "sim" else provider
@@ -246,7 +252,8 @@ def _run(args: argparse.Namespace) -> int:
 def _run_config(args: argparse.Namespace, provider: str, base_url: str | None, model_name: str) -> dict:
     """What decides the meaning of this run's results, beyond what the runner knows itself. A new flag that
     changes what a case asks or how it is judged belongs in "options", so a resumed run compares it."""
-    return {"base_url": "sim" if provider == "sim" else base_url, "model": model_name, "options": {},
+    return {"base_url": "sim" if provider == "sim" else base_url, "model": model_name,
+            "options": {"lenient_scoring": args.lenient_scoring},
             "transport": {"timeout": args.timeout, "max_retries": args.max_retries, "rpm": args.rpm}}
 
 

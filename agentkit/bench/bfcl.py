@@ -10,34 +10,49 @@ Each category is two JSON-lines files: `BFCL_v4_<category>.json` with `{id, ques
 conversation and the function docs) and `possible_answer/BFCL_v4_<category>.json` with `{id,
 ground_truth}` (irrelevance categories have none: the right answer there is no call at all).
 
-BFCL's function docs are almost JSON Schema, but not quite, and providers refuse them as they are:
+The request is BFCL's own, byte for byte: `tool_specs(format)` turns a case's function docs into
+exactly the tool list BFCL's generation sends for the same case in the same model style (its
+OpenAI-Completions handler for Chat, OpenRouter and Ollama; its Responses, Claude and Gemini handlers
+for the other formats). That is BFCL's two steps, re-written here (not copied) and held to BFCL's own
+functions on every case of every category by tests/test_bench_bfcl_request.py:
 
-    BFCL writes                           providers want                    why
-    "type": "dict"                        "type": "object"                  JSON Schema has no "dict"
-    "type": "float"                       "type": "number" (+ a hint)       ... nor "float"
-    "type": "tuple"                       "type": "array"                   ... nor "tuple"
-    "type": "any"                         "type": "string"                  BFCL's own checker wants a string
-    "optional": true                      (dropped)                         not a keyword; `required` says it
-    "name": "math.factorial"              "name": "math_factorial"          OpenAI and Anthropic allow
-                                                                            [a-zA-Z0-9_-]{1,64} only
+  1. the language hint   every description ends " Note that the provided function is in Python 3
+                         syntax." (BFCL's load_dataset_entry adds it to every case)
+  2. convert_to_tool     "dict" -> "object", "float" -> "number" with "format": "float" and " This is
+                         a float type value." after its description, "tuple" -> "array", "any" and
+                         unknown types -> "string"; nested properties and list items converted as
+                         deep as BFCL converts them, no deeper; dots in names -> underscores; every
+                         other key (optional, default, ...) kept, in the doc's own key order
+                         (type, properties, required; type before description). The Gemini style
+                         also moves default, optional, maximum, ... into the description.
 
-`to_tool_spec` does exactly that and nothing more, with the float hint BFCL's own FC handler adds
-(" This is a float type value."), so a model sees what it would see in BFCL's runs. Gemini would
-take the dots, but one spelling for every provider keeps scores comparable (BFCL does the same).
-Scoring works on the *original* docs (`scoring.check_calls`) and accepts either spelling of a name.
+Where the wire still differs: the Responses codec writes "type" first and always states "strict"
+(BFCL omits it, and the API's default is strict=true); the Gemini codec sends the doc as
+`parametersJsonSchema`, where BFCL's SDK sends it as `parameters`; and the multi-turn docs' `response`
+schema, which BFCL's OpenAI-style handlers send as an extra key of the function object, is not sent
+(a ToolSpec has name, description and parameters only; the Claude and Gemini styles move it into the
+description, as BFCL does). No single-turn doc has one.
+
+Scoring works on the *original* docs (`scoring.check_calls`) and expects the spelling the model was
+sent (underscores), as BFCL does for every function-calling model.
 
 The data comes from the `bfcl-eval` wheel on the package index (`pip download --no-deps`, never
-installed: its dependencies pull in torch), checked against a pinned SHA-256, and only the files of
-the categories below are unpacked into `cache_dir()`.
+installed: its dependencies pull in torch), checked against a pinned SHA-256. The data files of the
+categories below are unpacked into `cache_dir()`, and the wheel itself is kept there: BFCL's
+multi-turn back-ends (`bench.multiturn`) are imported from it at run time, never installed and never
+copied into this repository (`import_from_wheel`).
 
-Left out on purpose: BFCL's multi-turn, memory, web-search, Java and JavaScript categories (they need
-BFCL's own executable back-ends or another language's type system) and `live_relevance` (no answers).
+Refused up front: Java and JavaScript (BFCL scores their answers by those languages' type rules,
+which agentkit does not implement). Left out: memory, web search and format sensitivity (they need
+BFCL's vector stores, a search API or prompt-mode handlers) and `live_relevance` (no answers).
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
+import importlib.abc
 import json
 import os
 import re
@@ -46,6 +61,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zipimport
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -64,10 +80,30 @@ FETCH_COMMAND = "python -m agentkit.bench fetch bfcl"
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance",
               "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple", "live_irrelevance")
 
-#: BFCL type name -> JSON Schema type. "any" becomes a string because BFCL's checker expects one.
+#: BFCL's multi-turn categories (bench.multiturn runs them through the loop, with BFCL's back-ends).
+MULTI_TURN_CATEGORIES = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
+                         "multi_turn_long_context")
+#: BFCL categories agentkit refuses, with the one line it says.
+REFUSED = {c: f"BFCL's {c} scores answers by {lang}'s type rules, which agentkit does not implement"
+           for c, lang in (("simple_java", "Java"), ("simple_javascript", "JavaScript"))}
+#: The multi-turn back-ends' function docs, one file per class (BFCL's own mapping of its data files).
+FUNC_DOC_FILES = {"GorillaFileSystem": "gorilla_file_system.json", "MathAPI": "math_api.json",
+                  "MessageAPI": "message_api.json", "TwitterAPI": "posting_api.json", "TicketAPI": "ticket_api.json",
+                  "TradingBot": "trading_bot.json", "TravelAPI": "travel_booking.json",
+                  "VehicleControlAPI": "vehicle_control.json"}
+LAYOUT = 2  # the cache's layout: 2 keeps the wheel and the multi-turn files (a layout-1 cache is fetched again)
+
+#: BFCL type name -> JSON Schema type (the Python-language names of BFCL's GORILLA_TO_OPENAPI table);
+#: a property of any other type becomes a string, as in BFCL.
 JSON_TYPES = {"dict": "object", "object": "object", "float": "number", "number": "number", "integer": "integer",
-              "string": "string", "boolean": "boolean", "array": "array", "tuple": "array", "any": "string"}
+              "string": "string", "boolean": "boolean", "bool": "boolean", "array": "array", "list": "array",
+              "tuple": "array", "any": "string"}
 FLOAT_HINT = " This is a float type value."
+LANGUAGE_HINT = " Note that the provided function is in Python 3 syntax."
+#: agentkit wire format -> the BFCL model style whose request it sends (BFCL's ModelStyle values).
+STYLES = {"openai-chat": "openai-completions", "openrouter": "openai-completions", "ollama": "openai-completions",
+          "openai-responses": "openai-responses", "anthropic": "claude", "gemini": "google"}
+DEFAULT_STYLE = "openai-completions"
 _PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -89,15 +125,24 @@ class BFCLCase:
     functions: tuple[dict, ...]
     ground_truth: tuple[dict, ...] | None
 
-    def tool_specs(self) -> list[ToolSpec]:
-        return [to_tool_spec(f) for f in self.functions]
+    def tool_specs(self, format: str | None = None) -> list[ToolSpec]:
+        """BFCL's request for this case in `format`'s model style (see the module docstring)."""
+        return tool_specs(self.functions, style_of(format))
 
     @cached_property
     def tools(self) -> tuple[Tool, ...]:
-        """The function docs as agentkit Tools, built once per case: they never run, so every trial (and every
-        runner's copy of the case) can share the same frozen Tools."""
-        return tuple(Tool.from_schema(spec.name, spec.description, spec.parameters, _not_executed)
-                     for spec in self.tool_specs())
+        """The function docs as agentkit Tools in BFCL's OpenAI style (every format but Gemini)."""
+        return self.tools_for(None)
+
+    def tools_for(self, format: str | None) -> tuple[Tool, ...]:
+        """The Tools for one wire format, built once per case and style: they never run, so every trial
+        (and every runner's copy of the case) shares the same frozen Tools."""
+        style = style_of(format)
+        cache = self.__dict__.setdefault("_tools_by_style", {})
+        if style not in cache:
+            cache[style] = tuple(Tool.from_schema(spec.name, spec.description, spec.parameters, _not_executed)
+                                 for spec in tool_specs(self.functions, style))
+        return cache[style]
 
 
 def _not_executed(**arguments: Any) -> Any:
@@ -114,7 +159,46 @@ def cache_dir() -> Path:
 
 
 def is_fetched(where: Path | None = None) -> bool:
-    return ((where or cache_dir()) / "manifest.json").is_file()
+    manifest = (where or cache_dir()) / "manifest.json"
+    try:
+        return json.loads(manifest.read_text()).get("layout") == LAYOUT
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def wheel_path(where: Path | None = None) -> Path:
+    """The pinned bfcl-eval wheel in the cache (BFCL's own code is read from it, never installed)."""
+    folder = where or cache_dir()
+    if not is_fetched(folder):
+        raise DataNotFetched(f"the BFCL data is not in {folder} yet: run `{FETCH_COMMAND}` (once)")
+    return folder / WHEEL
+
+
+def import_from_wheel(module: str, where: Path | None = None) -> Any:
+    """Import one of BFCL's modules ("bfcl_eval.eval_checker...") from the cached wheel, never installed.
+
+    Only names under `bfcl_eval` are served from the wheel, and only after this is first called; an
+    installed bfcl-eval of another version is never picked up instead (the finder goes first)."""
+    if module != "bfcl_eval" and not module.startswith("bfcl_eval."):
+        raise ValueError(f"{module!r} is not one of BFCL's modules")
+    wheel = wheel_path(where)
+    if not any(isinstance(f, _WheelFinder) and f.wheel == str(wheel) for f in sys.meta_path):
+        sys.meta_path.insert(0, _WheelFinder(str(wheel)))
+    return importlib.import_module(module)
+
+
+class _WheelFinder(importlib.abc.MetaPathFinder):
+    """Finds `bfcl_eval.*` inside the wheel (a zip file) with the standard library's zipimport."""
+
+    def __init__(self, wheel: str):
+        self.wheel = wheel
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != "bfcl_eval" and not fullname.startswith("bfcl_eval."):
+            return None
+        package = fullname.rpartition(".")[0]
+        inside = self.wheel + ("/" + package.replace(".", "/") if package else "")
+        return zipimport.zipimporter(inside).find_spec(fullname)  # it looks up the last part of the name
 
 
 def fetch(where: Path | None = None, *, wheel: Path | None = None, quiet: bool = True) -> Path:
@@ -131,9 +215,11 @@ def fetch(where: Path | None = None, *, wheel: Path | None = None, quiet: bool =
             raise FetchError(f"{path.name} has SHA-256 {digest}, not the pinned {WHEEL_SHA256}")
         staging = Path(tmp) / "staging"
         files = _unpack(path, staging)
+        shutil.copyfile(path, staging / WHEEL)
         (staging / "manifest.json").write_text(json.dumps(
             {"package": PACKAGE, "version": VERSION, "wheel_sha256": WHEEL_SHA256, "license": "Apache-2.0",
-             "categories": list(CATEGORIES), "files": files}, indent=1) + "\n")
+             "layout": LAYOUT, "wheel": WHEEL, "categories": list(CATEGORIES + MULTI_TURN_CATEGORIES),
+             "files": files}, indent=1) + "\n")
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists():  # a half-finished earlier attempt (no manifest): replace it
             shutil.rmtree(target)
@@ -143,7 +229,7 @@ def fetch(where: Path | None = None, *, wheel: Path | None = None, quiet: bool =
             if not is_fetched(target):  # another process won the race: theirs is as good as ours
                 shutil.copytree(staging, target, dirs_exist_ok=True)
     if not quiet:
-        print(f"BFCL {VERSION}: {len(CATEGORIES)} categories in {target}")
+        print(f"BFCL {VERSION}: {len(CATEGORIES) + len(MULTI_TURN_CATEGORIES)} categories in {target}")
     return target
 
 
@@ -163,8 +249,8 @@ def _download(folder: Path) -> Path:
 
 def _unpack(wheel: Path, folder: Path) -> dict[str, str]:
     """Only our categories' files (and BFCL's data README, which carries the license), with their SHA-256."""
-    wanted = {"README.md"}
-    for category in CATEGORIES:
+    wanted = {"README.md"} | {f"multi_turn_func_doc/{name}" for name in FUNC_DOC_FILES.values()}
+    for category in CATEGORIES + MULTI_TURN_CATEGORIES:
         wanted.add(f"BFCL_v4_{category}.json")
         if "irrelevance" not in category:
             wanted.add(f"possible_answer/BFCL_v4_{category}.json")
@@ -183,6 +269,8 @@ def _unpack(wheel: Path, folder: Path) -> dict[str, str]:
 
 def load(category: str, where: Path | None = None) -> list[BFCLCase]:
     """Every case of one category, in file order, ground truth attached by id."""
+    if category in REFUSED:
+        raise ValueError(REFUSED[category])
     if category not in CATEGORIES:
         raise ValueError(f"unknown BFCL category {category!r}; choose one of: {', '.join(CATEGORIES)}")
     folder = where or cache_dir()
@@ -231,7 +319,12 @@ def to_messages(question: list) -> tuple[Message, ...]:
     return tuple(out)
 
 
-# -- converting function docs -------------------------------------------------------------------------------
+# -- BFCL's request: the function docs as BFCL's generation sends them ---------------------------------------
+
+def style_of(format: str | None) -> str:
+    """The BFCL model style whose request a wire format sends (BFCL's OpenAI-Completions one by default)."""
+    return STYLES.get(format or "", DEFAULT_STYLE)
+
 
 def provider_name(name: str) -> str:
     """A function name every provider accepts: BFCL's dots become underscores ("math.factorial")."""
@@ -241,31 +334,97 @@ def provider_name(name: str) -> str:
     return converted
 
 
-def to_json_schema(node: dict, where: str = "parameters") -> dict:
-    """One BFCL parameter doc as JSON Schema (a new dict; the input is left alone)."""
-    if not isinstance(node, dict):
-        raise ValueError(f"{where}: expected an object, got {type(node).__name__}")
-    out = {k: copy.deepcopy(v) for k, v in node.items() if k not in ("optional", "properties", "items", "type")}
-    kind = node.get("type")
-    if kind is not None:
-        if kind not in JSON_TYPES:
-            raise ValueError(f"{where}: BFCL type {kind!r} has no JSON Schema equivalent here")
-        out["type"] = JSON_TYPES[kind]
-        if kind == "float" and isinstance(out.get("description"), str):  # parameters, not list items
-            out["description"] += FLOAT_HINT
-    if "properties" in node:
-        out["properties"] = {k: to_json_schema(v, f"{where}.{k}") for k, v in node["properties"].items()}
-    if "items" in node:
-        out["items"] = to_json_schema(node["items"], f"{where}[]")
+def with_language_hint(functions: Any) -> list[dict]:
+    """Step 1 of BFCL's request: a copy of the docs whose descriptions end with BFCL's Python hint."""
+    out = copy.deepcopy(list(functions))
+    for function in out:
+        function["description"] = function["description"] + LANGUAGE_HINT
     return out
 
 
-def to_tool_spec(function: dict) -> ToolSpec:
-    """A BFCL function doc as the ToolSpec every agentkit codec encodes."""
-    parameters = to_json_schema(function.get("parameters") or {"type": "dict", "properties": {}})
-    parameters["type"] = "object"
-    parameters.setdefault("properties", {})
-    return ToolSpec(provider_name(function["name"]), function.get("description", ""), parameters)
+def bfcl_function(function: dict, style: str = DEFAULT_STYLE, *, language_hint: bool = True) -> dict:
+    """One function doc as BFCL's `convert_to_tool` leaves it for `style` (a new dict, keys in BFCL's order):
+    {"name", "description", "parameters"}. `language_hint=False` for a doc BFCL sends without the hint (a
+    multi-turn function held back until a later turn: BFCL adds the hint after moving those out)."""
+    if style not in set(STYLES.values()):
+        raise ValueError(f"unknown BFCL model style {style!r}; choose one of: "
+                         f"{', '.join(sorted(set(STYLES.values())))}")
+    item = with_language_hint([function])[0] if language_hint else copy.deepcopy(function)
+    item["name"] = provider_name(item["name"])
+    where = f"{function.get('name')}.parameters"
+    parameters = item.get("parameters")
+    if not isinstance(parameters, dict) or not isinstance(parameters.get("properties"), dict):
+        raise ValueError(f"{where}: BFCL function docs have parameters with properties")
+    parameters["type"] = "object"  # in place: "type" keeps its position, as in BFCL
+    parameters["properties"] = _cast_properties(parameters["properties"], where)
+    if style == "google":
+        _google_descriptions(parameters)
+    if "response" in item and style in ("claude", "google"):  # no BFCL v4 doc has one; BFCL's rule all the same
+        item["description"] += f" The response field has the following schema: {json.dumps(item.pop('response'))}"
+    return item
+
+
+def _json_type(bfcl_type: Any, where: str, default: str | None = None) -> str:
+    if bfcl_type in JSON_TYPES:
+        return JSON_TYPES[bfcl_type]
+    if default is None:  # list items: BFCL looks their type up without a default
+        raise ValueError(f"{where}: BFCL type {bfcl_type!r} has no JSON Schema equivalent here")
+    return default
+
+
+def _cast_properties(properties: dict, where: str) -> dict:
+    """BFCL's type conversion of one `properties` object, in place, exactly as deep as BFCL goes: nested
+    properties all the way down, list items two levels (their properties again all the way)."""
+    for key, value in properties.items():
+        here = f"{where}.{key}"
+        if "type" not in value:
+            value["type"] = "string"
+        else:
+            if value["type"] == "float":
+                value["format"] = "float"
+                value["description"] += FLOAT_HINT
+            value["type"] = _json_type(value["type"], here, default="string")
+        if value["type"] in ("array", "object"):
+            if "properties" in value:
+                value["properties"] = _cast_properties(value["properties"], here)
+            elif "items" in value:
+                items = value["items"]
+                items["type"] = _json_type(items["type"], f"{here}[]")
+                if items["type"] == "array" and "items" in items:
+                    items["items"]["type"] = _json_type(items["items"]["type"], f"{here}[][]")
+                elif items["type"] == "object" and "properties" in items:
+                    items["properties"] = _cast_properties(items["properties"], f"{here}[]")
+    return properties
+
+
+#: Keywords the Gemini style moves into a parameter's description (BFCL: Gemini's schema lacks them).
+_GOOGLE_MOVED = (("default", "Default is"), ("optional", "Optional"), ("required", "Required"),
+                 ("maximum", "Maximum value"), ("minItems", "Minimum number of items"),
+                 ("maxItems", "Maximum number of items"), ("additionalProperties", "Additional properties"))
+
+
+def _google_descriptions(parameters: dict) -> None:
+    parameters.pop("optional", None)
+    for param in parameters["properties"].values():
+        param.setdefault("description", "")
+        for keyword, words in _GOOGLE_MOVED:
+            if keyword in param:
+                param["description"] += f" {words}: {param.pop(keyword)!s}."
+        if "enum" in param and param["type"] != "string":
+            param["description"] += f" Enum values: {param.pop('enum')!s}."
+        if "format" in param and param["type"] == "string":
+            param["description"] += f" Format: {param.pop('format')!s}."
+
+
+def to_tool_spec(function: dict, style: str = DEFAULT_STYLE, *, language_hint: bool = True) -> ToolSpec:
+    """A BFCL function doc as the ToolSpec every agentkit codec encodes: BFCL's request for `style`."""
+    item = bfcl_function(function, style, language_hint=language_hint)
+    return ToolSpec(item["name"], item["description"], item["parameters"])
+
+
+def tool_specs(functions: Any, style: str = DEFAULT_STYLE) -> list[ToolSpec]:
+    """A case's function docs as BFCL's request for `style`, in the case's order."""
+    return [to_tool_spec(f, style) for f in functions]
 
 
 def original_names(functions: Any) -> dict[str, str]:

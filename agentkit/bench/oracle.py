@@ -17,6 +17,11 @@ the empty string when there is none (BFCL's string check accepts it), and one th
 define at all is left out when the answer allows that (BFCL's data has such answers). For
 irrelevance it answers in text.
 For a scenario of our own suite it plays the scenario's reference solution, one step per turn.
+For a BFCL multi-turn case it sends, in the first step of every user turn, the ground truth's calls
+of that turn (arguments named, in order: the loop runs them one after another), then a short answer;
+it knows the turn by every user message so far and the tools offered now. Cases of different
+multi-turn categories share questions with different answers (base and long_context, e.g.), so
+run one category per oracle; within a category there are no conflicts (the tests check it).
 
 It finds the case by the conversation and the offered tools, so it needs no side channel: what it
 sees is exactly what a real model sees. BFCL has three pairs of identical requests with opposite
@@ -109,6 +114,7 @@ class Oracle:
         self.name = name
         self._fallback = fallback
         self._answers: dict[str, tuple[str, Any]] = {}
+        self._turns: dict[str, tuple[str, list]] = {}  # BFCL multi-turn: one user turn -> its calls
         self.conflicts: list[tuple[str, str]] = []  # (kept, ignored): identical requests, different answers
         self.add(cases)
 
@@ -117,6 +123,12 @@ class Oracle:
         for case in cases:
             if hasattr(case, "start"):  # a suites.Case: the suite's own case is its source
                 case = case.source
+            if hasattr(case, "oracle_turns"):  # a multiturn.MultiTurnCase
+                for key, calls in case.oracle_turns().items():
+                    if key in self._turns and self._turns[key][1] != calls:
+                        self.conflicts.append((self._turns[key][0], case.id))
+                    self._turns.setdefault(key, (case.id, calls))
+                continue
             if isinstance(case, BFCLCase):
                 key = case_key(case.messages, case.tools)  # the Tools the runner offers, built once
                 script: Any = bfcl_answer(case)
@@ -135,6 +147,13 @@ class Oracle:
 
                 self._fallback = sim_respond
             return self._fallback(request)
+        if self._turns:
+            from .multiturn import request_turn_key
+
+            turn = self._turns.get(request_turn_key(request.messages, request.tools))
+            if turn is not None:  # the turn's calls in its first step, then an answer
+                calls = turn[1] if _steps_since_user(request.messages) == 0 else []
+                return self._turn(request, calls, None if calls else "Done.")
         key = case_key(request.messages, request.tools)
         if key not in self._answers:
             return self._turn(request, [], "I do not know this case.")
@@ -164,13 +183,15 @@ class Oracle:
 
 
 class OracleModel:
-    """The oracle without HTTP: `complete`/`acomplete` ask `Oracle.respond` directly (tests, notebooks)."""
+    """The oracle without HTTP: `complete`/`acomplete` ask `Oracle.respond` directly (tests, notebooks).
+    `model` names another simulator model to answer in-process instead: OracleModel(model="sim-noisy-3")."""
 
-    def __init__(self, cases: Iterable[Any] = ()):
+    def __init__(self, cases: Iterable[Any] = (), model: str = ORACLE_MODEL):
         self.oracle = Oracle(cases)
+        self.model = model
 
     def complete(self, messages: Any, tools: Any, options: Any) -> ModelTurn:
-        return self.oracle.respond(ChatRequest(self.oracle.name, tuple(messages), tuple(tools), options))
+        return self.oracle.respond(ChatRequest(self.model, tuple(messages), tuple(tools), options))
 
     async def acomplete(self, messages: Any, tools: Any, options: Any) -> ModelTurn:
         return self.complete(messages, tools, options)

@@ -46,7 +46,7 @@ from typing import Any
 from ..viz import PALETTE, finish, pyplot
 from .results import ResultsError, differences, known_cases, merged_config, read_results, scrub_keys
 from .runner import MODE, record_key
-from .scoring import LABELS
+from .scoring import LABELS, RULES
 
 NOT_SCORED = "provider_error"
 
@@ -113,7 +113,7 @@ class Report:
         records: list[dict] = []
         warnings: list[str] = []
         configs: dict[str, tuple[Path, dict]] = {}
-        current: dict[tuple[str, str], dict[str, str] | None] = {}
+        current: dict[tuple[str, str], dict[str, set[str]] | None] = {}
         for path in result_files(paths):
             results = read_results(path, missing_ok=False)
             warnings += results.warnings
@@ -132,7 +132,7 @@ class Report:
                     warnings.append(f"{path} line {line}: case {record['case']!r} is not in "
                                     f"{record['suite']}:{record['category']} (any more); skipped")
                     continue
-                if known is not None and record.get("case_version", known[record["case"]]) != known[record["case"]]:
+                if known is not None and record.get("case_version", "") not in known[record["case"]] | {""}:
                     warnings.append(f"{path} line {line}: case {record['case']!r} has changed since it was run; "
                                     "skipped")
                     continue
@@ -235,6 +235,9 @@ class Report:
                  f"fields; no prompt-based function calling)."]
         if data["replayed"]:
             lines.append("Replayed from a recording: scores are the recorded run's, latencies are not real.")
+        rules = sorted({r["rules"] for r in self.records if r.get("rules")})
+        if rules:  # BFCL cases: whose verdicts (scoring.RULES)
+            lines.append("BFCL scoring: " + "; ".join(RULES.get(r, r) for r in rules) + ".")
         lines += ["", "Models: " + "; ".join(f"{n} ({m['provider'] or '?'}, {m['trials']} trial"
                                              f"{'s' if m['trials'] > 1 else ''})" for n, m in models.items()), ""]
         sets = data["case_sets"]
@@ -289,7 +292,10 @@ class Report:
         rows.append(("failed model calls", lambda m: str(m["provider_errors"])))  # not scored: see the note above
         for title, show in rows:
             lines.append(f"| {title} | " + " | ".join(show(models[n]) for n in names) + " |")
-        return "\n".join(lines) + "\n"
+        from .noise import markdown as noise_floor  # pass@1's interval, pass^k, flip rate, model vs model
+
+        lines += [""] + noise_floor(self.records)
+        return "\n".join(lines).rstrip("\n") + "\n"
 
     def to_csv(self) -> str:
         """One row per model and category (and an "all" row per model): cases, pass@1, pass^k, not scored."""

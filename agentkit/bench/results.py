@@ -91,20 +91,25 @@ def run_config(cases: Iterable[Any], *, label: str, provider: str | None, model:
 def case_version(case: Any) -> str:
     """A fingerprint of one case's content (prompt, tools, expected answers, world): an edited case gets
     another one, so its old results are not taken for results of the new case."""
-    digest = hashlib.sha256(f"{case.suite}\0{case.category}\0{case.id}\0".encode())
+    lenient = getattr(case, "lenient", False)  # BFCL's opt-in leniencies judge the same case differently
+    digest = hashlib.sha256(f"{case.suite}\0{case.category}\0{case.id}\0{lenient}\0".encode())
     digest.update(_content(case.source).encode())
     return digest.hexdigest()[:12]
 
 
 def _content(source: Any) -> str:
-    data = asdict(source) if is_dataclass(source) and not isinstance(source, type) else source
-    return json.dumps(data, sort_keys=True, default=repr, ensure_ascii=False)
+    try:
+        data = asdict(source) if is_dataclass(source) and not isinstance(source, type) else source
+        return json.dumps(data, sort_keys=True, default=repr, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # something asdict cannot copy: its repr stands in
+        return repr(source)
 
 
 def scorer_version() -> str:
-    """A fingerprint of the code that turns a run into a verdict (scoring, scenarios' judges, suites)."""
+    """A fingerprint of the code that asks a case and turns the run into a verdict (BFCL's requests, its
+    multi-turn play, the scoring rules, the scenarios' judges, the suites)."""
     digest = hashlib.sha256()
-    for name in ("scoring.py", "scenarios.py", "suites.py"):
+    for name in ("scoring.py", "scenarios.py", "suites.py", "bfcl.py", "multiturn.py"):
         try:
             digest.update((Path(__file__).with_name(name)).read_bytes())
         except OSError:  # an install without the sources (bytecode only): the version of the package stands in
@@ -300,9 +305,11 @@ def scrub_keys(value: Any, secrets: Iterable[str | None] = ()) -> Any:
 
 # -- the suite as it is now ------------------------------------------------------------------------------------
 
-def known_cases(suite: str, category: str) -> dict[str, str] | None:
-    """id -> case_version of the cases the suite's category holds now; None when that cannot be known
-    here (BFCL not fetched, a data file that does not load)."""
+def known_cases(suite: str, category: str) -> dict[str, set[str]] | None:
+    """id -> the case_versions a record of that case may carry now (with and without BFCL's leniencies);
+    None when that cannot be known here (BFCL not fetched, a data file that does not load)."""
+    from dataclasses import fields, replace
+
     from .suites import UnknownSuite, load_cases
 
     if suite == "bfcl":
@@ -311,8 +318,11 @@ def known_cases(suite: str, category: str) -> dict[str, str] | None:
         if not bfcl.is_fetched():
             return None
     try:
-        return {c.id: case_version(c) for c in load_cases(f"{suite}:{category}")}
+        cases = load_cases(f"{suite}:{category}")
     except UnknownSuite:
         return {}  # a suite or category that does not exist (any more): none of its cases can be counted
     except (OSError, ValueError):
         return None
+    scorings = [{}] + ([{"lenient": True}] if any(f.name == "lenient" for f in fields(cases[0])) else []) \
+        if cases else [{}]
+    return {c.id: {case_version(replace(c, **how)) for how in scorings} for c in cases}

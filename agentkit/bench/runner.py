@@ -266,12 +266,15 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
 
 async def _run_one(case: Case, trial: int, seed: int, model: Any, label: str, provider: str | None,
                    stream: bool, executor: AsyncioExecutor) -> dict:
-    attempt = case.start()
+    attempt = case.start(provider)  # the wire format: BFCL cases send BFCL's request in its style
     started = time.perf_counter()
     error: BaseException | None = None
     try:
-        run = await arun(model, attempt.messages, tools=attempt.tools, limits=attempt.limits, stream=stream,
-                         executor=executor)
+        if attempt.drive is not None:  # a multi-turn case plays its turns itself, through arun
+            run = await attempt.drive(model, stream=stream)
+        else:
+            run = await arun(model, attempt.messages, tools=attempt.tools, limits=attempt.limits, stream=stream,
+                             executor=executor)
     except RunError as exc:  # the model call failed after HTTPModel's retries (the run is partial)
         run, error = exc.run, exc
     latency = time.perf_counter() - started
@@ -296,6 +299,8 @@ async def _run_one(case: Case, trial: int, seed: int, model: Any, label: str, pr
         "output_tokens": usage.output_tokens if usage else 0,
         "answer": run.output[:500] if run is not None and isinstance(run.output, str) else None,
     })
+    if attempt.details is not None:  # e.g. a multi-turn case's trajectory
+        record.update(attempt.details(run) if run is not None else {})
     return record
 
 

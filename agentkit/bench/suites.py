@@ -10,9 +10,13 @@ step cap of 1 stops before running them, exactly as BFCL scores the first answer
 `check_calls` on the calls of that turn. A scenario of agentkit's own suite runs its tools against a
 fresh World and is judged by the world's end state and the final answer.
 
-Suite names: `bfcl` (every BFCL category agentkit reads), `bfcl:<category>`, `agentkit` (all four of
-ours), `agentkit:<category>`. `--limit n` takes the first n cases of each category, so a small run
-still covers every category.
+A BFCL multi-turn case (`bfcl:multi_turn_base`, ..., or `bfcl:multi_turn` for all four) plays every
+user turn through the loop against BFCL's own back-ends and is judged by BFCL's multi-turn checks
+(multiturn.py); its record also stores the trajectory.
+
+Suite names: `bfcl` (every single-turn BFCL category agentkit reads), `bfcl:<category>`, `bfcl:multi_turn`
+(named explicitly: it runs BFCL's back-ends), `agentkit` (all four of ours), `agentkit:<category>`.
+`--limit n` takes the first n cases of each category, so a small run still covers every category.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any, Callable
 from ..policies import Limits
 from ..tools import Tool
 from ..types import Message
-from . import bfcl, scenarios
+from . import bfcl, multiturn, scenarios
 from .scoring import Verdict, check_calls
 
 SUITES: dict[str, tuple[str, ...]] = {"bfcl": bfcl.CATEGORIES, "agentkit": scenarios.CATEGORIES}
@@ -41,6 +45,10 @@ class Attempt:
     tools: list[Tool]
     limits: Limits
     judge: Callable[[Any], Verdict]
+    # A case of several user turns drives the loop itself (`await drive(model, stream=...)` -> a Run) and
+    # adds fields of its own to the record (`details(run)`); None for a single run of the loop.
+    drive: Callable[..., Any] | None = None
+    details: Callable[[Any], dict] | None = None
 
 
 @dataclass(frozen=True)
@@ -51,10 +59,14 @@ class Case:
     suite: str
     category: str
     source: Any  # bfcl.BFCLCase or scenarios.Scenario
+    lenient: bool = False  # BFCL cases: score with the opt-in leniencies (scoring.py), not BFCL's verdict
 
-    def start(self) -> Attempt:
+    def start(self, format: str | None = None) -> Attempt:
+        """Fresh materials for one trial; `format` (the wire format) picks BFCL's request style."""
+        if self.suite == "bfcl" and self.category in bfcl.MULTI_TURN_CATEGORIES:
+            return _multiturn_attempt(self.source, format)
         if self.suite == "bfcl":
-            return _bfcl_attempt(self.source)
+            return _bfcl_attempt(self.source, format, self.lenient)
         return _scenario_attempt(self.source)
 
 
@@ -68,25 +80,34 @@ def parse_suites(spec: str) -> list[tuple[str, str]]:
         if suite not in SUITES:
             raise UnknownSuite(f"unknown suite {suite!r} in {spec!r}: use {' or '.join(SUITES)}, optionally with "
                                f":<category> (python -m agentkit.bench suites lists them)")
+        if suite == "bfcl" and category in bfcl.REFUSED:
+            raise UnknownSuite(f"bfcl:{category} is refused: {bfcl.REFUSED[category]}")
         if category in ("", "all"):
             categories = SUITES[suite]
         elif category in SUITES[suite]:
             categories = (category,)
+        elif suite == "bfcl" and category in bfcl.MULTI_TURN_CATEGORIES + ("multi_turn",):
+            categories = bfcl.MULTI_TURN_CATEGORIES if category == "multi_turn" else (category,)
         else:
+            extra = bfcl.MULTI_TURN_CATEGORIES + ("multi_turn",) if suite == "bfcl" else ()
             raise UnknownSuite(f"unknown {suite} category {category!r}; choose one of: "
-                               f"{', '.join(SUITES[suite])}")
+                               f"{', '.join(SUITES[suite] + extra)}")
         chosen += [(suite, c) for c in categories if (suite, c) not in chosen]
     if not chosen:
         raise UnknownSuite("no suite given: e.g. --suite bfcl:simple_python,agentkit:error_recovery")
     return chosen
 
 
-def load_cases(spec: str, limit: int | None = None, shard: tuple[int, int] | None = None) -> list[Case]:
-    """The cases of `spec`, `limit` per category, then this machine's share when `shard=(i, n)` (1-based)."""
+def load_cases(spec: str, limit: int | None = None, shard: tuple[int, int] | None = None, *,
+               lenient: bool = False) -> list[Case]:
+    """The cases of `spec`, `limit` per category, then this machine's share when `shard=(i, n)` (1-based).
+    `lenient`: BFCL cases are scored with the opt-in leniencies instead of BFCL's verdict."""
     cases: list[Case] = []
     for suite, category in parse_suites(spec):
-        if suite == "bfcl":
-            found = [Case(c.id, suite, category, c) for c in bfcl.load(category)]
+        if suite == "bfcl" and category in bfcl.MULTI_TURN_CATEGORIES:
+            found = [Case(c.id, suite, category, c) for c in multiturn.load(category)]
+        elif suite == "bfcl":
+            found = [Case(c.id, suite, category, c, lenient) for c in bfcl.load(category)]
         else:
             found = [Case(c.id, suite, category, c) for c in scenarios.load(category)]
         cases += found[:limit] if limit is not None else found
@@ -100,13 +121,14 @@ def load_cases(spec: str, limit: int | None = None, shard: tuple[int, int] | Non
 
 # -- the two kinds of case ------------------------------------------------------------------------------------
 
-def _bfcl_attempt(case: bfcl.BFCLCase) -> Attempt:
+def _bfcl_attempt(case: bfcl.BFCLCase, format: str | None, lenient: bool) -> Attempt:
     def judge(run: Any) -> Verdict:
         calls = first_turn_calls(run)
-        return check_calls(case.functions, case.ground_truth, calls, case.category)
+        return check_calls(case.functions, case.ground_truth, calls, case.category, lenient=lenient)
 
-    # One model turn, as BFCL scores it: the step cap ends the run before any tool would run.
-    return Attempt(list(case.messages), list(case.tools), Limits(max_steps=1), judge)
+    # One model turn, as BFCL scores it: the step cap ends the run before any tool would run. The tools
+    # are BFCL's request in the format's model style.
+    return Attempt(list(case.messages), list(case.tools_for(format)), Limits(max_steps=1), judge)
 
 
 def first_turn_calls(run: Any) -> list[dict]:
@@ -116,6 +138,23 @@ def first_turn_calls(run: Any) -> list[dict]:
             return [{c.name: c.arguments if c.arguments is not None else c.raw_arguments}
                     for c in message.tool_calls]
     return []
+
+
+def _multiturn_attempt(case: multiturn.MultiTurnCase, format: str | None) -> Attempt:
+    async def drive(model: Any, stream: bool = False) -> Any:
+        return await multiturn.play(case, model, format=format, stream=stream)
+
+    def judge(run: Any) -> Verdict:
+        return multiturn.score(case, run.trajectory)
+
+    def details(run: Any) -> dict:
+        trajectory = getattr(run, "trajectory", None) or {}
+        return {"irrelevance_calls": multiturn.irrelevance_calls(case, trajectory) if trajectory else 0,
+                "trajectory": trajectory}
+
+    # the first turn's materials, for a reader; drive() plays every turn with fresh back-ends
+    return Attempt(case.user_messages(0), multiturn.tools_for(case, 0, format),
+                   Limits(max_steps=multiturn.MAXIMUM_STEP_LIMIT + 1), judge, drive, details)
 
 
 def _scenario_attempt(case: scenarios.Scenario) -> Attempt:

@@ -18,6 +18,13 @@ What is special about tool calling here, compared with OpenAI's Chat Completions
   unmodified, for the same model only: while a tool cycle is open the API refuses an assistant turn that
   does not start with them (400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`"), and
   with thinking on, `tool_choice` may only be auto or none.
+* The Claude 5.x models (`claude-opus-5-5`, `claude-sonnet-5-5`, `claude-fable-5-1`, `claude-mythos-5-1`)
+  always think: a request without `thinking` runs adaptive thinking, `{"type": "disabled"}` and a manual
+  `budget_tokens` are refused (400, use `adaptive`), thinking blocks come back with empty text unless
+  `display: "summarized"` asks for a summary, forced tool use (`any` / `tool`) is refused, and, except on
+  Mythos 5.1, a kept thinking block is bound to its prefix (`system`, `tools` and the messages before it):
+  change the prefix and the block and every later one are invalid (400, or dropped with
+  `thinking.block_binding.prefix_mismatch_behavior: "drop_block"`). Sources: agentkit/sim/fidelity.toml.
 
     from agentkit.providers import anthropic
     wire = anthropic.build_request("claude-sonnet-4-5", messages, tools, ModelOptions())
@@ -38,10 +45,10 @@ from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text, dumps,
-                     event_object, json_or_none, mint_signature, no_records, no_stored_id, nothing_stored,
-                     own_reasoning, retry_after_seconds, schema_problem, signature_valid, simulated_thought,
-                     stable_id)
+from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text,
+                     conversation_of, dumps, event_object, json_or_none, mint_signature, no_records, no_stored_id,
+                     nothing_stored, own_reasoning, retry_after_seconds, schema_problem, signature_valid,
+                     simulated_thought, stable_id)
 from .contract import Route, ServerFacts
 
 NAME = "anthropic"
@@ -80,10 +87,23 @@ SERVER = ServerFacts(
                         "anthropic-ratelimit-requests-remaining": "0"},
 )
 
-#: Models that refuse forced tool use (tool_choice any/tool): Anthropic's tool docs, seed 000 claim C14.
-#: The seed writes the names with dots; the API ids (as in the anthropic SDK's model list) use hyphens.
-NO_FORCED_TOOL_USE = ("claude-opus-5.5", "claude-sonnet-5.5", "claude-fable-5.1", "claude-mythos-5.1",
-                      "claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1")
+# The Claude 5.x rules, per API model id (a dated or fault-suffixed name such as "claude-opus-5-5-20260922"
+# counts as its family). Each rule's documented wording and source: agentkit/sim/fidelity.toml.
+#: Models that refuse forced tool use (tool_choice any/tool), claim C14.
+NO_FORCED_TOOL_USE = ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1")
+#: Models that think whatever the request says: no `thinking` means adaptive; disabled / budget_tokens -> 400.
+ALWAYS_THINKING = NO_FORCED_TOOL_USE
+#: Models whose kept thinking blocks are checked against their prefix (Mythos 5.1 records it, does not check).
+PREFIX_BOUND_THINKING = ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1")
+#: Models whose thinking text is empty unless `thinking.display` is "summarized" (the default is "omitted").
+OMITTED_THINKING_BY_DEFAULT = NO_FORCED_TOOL_USE
+#: Models whose lowest thinking setting is `{"type": "between_tools"}` (no thinking before the first call).
+BETWEEN_TOOLS_THINKING = ("claude-sonnet-5-5",)
+#: Anthropic's words for a forced tool choice on those models.
+FORCED_TOOL_USE = 'tool_choice: type "tool" and "any" are not supported for this model.'
+#: The spellings with dots are OpenRouter's (`anthropic/claude-opus-5.5`); the Messages API knows no such model.
+DOTTED_IDS = {"claude-opus-5.5": "claude-opus-5-5", "claude-sonnet-5.5": "claude-sonnet-5-5",
+              "claude-fable-5.1": "claude-fable-5-1", "claude-mythos-5.1": "claude-mythos-5-1"}
 
 #: Anthropic `stop_reason` -> the kit's neutral stop signal.
 STOP_TO_NEUTRAL = {
@@ -121,6 +141,8 @@ THINKING_BLOCKS = ("thinking", "redacted_thinking")
 THINKING_ON = ("enabled", "adaptive")
 #: The kind the simulator's thinking signatures are minted for.
 SIGNATURE_KIND = "anthropic-thinking"
+#: The kind the simulator seals a redacted_thinking block's `data` as.
+REDACTED_KIND = "anthropic-redacted-thinking"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -301,7 +323,11 @@ def _usage_from_wire(usage: Any) -> Usage:
         return value if isinstance(value, int) else 0
 
     prompt = count("input_tokens") + count("cache_creation_input_tokens") + count("cache_read_input_tokens")
-    return Usage(prompt, count("output_tokens"))
+    # thinking is billed as output and counted in output_tokens; only newer responses break it out
+    details = usage.get("output_tokens_details")
+    thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
+    return Usage(prompt, count("output_tokens"), thinking if isinstance(thinking, int) else 0,
+                 count("cache_read_input_tokens"))
 
 
 class StreamAssembler:
@@ -436,8 +462,9 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     come first in their user message and answer the `tool_use` ids of the assistant turn right before it;
     every `tool_use` has its result in the next message; tool blocks need `tools`. With `thinking` on:
     a budget of at least 1024 tokens below `max_tokens`, tool_choice auto or none, the open tool cycle's
-    assistant turn starting with its thinking block, and every thinking block's signature intact. (The
-    `anthropic-version` header is the HTTP server's business, not the body's.)
+    assistant turn starting with its thinking block, and every thinking block's signature intact. On the
+    Claude 5.x models thinking is always on, and a kept thinking block must still fit its prefix (see the
+    module notes). (The `anthropic-version` header is the HTTP server's business, not the body's.)
     """
     if not isinstance(body, dict):
         raise RequestInvalid("Input should be a valid dictionary")
@@ -454,7 +481,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
 
     parsed = [_parse_wire_message(i, m) for i, m in enumerate(wire_messages)]
     _check_tool_pairing(parsed)
-    thinking_on = _thinking_field(body.get("thinking"), max_tokens)
+    thinking_on = _thinking_field(body.get("thinking"), max_tokens, model)
 
     tools, server_tools = _tools_field(body.get("tools"))
     if not tools and not server_tools and any(kind in ("tool_use", "tool_result")
@@ -463,7 +490,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
                              "tools")
     choice, parallel = _tool_choice_field(body.get("tool_choice"))
     if thinking_on:
-        _check_thinking(parsed, choice)
+        _check_thinking(parsed, choice, model)
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise RequestInvalid("stream: Input should be a valid boolean", "stream")
@@ -472,7 +499,10 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
                                     or not 0 <= temperature <= 1):
         raise RequestInvalid("temperature: Input should be a number between 0 and 1", "temperature")
 
-    messages = _system_field(body.get("system")) + _neutral_messages(parsed, model)
+    system = _system_field(body.get("system"))
+    if in_family(model, PREFIX_BOUND_THINKING):
+        parsed = _check_prefix_binding(parsed, system, tools, server_tools, model, body.get("thinking"))
+    messages = system + _neutral_messages(parsed, model)
     extras = {k: v for k, v in body.items() if k not in known}
     if server_tools:
         extras["server_tools"] = server_tools
@@ -594,13 +624,26 @@ def _check_block(where: str, role: str, block: Any) -> str | None:
                          "'redacted_thinking'", where)
 
 
-def _thinking_field(thinking: Any, max_tokens: int) -> bool:
-    """Is thinking on? `thinking` checked as the API does (a budget of at least 1024, below max_tokens)."""
+def in_family(model: str, ids: Sequence[str]) -> bool:
+    """Is `model` one of these API ids, or a dated / suffixed name of one ("claude-opus-5-5-20260922")?"""
+    short = model.rsplit("/", 1)[-1]
+    return any(short == i or short.startswith(i + "-") for i in ids)
+
+
+def _thinking_field(thinking: Any, max_tokens: int, model: str = "") -> bool:
+    """Is thinking on? `thinking` checked as the API does (a budget of at least 1024, below max_tokens);
+    on the Claude 5.x models thinking is always on, and turning it off or budgeting it is refused."""
+    always = in_family(model, ALWAYS_THINKING)
     if thinking is None:
-        return False
+        return always
     if not isinstance(thinking, dict):
         raise RequestInvalid("thinking: Input should be a valid dictionary", "thinking")
     kind = thinking.get("type")
+    if kind == "between_tools" and in_family(model, BETWEEN_TOOLS_THINKING):
+        return True
+    if always and kind in ("disabled", "enabled"):
+        raise RequestInvalid(f'"thinking.type.{kind}" is not supported for this model. Use "thinking.type.adaptive" '
+                             'and "output_config.effort" to control thinking behavior.', "thinking.type")
     if kind not in ("enabled", "disabled", "adaptive"):
         raise RequestInvalid(f"thinking: Input tag '{kind}' found using 'type' does not match any of the expected "
                              "tags: 'enabled', 'disabled', 'adaptive'", "thinking.type")
@@ -622,16 +665,15 @@ def _thinking_field(thinking: Any, max_tokens: int) -> bool:
     return True
 
 
-def _check_thinking(parsed: list[_Parsed], choice: ToolChoice) -> None:
-    """The API's rules while thinking is on, in its own words (see the module notes)."""
-    if choice == "required" or isinstance(choice, dict):
+def _check_thinking(parsed: list[_Parsed], choice: ToolChoice, model: str = "") -> None:
+    """The API's rules while thinking is on, in its own words (see the module notes). A model that refuses
+    forced tool use says so itself (`model_refusal`); a prefix-bound model's signatures are checked with
+    their prefix (`_check_prefix_binding`)."""
+    forced = choice == "required" or isinstance(choice, dict)
+    if forced and not in_family(model, NO_FORCED_TOOL_USE):
         raise RequestInvalid("Thinking may not be enabled when tool_choice forces tool use.", "tool_choice")
-    for i, (_, blocks) in enumerate(parsed):
-        for j, (kind, block) in enumerate(blocks):
-            if kind == "thinking" and not signature_valid(block["signature"], SIGNATURE_KIND,
-                                                          payload=block["thinking"], check_payload=True):
-                raise RequestInvalid(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block",
-                                     f"messages.{i}.content.{j}")
+    if not in_family(model, PREFIX_BOUND_THINKING):  # those are checked against their prefix instead
+        _check_signed_thinking(parsed)
     last = max((i for i, (role, _) in enumerate(parsed) if role == "assistant"), default=None)
     if last is None:
         return
@@ -644,6 +686,71 @@ def _check_thinking(parsed: list[_Parsed], choice: ToolChoice) -> None:
             "you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`. "
             "Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
             f"messages.{last}.content.0.type")
+
+
+PREFIX_MISMATCH = ("Invalid `signature` in `thinking` block. The block is bound to a different conversation. "
+                   "Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to \"drop_block\".")
+
+
+def prefix_digest(messages: Sequence[Message], tools: Sequence[ToolSpec], server_tools: Sequence[dict] = ()) -> str:
+    """What a thinking block is bound to: the `system`, `tools` and messages that came before it."""
+    return stable_id([m.to_dict() for m in messages], [t.to_dict() for t in tools], list(server_tools), length=32)
+
+
+def _check_prefix_binding(parsed: list[_Parsed], system: list[Message], tools: list[ToolSpec],
+                          server_tools: list[dict], model: str, thinking: Any) -> list[_Parsed]:
+    """Preserved thinking: every kept thinking block must have been made for exactly the prefix it now has.
+
+    The first block whose prefix changed makes it and every later thinking block invalid: a 400, or with
+    `thinking.block_binding.prefix_mismatch_behavior: "drop_block"` those blocks are left out (the model
+    answers without them). Returns the messages to use."""
+    for i, (_, blocks) in enumerate(parsed):
+        for j, (kind, block) in enumerate(blocks):
+            if kind not in THINKING_BLOCKS:
+                continue
+            binding = prefix_digest(system + _neutral_messages(parsed[:i], model), tools, server_tools)
+            if (signature_valid(block["signature"], SIGNATURE_KIND, block["thinking"], binding) if kind == "thinking"
+                    else signature_valid(block["data"], REDACTED_KIND, "", binding)):
+                continue
+            if _mismatch_behavior(thinking) != "drop_block":
+                raise RequestInvalid(f"messages.{i}.content.{j}: {PREFIX_MISMATCH}", f"messages.{i}.content.{j}")
+            return parsed[:i] + [(r, [(k, b) for k, b in bs if k not in THINKING_BLOCKS]) for r, bs in parsed[i:]]
+    return parsed
+
+
+def _mismatch_behavior(thinking: Any) -> Any:
+    binding = thinking.get("block_binding") if isinstance(thinking, dict) else None
+    return binding.get("prefix_mismatch_behavior") if isinstance(binding, dict) else None
+
+
+def _check_signed_thinking(parsed: list[_Parsed]) -> None:
+    """Every thinking block's signature, and every redacted block's data, must be one this server issued
+    for that block in this conversation (`common.signature_valid`; binding the user request is the
+    simulator's choice, the API's own binding is not documented); anything else is refused in the API's
+    words (400 invalid_request_error), e.g. "messages.1.content.0: Invalid `signature` in `thinking`
+    block" (reported: https://github.com/ding113/claude-code-hub/issues/518) and "messages.23.content.2:
+    Invalid `data` in `redacted_thinking` block" (https://github.com/anthropics/claude-code/issues/56708)."""
+    asked = ""  # the user request each assistant message answers (common.conversation_of, on the wire)
+    for i, (role, blocks) in enumerate(parsed):
+        if role == "user":
+            texts = [b["text"] for kind, b in blocks if kind == "text"]
+            asked = "\n".join(texts) or asked
+            continue
+        for j, (kind, block) in enumerate(blocks):
+            if kind == "thinking" and not signature_valid(block["signature"], SIGNATURE_KIND, block["thinking"],
+                                                          asked):
+                raise RequestInvalid(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block",
+                                     f"messages.{i}.content.{j}")
+            if kind == "redacted_thinking" and not signature_valid(block["data"], REDACTED_KIND, "", asked):
+                raise RequestInvalid(f"messages.{i}.content.{j}: Invalid `data` in `redacted_thinking` block",
+                                     f"messages.{i}.content.{j}")
+
+
+def redacted_thinking(conversation: str) -> dict:
+    """A `redacted_thinking` block as the simulator would issue one in `conversation` (the user request
+    it answers): its `data` is sealed like a signature, so the block passes when sent back unchanged.
+    The simulator's models never redact; this is for experiments and tests with the block."""
+    return {"type": "redacted_thinking", "data": mint_signature(REDACTED_KIND, None, "", conversation)}
 
 
 def _check_tool_pairing(parsed: list[_Parsed]) -> None:
@@ -798,14 +905,28 @@ def _usage_to_wire(usage: Usage, output_tokens: int | None = None) -> dict:
 
 
 def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
-    """With `thinking` on, the answer starts with one signed thinking block (its text: the simulator's
-    thought). The signature covers the thinking text, so an altered block is refused when sent back."""
+    """With thinking on, the answer starts with one signed thinking block (its text: the simulator's
+    thought). The signature covers the thinking text and the user request it answers, so an altered block,
+    or one moved to another conversation, is refused when sent back.
+
+    On the Claude 5.x models thinking is on without asking, its text is empty unless `thinking.display`
+    is "summarized", and (but on Mythos 5.1) the signature covers the block's whole prefix instead."""
+    model = request.model
     thinking = request.extras.get("thinking")
-    if not isinstance(thinking, dict) or thinking.get("type") not in THINKING_ON:
+    kind = thinking.get("type") if isinstance(thinking, dict) else "adaptive" if in_family(
+        model, ALWAYS_THINKING) else None
+    if kind not in THINKING_ON:  # off, or between_tools (no thinking before the first call)
         return None
-    thought = simulated_thought(turn, request)
-    block = {"type": "thinking", "thinking": thought, "signature": mint_signature(SIGNATURE_KIND, None, thought)}
-    return ReasoningState(NAME, turn.model or request.model, (block,))
+    default = "omitted" if in_family(model, OMITTED_THINKING_BY_DEFAULT) else "summarized"
+    display = thinking.get("display", default) if isinstance(thinking, dict) else default
+    thought = "" if display == "omitted" else simulated_thought(turn, request)
+    if in_family(model, PREFIX_BOUND_THINKING):
+        bound_to = prefix_digest(request.messages, request.tools, request.extras.get("server_tools", ()))
+    else:
+        bound_to = conversation_of(request.messages)
+    block = {"type": "thinking", "thinking": thought,
+             "signature": mint_signature(SIGNATURE_KIND, None, thought, bound_to)}
+    return ReasoningState(NAME, turn.model or model, (block,))
 
 
 def _thinking_blocks(turn: ModelTurn) -> list[dict]:
@@ -911,10 +1032,14 @@ def build_model_list(names: Sequence[str]) -> dict:
 
 
 def model_refusal(request: ChatRequest) -> RequestInvalid | None:
-    """Claude 5.5 models answer a forced tool choice (any / tool) with a 400 (seed 000, claim C14)."""
+    """The Claude 5.x models answer a forced tool choice (any / tool) with a 400 (claim C14); a 5.x name
+    spelled with dots (OpenRouter's spelling) is no Messages API model: 404."""
+    short = request.model.rsplit("/", 1)[-1]
+    dotted = next((d for d in DOTTED_IDS if short == d or short.startswith(d + "-")), None)
+    if dotted is not None:
+        return RequestInvalid(SERVER.unknown_model.format(model=request.model), "model", status=404)
     choice = request.options.tool_choice
-    forced = "tool" if isinstance(choice, dict) else "any" if choice == "required" else None
-    if forced is None or not request.model.startswith(NO_FORCED_TOOL_USE):
+    if not (choice == "required" or isinstance(choice, dict)) or not in_family(request.model, NO_FORCED_TOOL_USE):
         return None
-    return RequestInvalid(f"tool_choice.type {forced!r} is not supported with {request.model}. Use tool_choice "
-                          '{"type": "auto"} with strict tool use, or structured outputs, instead.', "tool_choice")
+    return RequestInvalid(FORCED_TOOL_USE, "tool_choice")
+

@@ -17,7 +17,8 @@ plus small helpers every codec needs: stable ids, compact JSON, reading error bo
     own_reasoning      the one place a codec asks "may this request carry this message's reasoning state?"
                        (only the format and model that produced it; anything else is dropped, never forwarded)
     simulated_thought  the simulator's stand-in for a model's reasoning text, read from the turn
-    mint_signature     the simulator's opaque signatures, and `signature_fields` to check one
+    mint_signature     the simulator's opaque signatures (an HMAC with a per-process key), `signature_valid`
+                       to check one, `conversation_of` for the conversation a signature is bound to
 
 A round trip (client build_request -> server parse_request -> server build_response -> client
 parse_response) must give back what went in; the codec tests check it for every format.
@@ -28,14 +29,16 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import json
 import math
+import secrets
 import time
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Union
 
-from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolSpec, json_shape, same_model
+from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolSpec, json_shape
 
 
 @dataclass(frozen=True)
@@ -255,21 +258,41 @@ def simulated_thought(turn: ModelTurn, request: ChatRequest) -> str:
 
 #: What every simulator signature starts with, inside its base64.
 _SIGNATURE_MARK = "agentkit-sim"
+#: The simulator's signing key: fresh in every process, so no client (and no other process) can mint a
+#: signature the simulator accepts, as no client can mint a provider's. Within one process the same
+#: request still gets the same signature (an HMAC is deterministic), so the simulator stays repeatable.
+_SIGNING_KEY = secrets.token_bytes(32)
 
 
-def mint_signature(kind: str, model: str | None, payload: Any) -> str:
-    """An opaque, deterministic signature as the simulator issues them: base64 text, like the real ones.
+def conversation_of(messages: Any) -> str:
+    """The conversation a piece of reasoning state belongs to, as the simulator binds it: the user
+    request the turn answers (the latest user message with text before it; "" when there is none)."""
+    return next((m.content for m in reversed(list(messages)) if m.role == "user" and m.content), "")
 
-        mint_signature("gemini-thought", "gemini-3-flash-preview", ["get_weather"])  ->  "YWdlbnRraXQ..."
-    It names the kind of state and the model it is valid for, and a digest of `payload`, so the
-    simulator can refuse a signature that was altered, made for another model, or made by another API.
+
+def _seal(kind: str, model: str, payload: Any, conversation: str) -> str:
+    text = json.dumps([kind, model, payload, conversation], sort_keys=True, ensure_ascii=False, default=str)
+    return hmac.new(_SIGNING_KEY, text.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def mint_signature(kind: str, model: str | None, payload: Any, conversation: str = "") -> str:
+    """An opaque signature as the simulator issues them: base64 text, like the real ones.
+
+        mint_signature("gemini-thought", "gemini-3-flash-preview", ["", [["get_weather", {}]]], "Weather?")
+        -> "YWdlbnRraXQtc2ltfGdlbWluaS10aG91Z2h0fGdlbWluaS0zLWZsYXNoLXByZXZpZXd8..."
+    It names the kind of state and the model that made it, and carries an HMAC (this process's key) over
+    those, `payload` (what it signs: a thinking text, a call, an item id) and `conversation` (see
+    `conversation_of`). `signature_valid` recomputes the HMAC from what comes back, so a signature that
+    was altered, cut, invented, moved onto other content or into another conversation is refused.
     """
-    digest = stable_id(kind, payload, length=32)
-    return base64.b64encode(f"{_SIGNATURE_MARK}|{kind}|{model or '*'}|{digest}".encode()).decode()
+    model = model or "*"
+    tag = _seal(kind, model, payload, conversation)
+    return base64.b64encode(f"{_SIGNATURE_MARK}|{kind}|{model}|{tag}".encode()).decode()
 
 
 def signature_fields(signature: Any) -> tuple[str, str, str] | None:
-    """(kind, model, digest) of a signature `mint_signature` made, or None for anything else."""
+    """(kind, model, tag) of something shaped like a `mint_signature` signature, or None for anything else.
+    The shape says nothing about validity: only `signature_valid` checks the tag."""
     if not isinstance(signature, str):
         return None
     try:
@@ -282,16 +305,14 @@ def signature_fields(signature: Any) -> tuple[str, str, str] | None:
     return parts[1], parts[2], parts[3]
 
 
-def signature_valid(signature: Any, kind: str, model: str | None = None, payload: Any = None,
-                    check_payload: bool = False) -> bool:
-    """Was `signature` minted for this kind of state (and this model, when given; and this payload, when
-    `check_payload`)? A signature for any model ("*") passes the model check."""
+def signature_valid(signature: Any, kind: str, payload: Any, conversation: str = "") -> bool:
+    """Did this process mint `signature` for this kind of state, over this payload, in this conversation?
+    Any model it names will do (Gemini takes another Gemini model's signature); the HMAC covers the name,
+    so it cannot be changed either."""
     fields = signature_fields(signature)
     if fields is None or fields[0] != kind:
         return False
-    if model is not None and fields[1] != "*" and not same_model(fields[1], model):
-        return False
-    return not check_payload or fields[2] == stable_id(kind, payload, length=32)
+    return hmac.compare_digest(fields[2], _seal(kind, fields[1], payload, conversation))
 
 
 # -- formats that keep nothing between requests ------------------------------------------------------------

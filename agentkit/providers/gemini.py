@@ -21,8 +21,10 @@ ones (Gemini 3) send one and expect it echoed in `functionResponse.id`. The kit 
 call, so `parse_response` makes one up when the model sent none: deterministic (the response id, the
 calls, the position: the same response always gets the same ids) and marked with SYNTHETIC_ID_PREFIX
 (`gemini_synth_…_0`, `…_1`). `build_request` recognises the prefix and sends no id for those calls and
-their results, which the API then pairs **by position**: one `functionResponse` per `functionCall`, in
-the same order. (The loop already answers calls in the model's emitted order.) Real ids are echoed.
+their results. The API documents no pairing by position: a `functionResponse` names its call
+(`name` "matches FunctionCall.name", and `id` the call's id when it had one), and the turn must hold one
+`functionResponse` per `functionCall`. The simulator pairs id-less results by name (the first unanswered
+call of that name). Real ids are echoed.
 
 Gemini 3 also signs its calls: a `thoughtSignature` (opaque base64) rides on the `functionCall` part —
 in a parallel batch on the first call only, in sequential steps on each step's call — and on the last
@@ -56,10 +58,9 @@ from typing import Any
 
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (ChatRequest, JSONLine, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text, dumps,
-                     event_object, json_or_none, mint_signature, no_records, no_stored_id, nothing_stored,
-                     own_reasoning, retry_after_seconds, schema_problem, signature_valid, simulated_thought,
-                     stable_id)
+from .common import (ChatRequest, JSONLine, RequestInvalid, SSEvent, StreamEvent, WireRequest, body_text,
+                     conversation_of, dumps, event_object, json_or_none, mint_signature, no_records, no_stored_id,
+                     nothing_stored, own_reasoning, retry_after_seconds, schema_problem, signature_valid, stable_id)
 from .contract import Route, ServerFacts
 
 NAME = "gemini"
@@ -449,8 +450,10 @@ def _usage_from_wire(usage: Any) -> Usage:
         value = usage.get(key)
         return value if isinstance(value, int) else 0
 
+    # thoughts are billed as output; cachedContentTokenCount is part of promptTokenCount
     return Usage(count("promptTokenCount") + count("toolUsePromptTokenCount"),
-                 count("candidatesTokenCount") + count("thoughtsTokenCount"))
+                 count("candidatesTokenCount") + count("thoughtsTokenCount"),
+                 count("thoughtsTokenCount"), count("cachedContentTokenCount"))
 
 
 class StreamAssembler:
@@ -591,7 +594,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     Accepts camelCase and snake_case field names, `parametersJsonSchema` and OpenAPI-style `parameters`.
     Checks the documented 400s, with the API's wording: non-empty `contents` and `parts`, valid roles, a
     function-call turn follows a user turn, a function-response turn follows a function-call turn and
-    answers every call (by id when given, else by position). For Gemini 3 models, the first call of every
+    answers every call (by id when given, else by name). For Gemini 3 models, the first call of every
     step of the current turn carries a thought signature of this model's (or the documented placeholder).
     Whether the request streams is in the URL, not the body, so `options.stream` is left False for the
     server to set.
@@ -760,15 +763,20 @@ def _check_signatures(contents: list[dict], model: str) -> None:
     must carry one; earlier turns are not checked.
     """
     current = 0
+    asked = ""  # the user request each model turn answers (common.conversation_of, on the wire)
     for i, content in enumerate(contents):
         parts = content.get("parts") or []
         for part in parts:
             signature = _get(part, "thoughtSignature")
+            # 400 INVALID_ARGUMENT "Corrupted thought signature.", no field named (reported bodies:
+            # https://github.com/lbjlaq/Antigravity-Manager/issues/970, https://github.com/massgen/MassGen/issues/665)
             if signature is not None and signature != THOUGHT_SIGNATURE_PLACEHOLDER and \
-                    not signature_valid(signature, SIGNATURE_KIND):
-                raise RequestInvalid("Corrupted thought signature.", f"contents[{i}]")
-        if content.get("role", "user") != "model" and any(_get(p, "functionResponse") is None for p in parts):
-            current = i + 1
+                    not signature_valid(signature, SIGNATURE_KIND, signed_content(parts), asked):
+                raise RequestInvalid("Corrupted thought signature.")
+        if content.get("role", "user") != "model":
+            asked = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str)) or asked
+            if any(_get(p, "functionResponse") is None for p in parts):
+                current = i + 1
     for i in range(current, len(contents)):
         calls = [p for p in contents[i].get("parts") or [] if _get(p, "functionCall") is not None]
         if contents[i].get("role") == "model" and calls and _get(calls[0], "thoughtSignature") is None:
@@ -793,6 +801,7 @@ def _user_turn(i: int, parts: list[dict], calls: list[ToolCall]) -> list[Message
             raise RequestInvalid("Please ensure that the number of function response parts is equal to the "
                                  "number of function call parts of the function call turn.", f"contents[{i}]")
         by_id = {c.id: c for c in calls}
+        unanswered = list(calls)
         for k, response in enumerate(responses):
             if "id" in response:
                 if response["id"] not in by_id:
@@ -800,7 +809,14 @@ def _user_turn(i: int, parts: list[dict], calls: list[ToolCall]) -> list[Message
                                          f"contents[{i}].parts[{k}].function_response.id")
                 call_id = response["id"]
             else:
-                call_id = calls[k].id  # no id: the API pairs results with calls by position
+                # No id: the documented link is the name (FunctionResponse.name "matches FunctionCall.name");
+                # between calls of one name, the first not yet answered (our choice: the docs say no more).
+                call = next((c for c in unanswered if c.name == response["name"]), None)
+                if call is None:
+                    raise RequestInvalid(f"functionResponse.name {response['name']!r} matches no functionCall of "
+                                         "the previous turn", f"contents[{i}].parts[{k}].function_response.name")
+                call_id = call.id
+            unanswered = [c for c in unanswered if c.id != call_id]
             content, is_error = _response_content(response.get("response", {}))
             messages.append(Message("tool", content, (), call_id, response["name"], is_error))
     if texts or not responses:
@@ -925,15 +941,28 @@ def _finish_reason(turn: ModelTurn) -> str:
 
 def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
     """Gemini 3 signs every answer: the first functionCall part of a turn with calls (a parallel batch
-    has one signature, on its first call), else the last part. The signature names the model it serves."""
+    has one signature, on its first call), else the last part. The signature names the model it serves and
+    covers the turn's text and calls and the user request it answers (see `signed_content`)."""
     model = _bare_model(request.model)
     if not model.startswith("gemini-3"):
         return None
-    thought = simulated_thought(turn, request)
-    signature = mint_signature(SIGNATURE_KIND, model, [thought, [c.name for c in turn.tool_calls]])
+    answer = [{"text": turn.text}] if turn.text else []
+    answer += [{"functionCall": {"name": c.name, "args": c.arguments_object()}} for c in turn.tool_calls]
+    signature = mint_signature(SIGNATURE_KIND, model, signed_content(answer), conversation_of(request.messages))
     item = {"thoughtSignature": signature, "on": "functionCall", "index": 0} if turn.tool_calls else \
         {"thoughtSignature": signature, "on": "text"}
     return ReasoningState(NAME, turn.model or request.model, (item,))
+
+
+def signed_content(parts: list[dict]) -> list:
+    """What the simulator's thought signature covers: the model turn it rides in (its answer text and its
+    calls, by name and arguments; thought summaries aside). Computed from the parts on both sides, so a
+    signature moved onto another turn, or a turn whose calls were edited, is refused. (Google does not say
+    what its signatures cover; binding the turn is the simulator's choice, so that edited reasoning state
+    meets the API's refusal for an altered signature.)"""
+    text = "".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
+    calls = [_get(p, "functionCall") for p in parts if isinstance(_get(p, "functionCall"), dict)]
+    return [text, [[c.get("name"), c.get("args") or {}] for c in calls]]
 
 
 def _parts(turn: ModelTurn, request: ChatRequest) -> tuple[list[dict], list[dict]]:

@@ -43,7 +43,7 @@ from . import openai_common
 from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, event_object,
                      no_records, no_stored_id, nothing_stored, own_reasoning, schema_problem, simulated_thought)
 from .contract import Route
-from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, completion_id, count,
+from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, completion_id, count, token_details,
                             empty_array, in_band_error, invalid_schema, invalid_type, invalid_value, missing,
                             optional, out_of_range, pieces, raw_arguments, required, required_object,
                             required_str, temperature_field, tool_name)
@@ -263,7 +263,11 @@ def _text_of(content: Any) -> str | None:
 def _usage_from_wire(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    return Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")))
+    # cached tokens are part of prompt_tokens, reasoning tokens part of completion_tokens
+    return Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")),
+                 count(token_details(usage, "completion_tokens_details").get("reasoning_tokens")),
+                 count(token_details(usage, "prompt_tokens_details").get("cached_tokens")))
+
 
 
 class StreamAssembler:

@@ -134,6 +134,12 @@ def raw_arguments(arguments: Any) -> str | dict:
     return json.dumps(arguments)
 
 
+def token_details(usage: dict, key: str) -> dict:
+    """A `*_tokens_details` object of a usage block ({} when absent or not an object)."""
+    details = usage.get(key)
+    return details if isinstance(details, dict) else {}
+
+
 def count(value: Any) -> int:
     """A token count from a response (0 for anything that is not a finite number)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):

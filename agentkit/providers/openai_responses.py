@@ -44,15 +44,16 @@ from typing import Any
 from ..errors import BadResponseError, ProviderError
 from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
 from . import openai_common
-from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, dumps, event_object,
-                     mint_signature, own_reasoning, schema_problem, simulated_thought, stable_id)
+from .common import (ChatRequest, RequestInvalid, SSEvent, StreamEvent, WireRequest, conversation_of, dumps,
+                     event_object, mint_signature, own_reasoning, schema_problem, signature_valid, simulated_thought,
+                     stable_id)
 from .contract import Route
 
 # The OpenAI platform words its request errors the same way on both APIs, and authenticates the same
 # way: those pieces live in openai_common, shared with Chat Completions.
 from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, count, in_band_error, invalid_schema,
                             invalid_type, invalid_value, missing, optional, out_of_range, pieces, raw_arguments,
-                            required, required_str, temperature_field, tool_name, unsupported)
+                            required, required_str, temperature_field, token_details, tool_name, unsupported)
 
 NAME = "openai-responses"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -273,7 +274,11 @@ def _output_text(content: Any) -> str:
 def _usage_from_wire(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    return Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens")))
+    # cached tokens are part of input_tokens, reasoning tokens part of output_tokens
+    return Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens")),
+                 count(token_details(usage, "output_tokens_details").get("reasoning_tokens")),
+                 count(token_details(usage, "input_tokens_details").get("cached_tokens")))
+
 
 
 def _failed(response: dict, body: Any) -> ProviderError:
@@ -544,6 +549,7 @@ def _messages_from_items(items: list, model: str) -> list[Message]:
         kind = item.get("type")
         if kind == "reasoning":
             _reasoning_item(at, item, items[i + 1] if i + 1 < len(items) else None)
+            _check_encrypted_content(item, conversation_of(out))
             if not (out and out[-1].role == "assistant" and turn_items):
                 close_turn()
                 out.append(Message("assistant", None))
@@ -598,6 +604,22 @@ def _reasoning_item(at: str, item: dict, following: Any) -> None:
     if not led_to:
         raise RequestInvalid(f"Item '{rid}' of type 'reasoning' was provided without its required following item.",
                              "input")
+
+
+def _check_encrypted_content(item: dict, conversation: str) -> None:
+    """A reasoning item's `encrypted_content` must be what this server issued for that item in this
+    conversation (`common.signature_valid` over the item id), else the API's 400 invalid_request_error,
+    code `invalid_encrypted_content`, `param` null, with the content elided to its first and last four
+    characters (reported: https://github.com/openai/codex/issues/8145 "The encrypted content gAAA...DQ==
+    could not be verified.", and with the reason since:
+    https://github.com/caozhiyuan/copilot-api/issues/363). Content of eight characters or fewer is shown
+    whole (wording ours)."""
+    content = item.get("encrypted_content")
+    if content is None or signature_valid(content, ENCRYPTED_KIND, item["id"], conversation):
+        return
+    shown = f"{content[:4]}...{content[-4:]}" if len(content) > 8 else content
+    raise RequestInvalid(f"The encrypted content {shown} could not be verified. Reason: Encrypted content could "
+                         "not be decrypted or parsed.", None, code="invalid_encrypted_content")
 
 
 def _message_item(at: str, item: dict) -> Message:
@@ -743,7 +765,8 @@ def _status(turn: ModelTurn) -> tuple[str, str | None]:
 def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
     """A reasoning model (GPT-6, o-series) asked for `reasoning` leads its answer with one reasoning item:
     a summary when `reasoning.summary` asks for one, and its `encrypted_content` (which the current SDK
-    documents as populated by default), then the calls, each with its item id."""
+    documents as populated by default; sealed to the item's id and the user request it answers, so an
+    altered or invented one is refused when sent back), then the calls, each with its item id."""
     reasoning = request.extras.get("reasoning")
     if not REASONING_MODELS.match(request.model) or not isinstance(reasoning, dict) or \
             reasoning.get("effort") == "none":
@@ -751,8 +774,9 @@ def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | Non
     rid = response_id(turn, request)
     thought = simulated_thought(turn, request)
     summary = [{"type": "summary_text", "text": thought}] if reasoning.get("summary") else []
-    item = {"type": "reasoning", "id": item_id("rs_", rid, "reasoning"), "summary": summary,
-            "encrypted_content": mint_signature(ENCRYPTED_KIND, request.model, thought)}
+    reasoning_id = item_id("rs_", rid, "reasoning")
+    sealed = mint_signature(ENCRYPTED_KIND, request.model, reasoning_id, conversation_of(request.messages))
+    item = {"type": "reasoning", "id": reasoning_id, "summary": summary, "encrypted_content": sealed}
     calls = [{"type": "function_call", "call_id": call_id, "id": item_id("fc_", rid, call_id)}
              for call_id in call_ids(turn, request)]
     return ReasoningState(NAME, turn.model or request.model, (item, *calls))

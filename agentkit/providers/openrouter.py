@@ -11,7 +11,8 @@ only what differs:
   `choices[].native_finish_reason` (this codec's `ModelTurn.native_stop`), and has a `gen-…` id.
 * A stream adds `: OPENROUTER PROCESSING` comment lines as keep-alives (SSE parsers skip them); an
   error after the stream started is a normal chunk with a top-level `error` and `finish_reason: "error"`.
-* An error body is `{"error": {"code": <int, the HTTP status>, "message", "metadata"?}}`.
+* An error body is `{"error": {"code": <int, the HTTP status>, "message", "metadata"?}}`. A provider that
+  is down (or answers nonsense) is a 502; OpenRouter's 503 means no provider meets the routing requirements.
 * With `reasoning` asked for, the assistant message carries `reasoning` (text) and `reasoning_details`
   (typed items, `reasoning.text` with a `signature`, `reasoning.encrypted`, ...): the turn's
   ReasoningState, which goes back unchanged on the assistant message for tool-calling continuity (same
@@ -62,10 +63,13 @@ SERVER = ServerFacts(
     unknown_model_status=400,  # {"error": {"message": "... is not a valid model ID", "code": 400}}, as users report
     not_json="We could not parse the JSON body of your request. ({detail})",
     fault_messages={**openai_common.FAULT_MESSAGES,
-                    429: "Rate limit exceeded for {model}. Please retry in {retry_ms}ms."},
+                    429: "Rate limit exceeded for {model}. Please retry in {retry_ms}ms.",
+                    502: "Your chosen model is down or we received an invalid response from it"},
     request_id_header="x-request-id",
     response_id_header="x-generation-id",
-    nearest_status={529: 503},
+    # A provider that is down reaches the client as OpenRouter's 502; its own 503 means "no provider meets
+    # your routing requirements", which the simulator does not produce (agentkit/sim/fidelity.toml).
+    nearest_status={500: 502, 503: 502, 529: 502},
     public_model_list=True,
 )
 
@@ -255,6 +259,16 @@ def build_model_list(names: Sequence[str]) -> dict:
                       "supported_parameters": ["tools", "tool_choice", "parallel_tool_calls"]} for n in names]}
 
 
+#: Upstream models that refuse a forced tool choice, as OpenRouter names them (its Claude 5.x migration guides).
+NO_FORCED_TOOL_USE = ("anthropic/claude-opus-5.5", "anthropic/claude-sonnet-5.5", "anthropic/claude-fable-5.1",
+                      "anthropic/claude-mythos-5.1")
+
+
 def model_refusal(request: ChatRequest) -> RequestInvalid | None:
-    """No per-model refusal is reproduced for OpenRouter (the upstream's own rules are not modelled)."""
+    """The Claude 5.x models refuse a forced tool choice through OpenRouter too (a 400). How OpenRouter words
+    the upstream's refusal is not documented: the simulator passes Anthropic's sentence on."""
+    choice = request.options.tool_choice
+    forced = choice == "required" or isinstance(choice, dict)
+    if forced and any(request.model == m or request.model.startswith(m + "-") for m in NO_FORCED_TOOL_USE):
+        return RequestInvalid('tool_choice: type "tool" and "any" are not supported for this model.', "tool_choice")
     return None

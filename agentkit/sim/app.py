@@ -20,14 +20,17 @@ the format's codec (`codec.SERVER` and the server-side verbs, see `providers/con
                      previous_response_id), then codec.parse_request -> ChatRequest; RequestInvalid -> its 4xx
     5. refusals      codec.model_refusal: a documented per-model refusal -> 400
     6. faults        asked for by model suffix or `x-sim-fault` header (see `faults.py`)
-    7. decide        respond(request) -> ModelTurn; UnknownModel -> 404; codec.reasoning_for adds the
-                     reasoning state this API's model attaches (thinking blocks, signatures, reasoning items)
+    7. decide        respond(request) -> ModelTurn, in a worker thread (a slow decision holds up no other
+                     request); UnknownModel -> 404; codec.reasoning_for adds the reasoning state this API's
+                     model attaches (thinking blocks, signatures, reasoning items), signed with a key made
+                     fresh in each process (`providers.common.mint_signature`), checked in step 4
     8. encode        codec.build_response / build_stream (+ build_stream_error), framed as the codec says;
                      codec.stored_records says what to keep for later requests
 
 Every error, including a genuine bug (500), is written in the provider's own error shape by its
 codec's `build_error`, so SDKs raise their usual exception classes. Responses are deterministic: the
-same request gives byte-identical bodies and the same request-id header.
+same request gives byte-identical bodies and the same request-id header (within one process: the
+signatures in reasoning state change with each process's key, and so does a replayed request's id).
 
 Keys are never logged, echoed or stored; only their presence is checked.
 
@@ -44,6 +47,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from types import ModuleType
 from typing import Any
@@ -137,10 +141,22 @@ class Reply:
             chunks = [whole[: len(whole) // 2]]
         elif self.transport == "cut":  # half of the events; a one-event stream breaks inside its event
             chunks = chunks[: len(chunks) // 2] if len(chunks) > 1 else [self.body[: len(self.body) // 2]]
-        for i, chunk in enumerate(chunks):
-            if self.pace_ms and i and await sleep_unless_disconnected(receive, self.pace_ms / 1000):
-                return  # the client went away (or the server is stopping): nobody to write to
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        # The stream stops as soon as its client has gone: before each event the loop gets a turn (so it
+        # can see a connection that broke, and serve other requests), then the watcher says whether the
+        # client is still there. Writing on regardless made asyncio log "socket.send() raised exception."
+        # once per event for every client that had left.
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            for i, chunk in enumerate(chunks):
+                if i and self.pace_ms:
+                    await asyncio.wait({gone}, timeout=self.pace_ms / 1000)
+                elif i:
+                    await asyncio.sleep(0)
+                if gone.done():
+                    return  # the client went away (or the server is stopping): nobody to write to
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            gone.cancel()
         if self.transport in ("truncate", "cut"):
             await _close_connection(scope, receive)
             return
@@ -207,6 +223,17 @@ class SimApp:
         self.attempts = F.AttemptCounter(10_000)
         self.models = models
         self.codecs: dict[str, ModuleType] = {fmt: get_codec(fmt) for fmt in FORMATS}
+        # The model's work runs on these threads, owned by this app so that stopping the server also ends
+        # them (a shared pool's idle workers outlived the server that started them).
+        self.workers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="agentkit-sim-model")
+
+    async def decide(self, chat: ChatRequest) -> ModelTurn:
+        """The model's answer, computed off the event loop: one long prompt cannot stall other requests."""
+        return await asyncio.get_running_loop().run_in_executor(self.workers, self.respond, chat)
+
+    def close(self) -> None:
+        """End the model threads (a decision under way finishes first; none is waiting long: they are bounded)."""
+        self.workers.shutdown(wait=True, cancel_futures=True)
 
     # -- building answers ---------------------------------------------------------------------------
 
@@ -369,7 +396,9 @@ class SimApp:
                                         retry_after=failure.retry_after_ms / 1000 if status == 429 else None)
                 continue
             try:
-                turn = self.respond(replace(chat, model=name, fallback_models=()))
+                # In a worker thread: the model's work (the reasoner's, or a learner's own `respond`) then
+                # never holds up the event loop, so one long prompt cannot stall every other request.
+                turn = await self.decide(replace(chat, model=name, fallback_models=()))
             except UnknownModel:
                 last_error = self.error(fmt, server.unknown_model_status, server.unknown_model.format(model=candidate),
                                         rid=rid)

@@ -10,8 +10,8 @@ Tokens (the whole vocabulary is the `FAULTS` table below):
     slow[=N]      answer after N ms (default 300); the header x-sim-latency-ms: N does the same
     pace[=N]      streams only: wait N ms (default 20) between events
     429[=N]       429 rate limited, with retry-after (s) and retry-after-ms: N (default 100)
-    500, 503      the server failed / is unavailable
-    529           Anthropic's "overloaded"; the other formats answer their nearest, 503
+    500, 503      the server failed / is unavailable (OpenRouter answers both with its 502: the provider is down)
+    529           Anthropic's "overloaded"; the other formats answer their nearest, 503 (OpenRouter 502)
     drop          close the connection without answering (clients see "server disconnected")
     truncate      promise the whole body (Content-Length) and close after half of it
     cut           streams: close the connection after half of the events (no terminator);
@@ -52,7 +52,7 @@ FAULTS: dict[str, tuple[int | None, str]] = {
     "429": (100, "rate limited; retry-after-ms: N"),
     "500": (None, "internal server error"),
     "503": (None, "service unavailable"),
-    "529": (None, "overloaded (Anthropic); others answer 503"),
+    "529": (None, "overloaded (Anthropic); others answer 503, OpenRouter 502"),
     "drop": (None, "close the connection without a response"),
     "truncate": (None, "Content-Length promises more than is sent; connection closed"),
     "cut": (None, "streams: connection closed after half of the events"),

@@ -245,15 +245,19 @@ PRESETS: tuple[Preset, ...] = (
            "missing field, string numbers, bad JSON, extra call (any seed: sim-noisy-SEED)", noisy),
 )
 
+GPT_6 = "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)"
+CLAUDE_5X = ("sim-reasoner; on the Anthropic format it always thinks (thinking disabled or a budget: 400) and "
+             "answers tool_choice any/tool with a 400")
+
 #: Names the docs and the server's quirks use; they behave as sim-reasoner here (the server adds quirks).
 QUIRK_MODELS: dict[str, str] = {
-    "gpt-6-astra": "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)",
-    "gpt-6.1-sol": "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)",
-    "gpt-6.1-terra": "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)",
-    "claude-opus-5.5": "sim-reasoner; the server answers tool_choice any/tool with a 400",
-    "claude-sonnet-5.5": "sim-reasoner; the server answers tool_choice any/tool with a 400",
-    "claude-fable-5.1": "sim-reasoner; the server answers tool_choice any/tool with a 400",
-    "claude-mythos-5.1": "sim-reasoner; the server answers tool_choice any/tool with a 400",
+    "gpt-6-astra": GPT_6,
+    "gpt-6.1-sol": GPT_6,
+    "gpt-6.1-terra": GPT_6,
+    "claude-opus-5-5": CLAUDE_5X + "; kept thinking is bound to its prefix",
+    "claude-sonnet-5-5": CLAUDE_5X + " (between_tools allowed); kept thinking is bound to its prefix",
+    "claude-fable-5-1": CLAUDE_5X + "; kept thinking is bound to its prefix",
+    "claude-mythos-5-1": CLAUDE_5X,
 }
 
 #: Familiar names the SDK tests and notebooks use; plain reasoners.
@@ -332,9 +336,12 @@ def _tool_call(call: PlannedCall, call_id: str) -> ToolCall:
 
 def _fingerprint(request: ChatRequest) -> str:
     """What makes two requests the same: model, messages, tools and options (streaming aside, so a
-    streamed and a plain request get the same ids)."""
+    streamed and a plain request get the same ids; reasoning state aside too, which no model here reads
+    and whose signatures change with each process's key, so the same conversation gets the same ids in
+    every process)."""
     options = {k: v for k, v in request.options.to_dict().items() if k != "stream"}
-    return stable_id(request.model, [m.to_dict() for m in request.messages],
+    messages = [{k: v for k, v in m.to_dict().items() if k != "reasoning"} for m in request.messages]
+    return stable_id(request.model, messages,
                      [t.to_dict() for t in request.tools], options, length=32)
 
 

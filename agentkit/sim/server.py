@@ -134,6 +134,7 @@ class SimServer:
             _ask_to_exit(server)
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
+            self.app.state.sim.close()
 
     def __enter__(self) -> SimServer:
         return self

@@ -31,6 +31,9 @@ One module per step, read in this order (each imports only the ones above it):
 Everything is derived from the request itself (the model keeps no memory between requests), so the same
 request always gets the same decision. `Decision.notes` records why, for learners.
 
+What it reads of a long request: the first and last READ_LIMIT / 2 characters, and at most MAX_ASKS
+asks, so a decision's work is bounded whatever the prompt's size (benchmarks/sim_flood.py measures it).
+
 What it can read: concepts in English, Japanese and Chinese (天気/weather, 為替/rate, 請求書/invoice…),
 enum values and their synonyms ("支払済み" → paid), numbers with units ("5秒" → seconds), dates and
 months ("2026年1月" → 2026-01-01..2026-01-31), currencies and which side they are on ("1ドル何円" →
@@ -49,7 +52,7 @@ from .answer import compose_answer, render, reply_without_tools
 from .choose import Ask, best_tool, can_fill, choose_tools, score_tool, split_asks
 from .facts import Facts, read_facts
 from .fill import Param, fill_arguments, noun_phrase, parameters
-from .lexicon import CITIES, CONCEPTS, CURRENCIES, ENUM_SYNONYMS, PHRASES
+from .lexicon import CITIES, CONCEPTS, CURRENCIES, ENUM_SYNONYMS, MAX_ASKS, PHRASES, READ_LIMIT
 from .plan import fresh_call, plan_batch, plan_intents, follow_up_intents, key_of, tool_choice_of, track
 from .understand import normalise, pair_results, read_result, understand, usable_tools
 from .vocabulary import Decision, Observation, PlannedCall, Situation, TriedCall
@@ -59,7 +62,7 @@ __all__ = ["decide", "decide_situation", "understand", "choose_tools", "fill_arg
            "tool_choice_of", "usable_tools", "score_tool", "noun_phrase", "split_asks", "render",
            "reply_without_tools", "read_result", "pair_results", "normalise",
            "Decision", "PlannedCall", "Situation", "TriedCall", "Observation", "Facts", "Param", "Ask",
-           "CONCEPTS", "ENUM_SYNONYMS", "CURRENCIES", "CITIES", "PHRASES"]
+           "CONCEPTS", "ENUM_SYNONYMS", "CURRENCIES", "CITIES", "PHRASES", "READ_LIMIT", "MAX_ASKS"]
 
 
 def decide(request: ChatRequest) -> Decision:

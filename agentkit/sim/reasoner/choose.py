@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Iterable
 
 from ...types import ToolSpec
-from .lexicon import CONCEPTS, MATCH_THRESHOLD, STOPWORDS
+from .lexicon import CONCEPTS, MATCH_THRESHOLD, MAX_ASKS, STOPWORDS
 from .understand import normalise
 from .facts import Facts, lower_aligned, mentions, read_facts, split_identifier
 from .fill import Param, fill_arguments, parameters
@@ -36,13 +36,15 @@ ASK_SEPARATORS = re.compile(
 
 
 def split_asks(text: str) -> list[tuple[int, int]]:
-    """Spans of the pieces between separators ("and", "と", "、", "还有", ...), empty pieces dropped."""
+    """Spans of the pieces between separators ("and", "と", "、", "还有", ...), empty pieces dropped;
+    at most MAX_ASKS: the first and the last half of them (a small model loses track of the middle too)."""
     spans, start = [], 0
     for m in ASK_SEPARATORS.finditer(text):
         spans.append((start, m.start()))
         start = m.end()
     spans.append((start, len(text)))
-    return [(a, b) for a, b in spans if text[a:b].strip()]
+    spans = [(a, b) for a, b in spans if text[a:b].strip()]
+    return spans if len(spans) <= MAX_ASKS else spans[:MAX_ASKS // 2] + spans[-(MAX_ASKS // 2):]
 
 
 def choose_tools(text: str, tools: tuple[ToolSpec, ...]) -> list[Ask]:

@@ -161,3 +161,8 @@ PHRASES: dict[str, dict[str, str]] = {
 
 MATCH_THRESHOLD = 2   # an ask needs at least this score to pick a tool (one shared concept scores 3)
 MAX_ERRORS_PER_ASK = 2  # the second error for the same ask is explained, never retried again
+#: How much of a request the reasoner reads: its first and last READ_LIMIT / 2 characters (a long pasted
+#: document in between is skipped, as a small model's context would cut it), and at most MAX_ASKS asks.
+#: They bound a decision's work whatever the prompt's size, so one long prompt cannot hold up a server.
+READ_LIMIT = 8_000
+MAX_ASKS = 16

@@ -29,9 +29,14 @@ def plan_intents(text: str, tools: tuple[ToolSpec, ...], notes: list[str] | None
         for facts in _fan_out(ask.tool, read_facts(ask.text)):
             intents.append(PlannedCall(ask.tool.name, fill_arguments(ask.tool, facts, context)))
             if notes is not None:
-                notes.append(f"ask {ask.text.strip()!r} -> {ask.tool.name} (score {ask.score}), "
-                             f"arguments {key_of(intents[-1].arguments)}")
+                notes.append(f"ask {_brief(ask.text.strip())!r} -> {ask.tool.name} (score {ask.score}), "
+                             f"arguments {_brief(key_of(intents[-1].arguments))}")
     return _dedupe(intents)
+
+
+def _brief(text: str, limit: int = 80) -> str:
+    """A note quotes at most `limit` characters: an ask can be a whole pasted document."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def follow_up_intents(text: str, earlier: str, tools: tuple[ToolSpec, ...]) -> list[PlannedCall]:

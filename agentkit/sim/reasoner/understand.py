@@ -11,6 +11,7 @@ from typing import Any, Iterable
 
 from ...providers.common import ChatRequest, json_or_none
 from ...types import Message, ToolCall, ToolSpec
+from .lexicon import READ_LIMIT
 from .vocabulary import Observation, Situation, TriedCall
 
 
@@ -18,18 +19,28 @@ def understand(request: ChatRequest) -> Situation:
     """Read the latest user request and what happened after it (calls, results, turns)."""
     messages = list(request.messages)
     last = _last_user_index(messages)
-    text = normalise(messages[last].content or "") if last >= 0 else ""
+    text = within_reach(normalise(messages[last].content or "")) if last >= 0 else ""
     before = _last_user_index(messages[:last]) if last > 0 else -1
     after = messages[last + 1:]
     return Situation(text=text, language=detect_language(text), tools=usable_tools(request.tools),
                      options=request.options, tried=tuple(pair_results(after)),
                      turns=sum(1 for m in after if m.role == "assistant"),
-                     earlier=normalise(messages[before].content or "") if before >= 0 else "")
+                     earlier=within_reach(normalise(messages[before].content or "")) if before >= 0 else "")
 
 
 def normalise(text: str) -> str:
     """NFKC folds full-width digits and punctuation ("１ドル？" → "1ドル?") so one rule fits all."""
     return unicodedata.normalize("NFKC", text)
+
+
+def within_reach(text: str) -> str:
+    """What the reasoner reads of a long request: its first and last READ_LIMIT / 2 characters, the part
+    in between skipped (a question usually opens or closes a pasted document); the two ends are separate
+    asks. Everything later costs time in proportion to this, never to the whole prompt."""
+    if len(text) <= READ_LIMIT:
+        return text
+    half = READ_LIMIT // 2
+    return text[:half] + "\n;\n" + text[-half:]
 
 
 def detect_language(text: str) -> str:

@@ -1,0 +1,274 @@
+"""Context compaction: what the model is sent once the history grows long, without ever breaking it.
+
+    run = agentkit.run(model, prompt, tools=tools, compact=ElideToolResults(keep_last=2))
+    run.trace.of("compact")   # each compaction: the strategy, messages and characters before and after
+
+The hook `compact=` of `run` / `arun` is any function `messages -> messages`, asked before every model
+call. It changes what is *sent*; `run.messages` keeps the whole history (a Thread too), so a compaction
+can be replayed, compared or undone. Three strategies ship:
+
+    DropOldest(keep_rounds=k)        drop the oldest whole turns, then the oldest rounds of the current one
+    ElideToolResults(keep_last=k)    replace old tool results with a short marker; the newest k stay verbatim
+    Summarize(model, keep_rounds=k)  replace what DropOldest would drop with a summary the model writes
+
+A *round* is an assistant message with its tool calls and the results that answer them; a *turn* is a
+user message and everything up to the next one. The invariants every strategy keeps, and `check_history`
+verifies (the loop refuses a hook's answer that breaks one):
+
+1. a call is never separated from its result: rounds are kept or dropped whole;
+2. reasoning state the provider requires rides on its assistant message, so it is kept with its round
+   or dropped together with it (never stripped from a kept round, never left without its calls);
+3. the system prompt and the current turn's request are kept, and the newest round (whose results the
+   model is about to read) too;
+4. what is sent starts, after the system prompt, with a user message: Gemini answers a history that
+   starts with a function call with a 400, "Please ensure that function call turn comes immediately after
+   a user turn or after a function response turn." (google-gemini/gemini-cli issue 11814).
+
+Each strategy compacts only once the messages are longer than `over_chars` characters (0: always).
+Left out on purpose: token counting with the provider's tokenizer (characters are a stand-in; about
+4 per token in English), and compacting the tool definitions, which are re-sent whole every turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Sequence
+
+from .types import Message, ModelOptions
+
+#: A compaction hook: the whole history in, what to send out.
+Compactor = Callable[[list[Message]], list[Message]]
+
+
+def message_chars(messages: Sequence[Message]) -> int:
+    """Characters of content and call arguments: the stand-in for tokens that triggers a compaction."""
+    return sum(len(m.content or "") + sum(len(c.arguments_json()) + len(c.name) for c in m.tool_calls)
+               for m in messages)
+
+
+Groups = list[list[Message]]
+
+
+def _split(messages: Sequence[Message]) -> tuple[list[Message], Groups, list[Message], Groups]:
+    """(system messages, earlier turns, the current request, the current turn's rounds).
+
+    An earlier turn is a list starting with its user message; a round is an assistant message followed by
+    the tool messages answering it. The current request is the last user message (and anything before
+    the first user message that is not a system prompt, kept with it)."""
+    system = [m for m in messages if m.role == "system"]
+    rest = [m for m in messages if m.role != "system"]
+    last_user = max((i for i, m in enumerate(rest) if m.role == "user"), default=None)
+    if last_user is None:
+        return system, [], [], _rounds(rest)
+    earlier: list[list[Message]] = []
+    for m in rest[:last_user]:
+        if m.role == "user" or not earlier:
+            earlier.append([m])
+        else:
+            earlier[-1].append(m)
+    return system, earlier, [rest[last_user]], _rounds(rest[last_user + 1:])
+
+
+def _rounds(messages: Sequence[Message]) -> list[list[Message]]:
+    rounds: list[list[Message]] = []
+    for m in messages:
+        if m.role == "tool" and rounds:
+            rounds[-1].append(m)
+        else:
+            rounds.append([m])
+    return rounds
+
+
+def _flat(groups: Sequence[Sequence[Message]]) -> list[Message]:
+    return [m for group in groups for m in group]
+
+
+@dataclass
+class DropOldest:
+    """Drop the oldest whole turns, then the oldest rounds of the current turn, keeping the newest
+    `keep_turns` earlier turns and the newest `keep_rounds` rounds (at least 1)."""
+
+    keep_rounds: int = 4
+    keep_turns: int = 0
+    over_chars: int = 0
+    name: str = field(default="drop_oldest", init=False)
+
+    def __post_init__(self):
+        _check_counts(self, keep_rounds=1, keep_turns=0)
+
+    def __call__(self, messages: list[Message]) -> list[Message]:
+        if message_chars(messages) <= self.over_chars:
+            return messages
+        kept, _ = self.split(messages)
+        return kept
+
+    def split(self, messages: list[Message]) -> tuple[list[Message], list[Message]]:
+        """(what is kept, what is dropped), each in the history's order."""
+        system, earlier, request, rounds = _split(messages)
+        cut_turns = max(0, len(earlier) - self.keep_turns)
+        cut_rounds = max(0, len(rounds) - self.keep_rounds)
+        dropped = _flat(earlier[:cut_turns]) + _flat(rounds[:cut_rounds])
+        if not request:  # no user message at all: nothing may be dropped, or the model would speak first
+            return list(messages), []
+        kept = system + _flat(earlier[cut_turns:]) + request + _flat(rounds[cut_rounds:])
+        return kept, dropped
+
+
+@dataclass
+class ElideToolResults:
+    """Replace every tool result but the newest `keep_last` with a short marker naming what was there.
+    The tool message itself stays (its call keeps its one answer); only its text shrinks. The newest
+    round's results, which the model is about to read, always stay."""
+
+    keep_last: int = 3
+    marker: str = "[result elided to save context: {chars} characters]"
+    over_chars: int = 0
+    name: str = field(default="elide_tool_results", init=False)
+
+    def __post_init__(self):
+        _check_counts(self, keep_last=0)
+
+    def __call__(self, messages: list[Message]) -> list[Message]:
+        if message_chars(messages) <= self.over_chars:
+            return messages
+        newest = max((i for i, m in enumerate(messages) if m.tool_calls), default=len(messages))
+        positions = [i for i, m in enumerate(messages) if m.role == "tool"]
+        old = [i for i in positions[:max(0, len(positions) - self.keep_last)] if i < newest]
+        if not old:
+            return messages
+        out = list(messages)
+        for i in old:
+            text = out[i].content or ""
+            short = self.marker.format(chars=len(text))
+            if len(short) < len(text):
+                out[i] = replace(out[i], content=short)
+        return out
+
+
+@dataclass
+class Summarize:
+    """Replace what `DropOldest(keep_rounds, keep_turns)` would drop with a summary written by `model`
+    (one extra model call, without tools). The summary goes in a user message where the dropped messages
+    were, and is extended, not rewritten, as more is dropped: each message is summarised once. The summary
+    call is `model.complete`, synchronous also under `arun` (a compaction hook is a plain function)."""
+
+    model: Any
+    keep_rounds: int = 2
+    keep_turns: int = 0
+    over_chars: int = 0
+    instructions: str = ("Summarise the conversation below for the assistant who will continue it: the "
+                         "user's requests, each tool's findings (numbers and names exactly), and what is "
+                         "still open. At most 120 words.")
+    name: str = field(default="summarize", init=False)
+    calls: int = field(default=0, init=False)  # summaries written (model calls made)
+    _done: list[Message] = field(default_factory=list, init=False, repr=False)
+    _summary: str = field(default="", init=False, repr=False)
+
+    def __post_init__(self):
+        _check_counts(self, keep_rounds=1, keep_turns=0)
+        if not (hasattr(self.model, "complete") or callable(self.model)):
+            raise TypeError(f"Summarize(model={self.model!r}): give a model with complete(messages, tools, options)")
+
+    def __call__(self, messages: list[Message]) -> list[Message]:
+        if message_chars(messages) <= self.over_chars:
+            return messages
+        kept, dropped = DropOldest(self.keep_rounds, self.keep_turns).split(messages)
+        if not dropped:
+            return messages
+        if dropped[:len(self._done)] != self._done:  # another history: start over
+            self._done, self._summary = [], ""
+        new = dropped[len(self._done):]
+        if new:
+            self._summary = self._write(new)
+            self._done = list(dropped)
+        note = Message.user(f"[Summary of the earlier conversation, written to save context]\n{self._summary}")
+        # where the dropped messages were: before the first kept turn when whole turns went, else right
+        # after the current request
+        users = [i for i, m in enumerate(kept) if m.role == "user"]
+        at = users[0] if any(m.role == "user" for m in dropped) else users[-1] + 1
+        return kept[:at] + [note] + kept[at:]
+
+    def _write(self, new: list[Message]) -> str:
+        lines = [f"Summary so far: {self._summary}"] if self._summary else []
+        for m in new:
+            calls = "; ".join(f"calls {c.name}({c.arguments_json()})" for c in m.tool_calls)
+            lines.append(f"{m.role}: {' '.join(x for x in (m.content or '', calls) if x)}")
+        request = [Message.system(self.instructions), Message.user("\n".join(lines))]
+        complete = self.model.complete if hasattr(self.model, "complete") else self.model
+        turn = complete(request, (), ModelOptions(tool_choice="none"))
+        self.calls += 1
+        return (turn.text or "").strip() or "(no summary)"
+
+
+def _check_counts(strategy: Any, **minimums: int) -> None:
+    for name, minimum in minimums.items():
+        value = getattr(strategy, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise ValueError(f"{type(strategy).__name__}({name}={value!r}): use a whole number >= {minimum}")
+    over = strategy.over_chars
+    if not isinstance(over, int) or isinstance(over, bool) or over < 0:
+        raise ValueError(f"{type(strategy).__name__}(over_chars={over!r}): use a whole number of characters >= 0")
+
+
+# -- the invariants, checked on what a hook returns ---------------------------------------------------
+
+def check_history(original: Sequence[Message], sent: Sequence[Message]) -> str | None:
+    """What is wrong with sending `sent` for the history `original`, in one sentence; None if nothing.
+
+    Checks the invariants above: every call in `sent` has its one result right after its turn and every
+    result its call; assistant messages keep their reasoning state as it was; the system prompt, the
+    current request and the newest round are all there; the first message after the system prompt is
+    the user's."""
+    answered: dict[str, int] = {}
+    pending: set[str] = set()
+    for m in sent:
+        if m.role == "tool":
+            if m.tool_call_id not in pending:
+                return f"a tool result ({m.tool_call_id}) is sent without the call it answers right before it"
+            pending.discard(m.tool_call_id)
+            answered[m.tool_call_id] = answered.get(m.tool_call_id, 0) + 1
+            continue
+        if pending:
+            return f"call {sorted(pending)[0]} is sent without its result"
+        pending = {c.id for c in m.tool_calls}
+    if pending:
+        return f"call {sorted(pending)[0]} is sent without its result"
+    by_calls = {tuple(c.id for c in m.tool_calls): m for m in original if m.tool_calls}
+    for m in sent:
+        if m.tool_calls and (kept := by_calls.get(tuple(c.id for c in m.tool_calls))) is not None \
+                and kept.reasoning != m.reasoning:
+            return "an assistant message with calls was sent without the reasoning state it came with"
+    system, _, request, rounds = _split(list(original))
+    for m in system + request + (rounds[-1] if rounds else []):
+        if not any(s is m or s == m for s in sent):
+            what = {"system": "the system prompt", "user": "the current request"}.get(m.role, "the newest round")
+            return f"{what} is missing from what is sent"
+    after_system = [m for m in sent if m.role != "system"]
+    if request and after_system and after_system[0].role != "user":
+        return "what is sent starts with the model speaking; Gemini refuses a call that no user turn precedes"
+    return None
+
+
+def strategy_name(hook: Any) -> str:
+    return getattr(hook, "name", None) or getattr(hook, "__name__", None) or type(hook).__name__
+
+
+class CompactionError(ValueError):
+    """A compaction hook returned a history that breaks an invariant (see check_history)."""
+
+
+def compact_request(hook: Compactor, messages: list[Message], trace: Any, step: int) -> list[Message]:
+    """Ask the hook what to send for `messages`, check it, and record the compaction in the trace."""
+    given = list(messages)
+    sent = hook(given)
+    if sent is None or sent is given or (len(sent) == len(given) and all(a is b for a, b in zip(sent, given))):
+        return messages  # nothing compacted
+    sent = list(sent)
+    if not all(isinstance(m, Message) for m in sent):
+        raise CompactionError(f"compact hook {strategy_name(hook)!r} returned something other than Messages")
+    problem = check_history(messages, sent)
+    if problem is not None:
+        raise CompactionError(f"compact hook {strategy_name(hook)!r}: {problem}")
+    trace.record("compact", step=step, strategy=strategy_name(hook), messages_before=len(messages),
+                 messages_after=len(sent), chars_before=message_chars(messages), chars_after=message_chars(sent))
+    return sent

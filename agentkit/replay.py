@@ -1,0 +1,150 @@
+"""Replay, fork and diff: a run's model turns and tool results, played back offline or branched.
+
+    again = replay(run, tools)                    # offline: the same history, byte for byte
+    other = fork(run, step=3, model=cheaper)      # the same first 2 steps, then another model
+    print(diff(run, other))                       # where the two first differ
+
+A Run records what the model said (`run.turns`, every ModelTurn as it came) and what the tools answered
+(`run.results`). `replay` runs the loop again with a model that plays the turns back and stand-ins for
+the tools that answer with the recorded results (by call id), so nothing is sent and no tool runs; the
+gates, limits and envelopes run as before, so with the same settings the history comes out the same,
+byte for byte. A saved run (`Run.to_json()`, read back with `checkpoint`) replays the same way.
+
+`fork(run, step=k, model=...)` keeps the history as it was before the k-th model call and runs the
+rest with another model (or other tools or settings): its counters start again at 0.
+`diff(a, b)` names the first message where two runs part.
+
+Left out on purpose: replaying side effects (state updates a tool made are not re-made) and fuzzy
+matching (a diff is exact: one changed character is a divergence).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, NamedTuple, Sequence
+
+from .checkpoint import Paused, read_state, restored_fields
+from .errors import ScriptError, ToolFailure
+from .loop import Run, StopReason, Thread, run
+from .tools import Tool
+from .types import Message, ModelTurn, ToolResult
+
+_CONTEXT = "replay_context"
+
+
+class Playback:
+    """A model that answers with recorded turns, in order, and says so when asked for one more."""
+
+    def __init__(self, turns: Sequence[ModelTurn], name: str = "playback"):
+        self.turns, self.name, self.calls = list(turns), name, 0
+
+    def complete(self, messages, tools, options) -> ModelTurn:
+        if self.calls >= len(self.turns):
+            raise ScriptError(f"{self.name}: asked for turn {self.calls + 1}, but the run recorded "
+                              f"{len(self.turns)}: the replay took another path")
+        self.calls += 1
+        return self.turns[self.calls - 1]
+
+    async def acomplete(self, messages, tools, options) -> ModelTurn:
+        return self.complete(messages, tools, options)
+
+
+def stand_ins(tools: Sequence[Tool], results: Sequence[ToolResult]) -> list[Tool]:
+    """Copies of `tools` (names, schemas, flags kept) that answer each call with its recorded result."""
+    by_id = {r.call_id: r for r in results}
+
+    def answer(**kwargs: Any) -> Any:
+        call_id = kwargs[_CONTEXT].call_id
+        recorded = by_id.get(call_id)
+        if recorded is None:
+            raise ToolFailure("not_recorded", f"no recorded result for call {call_id}: the replay took another path")
+        if recorded.ok:
+            return recorded.result
+        error = recorded.error or {}
+        raise ToolFailure(error.get("kind") or "tool_error", error.get("message") or "", error.get("path"),
+                          error.get("keyword"))
+    return [dataclasses.replace(t, fn=answer, is_async=False, context_param=_CONTEXT, _convert=None)
+            for t in tools]
+
+
+def replay(recorded: Run, tools: Sequence[Tool], **settings: Any) -> Run:
+    """Run `recorded` again offline: its turns played back, its tools answered from its results.
+
+    `tools` are the run's tools (only their names, schemas and flags are used; none is called);
+    `settings` are run()'s keywords (system, limits, ...), which should be the recorded run's."""
+    prefix = recorded.messages[:recorded.start_index + _prompt_length(recorded)]
+    thread = Thread(prefix[:recorded.start_index])
+    return run(Playback(recorded.turns), prefix[recorded.start_index:], stand_ins(tools, recorded.results),
+               thread=thread, **settings)
+
+
+def _prompt_length(r: Run) -> int:
+    """How many of the run's own messages came before its first model turn (the prompt)."""
+    new = r.new_messages
+    return next((i for i, m in enumerate(new) if m.role == "assistant"), len(new))
+
+
+def fork(recorded: Run, step: int, model: Any, tools: Sequence[Tool] = (), **settings: Any) -> Run:
+    """Re-run `recorded` from its step `step` (1 = its first model call) with `model`, `tools`, `settings`.
+
+    The history before that model call is kept as it was; the new run continues from it."""
+    assistants = [i for i, m in enumerate(recorded.messages) if m.role == "assistant" and i >= recorded.start_index]
+    if not isinstance(step, int) or isinstance(step, bool) or not 1 <= step <= max(len(assistants), 1):
+        raise ValueError(f"fork(step={step!r}): the run has steps 1 to {len(assistants)}")
+    cut = assistants[step - 1] if assistants else len(recorded.messages)
+    forked = run(model, None, tools, thread=Thread(recorded.messages[:cut]), **settings)
+    forked.trace.record("fork", run_id=recorded.run_id, step=step, messages=cut)
+    return forked
+
+
+class Divergence(NamedTuple):
+    """Where two runs first differ: the message index, the step it belongs to, and each side's message."""
+
+    index: int
+    step: int
+    a: Message | None
+    b: Message | None
+
+    def __str__(self) -> str:
+        return (f"first divergence at message {self.index} (step {self.step}):\n"
+                f"  a: {_describe(self.a)}\n  b: {_describe(self.b)}")
+
+
+def diff(a: Run, b: Run) -> Divergence | None:
+    """The first message where runs `a` and `b` differ (None when their histories are identical)."""
+    for index in range(max(len(a.messages), len(b.messages))):
+        ma = a.messages[index] if index < len(a.messages) else None
+        mb = b.messages[index] if index < len(b.messages) else None
+        if _bytes(ma) != _bytes(mb):
+            step = sum(m.role == "assistant" for m in (a.messages if ma is not None else b.messages)[:index]) + 1
+            return Divergence(index, step, ma, mb)
+    return None
+
+
+def history_bytes(r: Run) -> bytes:
+    """The history as bytes (JSON of every message): what "byte-identical" compares."""
+    return json.dumps([m.to_dict() for m in r.messages], ensure_ascii=False, sort_keys=True).encode()
+
+
+def _bytes(m: Message | None) -> str | None:
+    return None if m is None else json.dumps(m.to_dict(), ensure_ascii=False, sort_keys=True)
+
+
+def _describe(m: Message | None) -> str:
+    if m is None:
+        return "(no message: the run ended)"
+    if m.tool_calls:
+        return f"{m.role} calls " + ", ".join(f"{c.name}({c.arguments_json()})" for c in m.tool_calls)
+    text = (m.content or "").replace("\n", " ")
+    return f"{m.role}: {text[:100]}{'…' if len(text) > 100 else ''}"
+
+
+def load(state: str | dict) -> Run:
+    """A Run read back from `Run.to_json()` (its history, turns, results and counters; no trace)."""
+    data = read_state(state)
+    loaded = Run(**restored_fields(data))
+    loaded.stop_reason = StopReason(data["stop_reason"]) if data.get("stop_reason") else None
+    loaded.output = data.get("output")
+    loaded.pending = Paused.from_dict(data["pending"]) if data.get("pending") else None
+    return loaded

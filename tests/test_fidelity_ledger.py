@@ -1,0 +1,231 @@
+"""The fidelity ledger (agentkit/sim/fidelity.toml) says what the simulator answers; this drives the simulator
+to produce every entry and asserts its status and text are the ledger's, so neither can drift alone."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import httpx
+import pytest
+
+from agentkit.providers import openai_responses
+from agentkit.sim.fidelity import WORDING_KINDS, Entry, ledger, ledger_table
+
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+ASK = "Weather in Paris and in Tokyo?"
+USER = [{"role": "user", "content": ASK}]
+CLAUDE_TOOLS = [{"name": "get_weather", "input_schema": WEATHER}]
+CALLS = [{"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input": {"city": "Paris"}},
+         {"type": "tool_use", "id": "toolu_01B", "name": "get_weather", "input": {"city": "Tokyo"}}]
+RESULTS = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": "sunny"}
+                                       for i in ("toolu_01A", "toolu_01B")]}
+GEMINI_TOOLS = [{"functionDeclarations": [{"name": "get_weather", "parametersJsonSchema": WEATHER}]}]
+RESPONSES_TOOLS = [{"type": "function", "name": "get_weather", "parameters": WEATHER, "strict": False}]
+
+
+class Sim:
+    """One client for the module's simulator; each method answers (status, the text the ledger states)."""
+
+    def __init__(self, server, client: httpx.Client):
+        self.server, self.client = server, client
+
+    def post(self, fmt: str, path: str, body: dict, headers: dict) -> httpx.Response:
+        return self.client.post(self.server.base_url(fmt) + path, json=body, headers=headers)
+
+    def claude(self, body: dict) -> httpx.Response:
+        return self.post("anthropic", "/messages", {"max_tokens": 2048, "tools": CLAUDE_TOOLS, **body},
+                         {"x-api-key": "k", "anthropic-version": "2023-06-01"})
+
+    def claude_error(self, body: dict) -> tuple[int, str]:
+        r = self.claude(body)
+        return r.status_code, r.json()["error"]["message"]
+
+    def responses(self, body: dict) -> httpx.Response:
+        return self.post("openai-responses", "/responses", {"model": "gpt-6.1-sol", "tools": RESPONSES_TOOLS, **body},
+                         {"authorization": "Bearer k"})
+
+    def gemini(self, model: str, contents: list) -> httpx.Response:
+        return self.post("gemini", f"/models/{model}:generateContent", {"contents": contents, "tools": GEMINI_TOOLS},
+                         {"x-goog-api-key": "k"})
+
+
+def error_of(r: httpx.Response) -> tuple[int, str]:
+    return r.status_code, r.json()["error"]["message"]
+
+
+def thinking_turn(sim: Sim, model: str, **fields) -> list:
+    """The question, a 5.x model's first answer (thinking + calls), and the results: a history to replay."""
+    answer = sim.claude({"model": model, "messages": USER, **fields}).json()
+    results = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": b["id"], "content": "sunny"}
+                                           for b in answer["content"] if b["type"] == "tool_use"]}
+    return [*USER, {"role": "assistant", "content": answer["content"]}, results]
+
+
+def first_thinking_block(sim: Sim, **fields) -> tuple[int, dict]:
+    r = sim.claude({"model": "claude-opus-5-5", "messages": USER, **fields})
+    return r.status_code, r.json()["content"][0]
+
+
+def changed_prefix(sim: Sim) -> tuple[int, str]:
+    return sim.claude_error({"model": "claude-opus-5-5", "messages": thinking_turn(sim, "claude-opus-5-5"),
+                             "system": "Answer in French."})
+
+
+def responses_first(sim: Sim) -> list[dict]:
+    return sim.responses({"input": ASK, "reasoning": {"effort": "low"}}).json()["output"]
+
+
+def reasoning_alone(sim: Sim) -> tuple[int, str]:
+    reasoning = [o for o in responses_first(sim) if o["type"] == "reasoning"]
+    return error_of(sim.responses({"input": [*USER, *reasoning]}))
+
+
+def call_without_reasoning(sim: Sim) -> tuple[int, str]:
+    calls = [o for o in responses_first(sim) if o["type"] == "function_call"]
+    outputs = [{"type": "function_call_output", "call_id": c["call_id"], "output": "sunny"} for c in calls]
+    return error_of(sim.responses({"input": [*USER, *calls, *outputs]}))
+
+
+def gemini_answer(model: str, parts: list) -> list:
+    return [{"role": "user", "parts": [{"text": ASK}]}, {"role": "model", "parts": parts}]
+
+
+def gemini_unsigned(sim: Sim) -> tuple[int, str]:
+    answer = sim.gemini("gemini-3-flash-preview", gemini_answer("", [])[:1]).json()
+    parts = answer["candidates"][0]["content"]["parts"]
+    unsigned = [{k: v for k, v in p.items() if k != "thoughtSignature"} for p in parts]
+    results = [{"functionResponse": {"name": p["functionCall"]["name"], "id": p["functionCall"].get("id"),
+                                     "response": {"output": "sunny"}}} for p in parts]
+    return error_of(sim.gemini("gemini-3-flash-preview",
+                               [*gemini_answer("", unsigned), {"role": "user", "parts": results}]))
+
+
+TWO_CALLS = [{"functionCall": {"name": "get_weather", "args": {"city": c}}} for c in ("Paris", "Tokyo")]
+
+
+def gemini_results(*names: str) -> dict:
+    return {"role": "user", "parts": [{"functionResponse": {"name": n, "response": {"output": "sunny"}}}
+                                      for n in names]}
+
+
+def openrouter_down(sim: Sim) -> tuple[int, str]:
+    r = sim.post("openrouter", "/chat/completions", {"model": "sim-reasoner-503", "messages": USER},
+                 {"authorization": "Bearer k"})
+    status, message = error_of(r)
+    return status, message.removesuffix(" (simulated fault)")
+
+
+#: entry id -> how to make the simulator show it: (status, text).
+PROBES: dict[str, Callable[[Sim], tuple[int, str]]] = {
+    "anthropic.forced_tool_use": lambda sim: sim.claude_error(
+        {"model": "claude-opus-5-5", "messages": USER, "tool_choice": {"type": "any"}}),
+    "anthropic.thinking_disabled": lambda sim: sim.claude_error(
+        {"model": "claude-opus-5-5", "messages": USER, "thinking": {"type": "disabled"}}),
+    "anthropic.thinking_budget": lambda sim: sim.claude_error(
+        {"model": "claude-opus-5-5", "messages": USER, "thinking": {"type": "enabled", "budget_tokens": 1024}}),
+    "anthropic.thinking_disabled_other_5x": lambda sim: sim.claude_error(
+        {"model": "claude-fable-5-1", "messages": USER, "thinking": {"type": "disabled"}}),
+    "anthropic.thinking_always_on": lambda sim: (lambda s, b: (s, b["type"]))(*first_thinking_block(sim)),
+    "anthropic.thinking_display_omitted": lambda sim: (lambda s, b: (s, b["thinking"]))(*first_thinking_block(sim)),
+    "anthropic.prefix_bound_thinking": changed_prefix,
+    "anthropic.dotted_model_id": lambda sim: sim.claude_error({"model": "claude-opus-5.5", "messages": USER}),
+    "anthropic.thinking_missing_in_open_cycle": lambda sim: sim.claude_error(
+        {"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 1024},
+         "messages": [*USER, {"role": "assistant", "content": CALLS}, RESULTS]}),
+    "anthropic.thinking_signature_invalid": lambda sim: sim.claude_error(
+        {"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 1024},
+         "messages": [*USER, {"role": "assistant", "content": [
+             {"type": "thinking", "thinking": "I made this up.", "signature": "c2lnbmF0dXJl"}, *CALLS]}, RESULTS]}),
+    "anthropic.thinking_with_forced_tool": lambda sim: sim.claude_error(
+        {"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": USER,
+         "tool_choice": {"type": "any"}}),
+    "anthropic.tool_use_without_result": lambda sim: sim.claude_error(
+        {"model": "claude-sonnet-4-5", "messages": [*USER, {"role": "assistant", "content": CALLS}]}),
+    "anthropic.result_without_tool_use": lambda sim: sim.claude_error(
+        {"model": "claude-sonnet-4-5", "messages": [*USER, RESULTS]}),
+    "openai-chat.responses_only_tools": lambda sim: error_of(sim.post(
+        "openai-chat", "/chat/completions",
+        {"model": "gpt-6.1-sol", "messages": USER,
+         "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]},
+        {"authorization": "Bearer k"})),
+    "openai-responses.strict_by_default": lambda sim: (200, str(openai_responses.tool_from_wire(
+        {"type": "function", "name": "get_weather", "parameters": WEATHER}).strict)),
+    "openai-responses.reasoning_without_following_item": reasoning_alone,
+    "openai-responses.call_without_reasoning": call_without_reasoning,
+    "openai-responses.previous_response_not_found": lambda sim: error_of(
+        sim.responses({"input": "hi", "previous_response_id": "resp_gone"})),
+    "gemini.response_count": lambda sim: error_of(sim.gemini(
+        "gemini-2.5-flash", [*gemini_answer("", TWO_CALLS), gemini_results("get_weather")])),
+    "gemini.response_names_its_call": lambda sim: error_of(sim.gemini(
+        "gemini-2.5-flash", [*gemini_answer("", TWO_CALLS), gemini_results("get_news", "get_weather")])),
+    "gemini.missing_thought_signature": gemini_unsigned,
+    "openrouter.provider_down": openrouter_down,
+    "openrouter.forced_tool_use": lambda sim: error_of(sim.post(
+        "openrouter", "/chat/completions",
+        {"model": "anthropic/claude-opus-5.5", "messages": USER, "tool_choice": "required",
+         "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]},
+        {"authorization": "Bearer k"})),
+}
+
+
+FAULT_PATHS = {"openai-chat": "/chat/completions", "openai-responses": "/responses", "anthropic": "/messages",
+               "openrouter": "/chat/completions", "ollama": "/api/chat"}
+
+
+def fault(fmt: str, status: int) -> Callable[[Sim], tuple[int, str]]:
+    """Ask the simulator for a fault of `status` in `fmt`; the message without its " (simulated fault)" mark."""
+    def probe(sim: Sim) -> tuple[int, str]:
+        model = f"sim-reasoner-{status}"
+        if fmt == "gemini":
+            r = sim.gemini(model, gemini_answer("", [])[:1])
+        else:
+            body = {"model": model, "messages": USER, "input": ASK, "max_tokens": 64, "stream": False}
+            keep = {"openai-responses": ("model", "input")}.get(fmt, ("model", "messages", "max_tokens", "stream"))
+            r = sim.post(fmt, FAULT_PATHS[fmt], {k: v for k, v in body.items() if k in keep},
+                         {"authorization": "Bearer k", "x-api-key": "k", "anthropic-version": "2023-06-01"})
+        error = r.json()["error"]
+        message = error if isinstance(error, str) else error["message"]
+        return r.status_code, message.removesuffix(" (simulated fault)")
+    return probe
+
+
+PROBES.update({entry_id: fault(entry.format, entry.status) for entry_id, entry in ledger().items()
+               if ".fault_" in entry_id})
+
+
+@pytest.fixture(scope="module")
+def sim(server):
+    with httpx.Client(timeout=10) as client:
+        yield Sim(server, client)
+
+
+def test_every_entry_has_a_probe_and_every_probe_an_entry():
+    assert set(PROBES) == set(ledger())
+
+
+@pytest.mark.parametrize("entry", list(ledger().values()), ids=list(ledger()))
+def test_the_simulator_says_what_the_ledger_says(sim, entry: Entry):
+    status, text = PROBES[entry.id](sim)
+    assert status == entry.status
+    assert entry.matches(text) is not None, f"simulator: {text!r}\nledger:    {entry.wording!r}"
+
+
+def test_the_ledger_is_well_formed():
+    for entry in ledger().values():
+        assert entry.wording_is in WORDING_KINDS and entry.source.startswith("https://")
+
+
+def test_the_table_marks_the_simulators_own_words():
+    table = ledger_table("anthropic")
+    rows = table.splitlines()[2:]
+    assert len(rows) == sum(e.format == "anthropic" for e in ledger().values())
+    ours = [e for e in ledger().values() if e.format == "anthropic" and e.wording_is == "ours"]
+    assert ours and all(f"{e.wording} (wording ours)".replace("|", "\\|") in table for e in ours)
+    with pytest.raises(ValueError, match="no ledger entries"):
+        ledger_table("no-such-format")
+
+
+def test_a_placeholder_matches_what_the_request_decided():
+    entry = ledger()["anthropic.prefix_bound_thinking"]
+    assert entry.matches(entry.wording.format(i=3, j=0)) == {"i": "3", "j": "0"}
+    assert entry.matches("messages.3.content.0: something else") is None
