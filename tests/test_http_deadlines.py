@@ -298,3 +298,31 @@ def test_bound_client_wraps_every_pool_a_client_holds_proxies_included():
     assert bound_client(client) and bound_client(client)  # once wrapped, a second call changes nothing
     assert is_bounded(client._transport) and all(is_bounded(t) for t in client._mounts.values())
     assert not bound_client(httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(200))))
+
+
+class _OneEventThenSilence(httpx.AsyncBaseTransport):
+    """A transport of your own whose SSE stream brings one event, then nothing for ever."""
+
+    async def handle_async_request(self, request):
+        from hostile_server import EVENT
+
+        class Body(httpx.AsyncByteStream):
+            async def __aiter__(self):
+                yield EVENT
+                await asyncio.Event().wait()
+
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Body())
+
+
+def test_a_stream_from_an_async_transport_of_your_own_is_stalled_by_the_deadline():
+    seen: list = []
+
+    async def consume():
+        async with httpx.AsyncClient(transport=_OneEventThenSilence()) as client:
+            model = HTTPModel("m", base_url="http://x/v1", api_key="k", timeout=TIMEOUT, max_retries=0,
+                              async_client=client)
+            async for event in model.astream(MESSAGES):
+                seen.append(event)
+
+    error = aends(consume)
+    assert len(seen) == 1 and isinstance(error, ProviderTimeout) and error.error_type == "stalled"
