@@ -376,3 +376,30 @@ def test_a_cut_or_edited_cassette_ends_in_one_line(capsys, tmp_path, cassette, e
     assert code in (1, 2), err
     last = err.strip().splitlines()[-1]
     assert str(tape) in last and ("record it again" in last or "recording has no answer" in last), err
+
+
+def test_a_server_that_echoes_the_key_cannot_put_it_into_the_cassette_either(tmp_path):
+    from agentkit.bench.record import recording
+
+    key = planted_key()
+    cases = load_cases("agentkit:limits", limit=1)
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        heard = request.headers.get("authorization", "")
+        return httpx.Response(200, headers={"x-echo": heard}, json={
+            "id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {
+                    "role": "assistant", "content": f"I heard {heard}, {urllib.parse.quote(key)}"}}]})
+
+    model = HTTPModel("m", base_url="http://echo.test/v1", api_key=key, transport=httpx.MockTransport(echo))
+    tape, out = tmp_path / "tape.yaml", tmp_path / "m.jsonl"
+    with recording(tape, secrets=[key]):
+        asyncio.run(run_benchmark(cases, model, out=out, progress=False, secrets=[key]))
+    import yaml
+
+    stored = yaml.safe_load(tape.read_text(encoding="utf-8"))["interactions"]  # bodies may be stored as bytes
+    bodies = [i["response"]["body"]["string"] for i in stored]
+    tape_text = json.dumps(stored, default=str) + "".join(
+        b.decode("utf-8") if isinstance(b, bytes) else b for b in bodies)
+    for name, text in (("cassette", tape_text), ("results", out.read_text(encoding="utf-8"))):
+        assert "I heard" in text and key not in text and urllib.parse.quote(key) not in text, name
