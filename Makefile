@@ -6,16 +6,22 @@ STAMP  := $(VENV)/.installed-stamp
 export UV_PYTHON_DOWNLOADS := never
 export PYTHONHASHSEED := 0
 
-.PHONY: lab test unit lint notebooks docs bench bench-data venv clean
+.PHONY: lab test test-durations unit lint notebooks docs bench bench-data venv clean
 
 venv: $(STAMP)
 
-# uv installs the kit with its extras in seconds; it is itself installed with the venv's pip.
+# uv installs the kit with its extras; it is itself installed with the venv's pip. Each phase says what it
+# does, and uv shows its own progress (resolving, downloading, installing): the first run takes a minute
+# or two (see the README), later ones nothing.
 $(STAMP): pyproject.toml
+	@echo "==> [1/3] creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip uv
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[lab,dev,docs]'
+	@echo "==> [2/3] installing pip and uv into $(VENV)"
+	$(BIN)/python -m pip install --upgrade pip uv
+	@echo "==> [3/3] installing agentkit with its lab, dev and docs extras (uv; the first time downloads ~150 packages)"
+	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[lab,dev,docs]'
 	touch $(STAMP)
+	@echo "==> $(VENV) is ready"
 
 # `jupyter trust` lets JupyterLab draw the widgets saved in a tutorial (08's playground, say) as soon as it
 # opens, before any cell runs; in an untrusted notebook they show as plain text. tools/lab-overrides.json
@@ -24,6 +30,7 @@ $(STAMP): pyproject.toml
 # More options for jupyter lab go in LAB_ARGS, e.g. `make lab LAB_ARGS=--port=9999`.
 LAB_ARGS ?=
 lab: $(STAMP)
+	@echo "==> trusting the tutorials, then starting JupyterLab: open the http://127.0.0.1:... URL it prints"
 	$(BIN)/jupyter trust notebooks/*.ipynb
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp tools/lab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
@@ -34,9 +41,19 @@ lab: $(STAMP)
 # Provider variables are cleared: stored notebook outputs come from the simulator, never a paid API
 # (and AGENTKIT_LANG: they hold the seeds' Japanese prompts).
 # HYPOTHESIS_PROFILE=full runs every property test at its full example count (local runs: "quick").
+# Each file runs whole on one of two workers (--dist loadfile), the longest first (tests/slowest_files.txt,
+# see tests/conftest.py; --no-loadscope-reorder keeps that order instead of xdist's "most tests first"),
+# and AGENTKIT_FILE_PROGRESS prints a line as each file or notebook starts.
+PYTEST_ALL = env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL -u AGENTKIT_LANG HYPOTHESIS_PROFILE=full \
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder tests $(wildcard notebooks/*.ipynb) \
+	--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 test: $(STAMP) lint bench-data docs
-	env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL -u AGENTKIT_LANG HYPOTHESIS_PROFILE=full $(BIN)/python -m pytest -q -n 2 --dist loadfile tests $(wildcard notebooks/*.ipynb) \
-		--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
+	@echo "==> pytest on 2 workers: unit, property and packaging tests, then every notebook under nbval"
+	AGENTKIT_FILE_PROGRESS=1 $(PYTEST_ALL)
+
+# The same run, which also rewrites tests/slowest_files.txt with the seconds each file took.
+test-durations: $(STAMP) bench-data
+	AGENTKIT_TEST_DURATIONS=tests/slowest_files.txt $(PYTEST_ALL)
 
 # BFCL's public data for agentkit.bench, read from the bfcl-eval wheel into the user cache; a no-op once there.
 bench-data: $(STAMP)

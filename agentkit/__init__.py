@@ -14,9 +14,9 @@
         print(result.output, result.stop_reason)
 
 The modules, from the ground floor up (each imports only from the ones before it):
-types, errors, trace, strict, tools, validate, fixtures, budgets, policies, execute, compaction, checkpoint,
-loop, resume, replay, models, providers, http, sim, lab, otel, viz. `import agentkit` loads the core only;
-HTTPModel, the simulator and the charts load on first use.
+types, errors, extras, trace, strict, tools, validate, fixtures, budgets, policies, execute, compaction,
+checkpoint, loop, resume, replay, models, providers, http, sim, lab, otel, viz. `import agentkit` loads the core
+only; HTTPModel, the simulator and the charts load on first use.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 from .errors import (AgentkitError, LimitExceeded, ModelCallError, ProviderError, RunError, ScriptError,
                      ToolDefinitionError, ToolExecutionError, ToolFailure, ToolReturnError, ToolTimeout)
 from .execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor
-from .loop import Run, StopReason, Thread, arun, run
+from .loop import Run, Settings, StopReason, Thread, arun, run
 from .models import FunctionModel, ScriptedModel, call
 from .policies import Approve, Deny, Edit, Limits, Retry
 from .tools import RuleViolation, Tool, ToolContext, Update, tool
@@ -36,7 +36,7 @@ from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolS
 __version__ = "0.1.0"
 
 __all__ = [
-    "tool", "Tool", "ToolContext", "Update", "RuleViolation", "run", "arun", "Run", "Thread", "StopReason",
+    "tool", "Tool", "ToolContext", "Update", "RuleViolation", "run", "arun", "Run", "Settings", "Thread", "StopReason",
     "Limits", "Retry",
     "Approve", "Deny", "Edit", "ScriptedModel", "FunctionModel", "call", "HTTPModel", "Trace",
     "Message", "ModelOptions", "ModelTurn", "ToolCall", "ToolResult", "ToolSpec", "Usage",

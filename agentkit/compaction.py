@@ -182,10 +182,10 @@ class Summarize:
             self._summary = self._write(new)
             self._done = list(dropped)
         note = Message.user(f"[Summary of the earlier conversation, written to save context]\n{self._summary}")
-        # where the dropped messages were: before the first kept turn when whole turns went, else right
-        # after the current request
+        # before the first kept turn when whole turns went, else just before the current request (not after
+        # it: the request stays the user text the kept calls answer, which reasoning state may be bound to)
         users = [i for i, m in enumerate(kept) if m.role == "user"]
-        at = users[0] if any(m.role == "user" for m in dropped) else users[-1] + 1
+        at = users[0] if any(m.role == "user" for m in dropped) else users[-1]
         return kept[:at] + [note] + kept[at:]
 
     def _write(self, new: list[Message]) -> str:

@@ -5,6 +5,8 @@
     ├── ToolReturnError            a tool returned something the loop cannot send back (e.g. a state
     │                              update without its result message); names the tool
     ├── ScriptError                a ScriptedModel ran out of steps, or steps were left unconsumed
+    ├── MissingExtra               a feature needs an optional dependency; names the extra that brings it
+    │                              (also an ImportError)
     ├── ToolTimeout                a tool ran past its timeout (also a TimeoutError)
     ├── ToolFailure                raised by a tool to choose its error envelope: kind, message, path,
     │                              keyword (an MCP server's isError result arrives as one)
@@ -51,6 +53,10 @@ class ToolReturnError(AgentkitError, TypeError):
 
 class ScriptError(AgentkitError, AssertionError):
     pass
+
+
+class MissingExtra(AgentkitError, ImportError):
+    """An optional feature's dependency is not installed; the message names the extra to install."""
 
 
 class ToolTimeout(AgentkitError, TimeoutError):

@@ -1,13 +1,13 @@
 """Argument fixtures: the same recorded tool-call arguments for tests, notebooks and manual checks.
 
-    fixtures = load_fixtures()                 # data/fixtures in the checkout
+    fixtures = load_fixtures()                 # agentkit/data/fixtures, shipped with the package
     for case in fixtures:
         result = validate_arguments(fixtures.tools[case.tool], case.raw)
         assert result.gate == case.gate        # valid ones pass, the others fail at the gate they name
 
-`data/fixtures/fixtures.json` lists the cases (file, tool, the gate that must refuse it, the error kind,
-keyword and path); `tools.json` defines the tools they target, with a canned result each, so a fixture
-tool can also run inside the loop. One file per case keeps each example readable and diffable.
+`agentkit/data/fixtures/fixtures.json` (package data) lists the cases (file, tool, the gate that must
+refuse it, the error kind, keyword and path); `tools.json` defines the tools they target, with a canned
+result each, so a fixture tool can also run inside the loop. One file per case keeps each example readable and diffable.
 
 Left out on purpose: generating fixtures (write them by hand, from real failures) and any format but JSON.
 """
@@ -81,20 +81,23 @@ _RULE_FACTORIES = {"date_order": date_order}
 
 
 def load_fixtures(path: str | Path | None = None) -> FixtureSet:
-    """Load data/fixtures (or `path`): fixtures.json lists the cases, tools.json the tools they target.
+    """Load the kit's fixtures, agentkit/data/fixtures (or your own folder `path`): fixtures.json lists the
+    cases, tools.json the tools they target.
 
         fixtures = load_fixtures()
         for case in fixtures:
             result = validate_arguments(fixtures.tools[case.tool], case.raw)
             assert result.gate == case.gate
     """
+    from importlib.resources import files
     from pathlib import Path
 
-    root = Path(path) if path is not None else _find_fixtures()
+    # The kit's own fixtures are package data, read through importlib.resources: they ship in the wheel.
+    root = Path(path) if path is not None else files("agentkit") / "data" / "fixtures"
     index_file = root / "fixtures.json"
     if not index_file.is_file():
-        raise FileNotFoundError(f"no fixtures.json in {root}; pass load_fixtures(path=...) pointing at the "
-                                f"repository's data/fixtures directory")
+        raise FileNotFoundError(f"no fixtures.json in {root}; pass load_fixtures(path=...) pointing at a folder "
+                                f"laid out like agentkit/data/fixtures")
     index = json.loads(index_file.read_text(encoding="utf-8"))
     specs = json.loads((root / index.get("tools", "tools.json")).read_text(encoding="utf-8"))
     tools = {name: _fixture_tool(name, spec) for name, spec in specs.items()}
@@ -107,20 +110,6 @@ def load_fixtures(path: str | Path | None = None) -> FixtureSet:
                              gate=entry.get("gate"), kind=entry.get("kind"), keyword=entry.get("keyword"),
                              path=entry.get("path"), note=entry.get("note", "")))
     return FixtureSet(tools=tools, cases=tuple(cases), root=root)
-
-
-def _find_fixtures() -> Path:
-    from pathlib import Path
-
-    # The kit's checkout first (agentkit/../data/fixtures), then the working directory and its parent,
-    # which covers notebooks run from notebooks/.
-    here = Path(__file__).resolve().parent.parent
-    for base in (here, Path.cwd(), Path.cwd().parent):
-        candidate = base / "data" / "fixtures"
-        if (candidate / "fixtures.json").is_file():
-            return candidate
-    raise FileNotFoundError("cannot find data/fixtures (looked next to the agentkit package and in the "
-                            "working directory); pass load_fixtures(path=...)")
 
 
 def _fixture_tool(name: str, spec: dict) -> Tool:

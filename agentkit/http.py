@@ -449,7 +449,7 @@ class HTTPModel:
             raise ValueError("no provider configured and no simulator: start one with agentkit.sim.serve() "
                              "and pass sim_url=..., or set AGENTKIT_PROVIDER / a provider API key")
         sim_url = getattr(sim_url, "url", sim_url)  # the handle from agentkit.sim.serve() works too
-        # The simulator takes any key but wants one; a dummy means a real key is never sent to it.
+        # The simulator needs no key; a dummy one means a real key from the environment is never sent to it.
         kwargs.setdefault("api_key", "sim-key")
         return cls(sim_model, default_format, base_url=cls.sim_base_url(sim_url, default_format), **kwargs)
 

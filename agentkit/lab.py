@@ -61,7 +61,7 @@ def simulator(format: str = "openai-chat", model: str = "sim-reasoner", **kwargs
     """An HTTPModel on the shared simulator whatever the environment says."""
     server = sim.shared()
     _warm_up()
-    kwargs.setdefault("api_key", "sim-key")  # the simulator wants a key; a real one is never sent to it
+    kwargs.setdefault("api_key", "sim-key")  # the simulator needs none; a dummy keeps a real one from it
     return HTTPModel(model, format, base_url=server.base_url(format), **kwargs)
 
 

@@ -157,11 +157,35 @@ class Thread:
 @dataclass(frozen=True)
 class Settings:
     """How a run behaves: what `run()` / `arun()` take besides the model, prompt, tools, thread, trace and
-    executor. The core reads its choices from here and nowhere else.
+    executor. The core reads its choices from here and nowhere else. Each setting is described once, in
+    the table below, which `help(run)` and `help(arun)` show too (a new field needs its line here).
 
-    tool_timeout (seconds) bounds every tool without a `timeout` of its own. It is off by default because
-    Python cannot interrupt a function: a timed call runs in a thread of its own, which costs about 50 µs
-    a call; set it whenever a tool could hang.
+    Settings (keywords of run() and arun()):
+        system               a system prompt, put first in the conversation unless it has one (default None)
+        limits               Limits(...): the step cap, tool-call caps per run / thread / tool, repeated
+                             calls, invalid calls, token / cost / time budgets, and what a hit cap does
+                             (exit_behavior); default None means Limits(): 20 model calls at most. See
+                             agentkit.policies.Limits
+        on_tool_error        what an exception inside a tool does: "report" (default: the model reads a
+                             sanitised error), "raise", a fixed text (a sentence) the model reads, exception
+                             class(es) to report (others raise), fn(exc, call) -> text or None to raise, or
+                             Retry(...). A near miss of a mode name ("rasie") is refused
+        tool_choice          "auto" (default), "none", "required", "required_first" (required on the first
+                             turn, then auto), {"name": tool} to force one tool, or fn(step, run) -> one of those
+        parallel_tool_calls  True / False asks the provider to allow / forbid several calls in one turn;
+                             None (default) sends nothing and leaves the provider's default
+        stream               True: the model is called with streaming on (the turn is reassembled)
+        approve              fn(call, ctx) asked before each call runs: True / None approves, False or a
+                             reason denies, Approve() / Deny(reason) / Edit(arguments); default None: all run
+        cancel               a threading.Event (or anything with is_set()), or a function returning a bool:
+                             once set, the run stops with "user_cancel", every call answered
+        tool_timeout         seconds bounding every tool without a `timeout` of its own (default None: off,
+                             because Python cannot interrupt a function: a timed call runs in a thread of
+                             its own, about 50 µs a call; set it whenever a tool could hang)
+        on_event             fn(event) called with each trace Event as it happens (progress, logging)
+        compact              fn(messages) -> messages, asked before each model call: what is sent
+                             (run.messages keeps everything); agentkit.compaction's DropOldest /
+                             ElideToolResults / Summarize; default None: everything is sent
     """
 
     system: str | None = None
@@ -765,15 +789,21 @@ def run(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = 
         compact: Callable[[list[Message]], list[Message]] | None = None,
         on_event: Callable[[Event], Any] | None = None, thread: Thread | None = None, trace: Trace | None = None,
         executor: str | Executor | None = "threads", max_concurrency: int = 64) -> Run:
-    """Run the loop to a stop reason and return the Run. `model` has complete(messages, tools, options).
+    """Run the loop to a stop reason and return the Run. A run that ends by raising raises a RunError
+    whose `.run` is the partial Run, with every call answered.
 
-    `tools` is a list, or a function returning the current list: it is asked before every model call, so
-    a tool set that changes during the run (an MCP server's: `tools=lambda: client.tools`) reaches the
-    model at the next turn. The keywords up to `on_event` are the run's `Settings` (see there, e.g.
-    `tool_timeout`); `thread`
-    carries the conversation over from earlier runs; `executor` runs the tool calls ("threads",
-    "sequential", "asyncio" or an Executor). A run that ends by raising raises a RunError whose `.run`
-    is the partial Run, with every call answered.
+        model                anything with complete(messages, tools, options) -> ModelTurn (HTTPModel,
+                             ScriptedModel, FunctionModel, your own); an async-only model works too
+        prompt               a str (one user message), a Message, a list of Messages, or None (a thread's)
+        tools                a list of Tools, or a function returning the current list: it is asked before
+                             every model call, so a tool set that changes during the run (an MCP server's:
+                             `tools=lambda: client.tools`) reaches the model at the next turn
+        thread               a Thread: carries the conversation, state and call counts over from earlier runs
+        trace                a Trace to record into (default: a new one, as `run.trace`)
+        executor             runs the tool calls: "threads" (default), "sequential", "asyncio" or an Executor
+        max_concurrency      how many calls of one batch run at once (default 64)
+
+    The other keywords are the run's `Settings`, one object the core reads:
     """
     core = LoopCore(tools, prompt, Settings(
         system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
@@ -815,7 +845,14 @@ async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | 
                tool_timeout: float | None = None, on_event: Callable[[Event], Any] | None = None,
                thread: Thread | None = None, trace: Trace | None = None,
                executor: str | Executor | None = "asyncio", max_concurrency: int = 64) -> Run:
-    """The same loop as `run`, driven from asyncio: model.acomplete and the tools are awaited."""
+    """The same loop as `run`, driven from asyncio: model.acomplete and the tools are awaited (a model
+    with only complete() runs in a worker thread). The keywords are run()'s:
+
+        model, prompt, tools, thread, trace, max_concurrency   as for run()
+        executor             "asyncio" (default), "threads", "sequential" or an Executor
+
+    The other keywords are the run's `Settings`, one object the core reads:
+    """
     core = LoopCore(tools, prompt, Settings(
         system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
         parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
@@ -846,6 +883,16 @@ async def adrive(core: LoopCore, model: Any, executor: str | Executor | None = "
         if owned:
             pool.close()
     return core.result()
+
+
+def _settings_help() -> str:
+    """The settings table of Settings' docstring: written once, shown by help(run) and help(arun) too."""
+    doc = Settings.__doc__ or ""
+    return doc[doc.index("    Settings (keywords"):].rstrip() + "\n"
+
+
+run.__doc__ = (run.__doc__ or "") + "\n" + _settings_help()
+arun.__doc__ = (arun.__doc__ or "") + "\n" + _settings_help()
 
 
 def _sync_complete(model: Any) -> Callable[..., ModelTurn]:

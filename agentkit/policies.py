@@ -4,7 +4,8 @@ Error policies (`on_tool_error=` of `run`) for exceptions raised *inside* a tool
 
     "report"             default: the model sees a sanitised error envelope and can react
     "raise"              the run stops with ToolExecutionError (LangGraph ToolNode's default)
-    "any other text"     the model sees exactly this text
+    "any other text"     the model sees exactly this text; a near miss of a mode name ("rasie", "Report",
+                         "raise ") is refused with "did you mean 'raise'?", never taken as the text
     ValueError / (A, B)  only these exception classes are reported; any other one raises
     fn(exc, call)        returns the text the model sees, or None to raise
     Retry(...)           run the tool again (idempotent tools only, unless told otherwise), then
@@ -27,6 +28,7 @@ Left out on purpose: circuit breakers and per-exception backoff tables (a callab
 
 from __future__ import annotations
 
+import difflib
 import functools
 import random
 import re
@@ -113,6 +115,7 @@ def resolve_error_policy(policy: ErrorPolicyLike) -> ErrorPolicy:
     if policy == "raise":
         return ErrorPolicy(source=policy, decide=lambda exc, call: None, raise_argument_errors=True)
     if isinstance(policy, str):
+        _refuse_near_miss(policy)
         return ErrorPolicy(source=policy, decide=lambda exc, call: policy)
     if isinstance(policy, type) and issubclass(policy, BaseException):
         policy = (policy,)
@@ -132,6 +135,21 @@ def resolve_error_policy(policy: ErrorPolicyLike) -> ErrorPolicy:
         return ErrorPolicy(source=policy, decide=decide)
     raise TypeError(f"on_tool_error={policy!r} is not a policy: use 'report', 'raise', a text, "
                     "exception class(es), a function (exc, call) -> str | None, or Retry(...)")
+
+
+MODES = ("report", "raise")
+
+
+def _refuse_near_miss(text: str) -> None:
+    """A single word close to a mode name is a typo, not the text the model should read: refuse it.
+    A sentence (words with spaces between) is a text, whatever its words."""
+    word = text.strip()
+    if not word or any(ch.isspace() for ch in word):
+        return
+    close = difflib.get_close_matches(word.lower(), MODES, n=1, cutoff=0.75)
+    if close:
+        raise ValueError(f"on_tool_error={text!r} is not a mode: did you mean {close[0]!r}? "
+                         "(for a fixed text the model reads, write a sentence, e.g. 'The tool failed.')")
 
 
 # -- error text a model may read: what "report" shows of a tool's exception ----------------------------

@@ -20,8 +20,9 @@ PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#D
 
 def pyplot():
     """matplotlib.pyplot with the kit's chart style, imported on first use (importing agentkit stays fast)."""
-    import matplotlib
+    from .extras import need
 
+    matplotlib = need("matplotlib", "viz", "a chart")
     matplotlib.rcParams.update({"figure.dpi": 100, "font.size": 9, "axes.spines.top": False,
                                 "axes.spines.right": False, "svg.hashsalt": "agentkit"})
     import matplotlib.pyplot as plt

@@ -26,8 +26,9 @@ from typing import Any, Callable
 
 def playground(experiment: Callable[..., Any], /, **controls: Any) -> Any:
     """Controls for `experiment`'s keyword arguments, a Run button and the last result, as one widget."""
-    import ipywidgets
+    from .extras import need
 
+    ipywidgets = need("ipywidgets", "widgets", "a playground")
     if not controls:
         raise ValueError("a playground needs at least one control: playground(fn, name=(0, 10, 1), ...)")
     # auto_display: interactive (unlike interact) only keeps the return value in .result unless told to show it

@@ -95,7 +95,9 @@ def test_summarize_writes_each_message_into_the_summary_once():
         history += [Message.assistant(None, [c]), Message.tool(ToolResult.success(c, n))]
         sent = strategy(list(history))
         assert check_history(history, sent) is None
-    assert strategy.calls == 3 and sent[1].content.startswith("[Summary of the earlier conversation")
+    # the summary goes just before the current request, which stays the user text the kept calls answer
+    assert strategy.calls == 3 and sent[0].content.startswith("[Summary of the earlier conversation")
+    assert sent[1].content == "go"
 
 
 def test_check_history_names_each_broken_invariant():

@@ -365,3 +365,64 @@ def test_the_loop_sends_a_tool_failure_as_its_envelope():
     run = agentkit.run(model, "INV-9?", tools=[find_invoice])
     (result,) = run.results
     assert result.error == {"kind": "not_found", "message": "no invoice INV-9", "path": "$.id", "keyword": None}
+
+
+# -- a near miss of a mode name is refused, not read as the model's fixed text ----------------------------
+
+MODES = ("report", "raise")
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+@st.composite
+def near_misses(draw):
+    """A mode name with one slip: a typo (insert, delete, swap, replace a letter), a capital, or a space."""
+    mode = draw(st.sampled_from(MODES))
+    i = draw(st.integers(0, len(mode) - 1))
+    slip = draw(st.sampled_from(["insert", "delete", "swap", "replace", "case", "space"]))
+    letter = draw(st.sampled_from(_LETTERS))
+    if slip == "insert":
+        text = mode[:i] + letter + mode[i:]
+    elif slip == "delete":
+        text = mode[:i] + mode[i + 1:]
+    elif slip == "swap" and i < len(mode) - 1:
+        text = mode[:i] + mode[i + 1] + mode[i] + mode[i + 2:]
+    elif slip == "replace":
+        text = mode[:i] + letter + mode[i + 1:]
+    elif slip == "case":
+        text = mode[:i] + mode[i].upper() + mode[i + 1:]
+    else:
+        text = draw(st.sampled_from([" ", "\n", "\t"])) + mode + draw(st.sampled_from(["", " ", "\n"]))
+    return mode, text
+
+
+@pytest.mark.parametrize("text, mode", [("rasie", "raise"), ("Report", "report"), ("raise ", "raise"),
+                                        ("RAISE", "raise"), (" report", "report"), ("reprot", "report")])
+def test_the_issues_near_misses_are_refused_with_the_mode_they_miss(text, mode):
+    with pytest.raises(ValueError, match=rf"did you mean '{mode}'\?"):
+        resolve_error_policy(text)
+    with pytest.raises(ValueError, match=rf"did you mean '{mode}'\?"):  # Retry's on_failure takes the same values
+        resolve_error_policy(Retry(on_failure=text))
+
+
+@given(near_misses())
+def test_any_one_slip_from_a_mode_name_is_refused_naming_that_mode(miss):
+    mode, text = miss
+    if text == mode:  # a swap of two equal letters changes nothing
+        return
+    with pytest.raises(ValueError, match=rf"did you mean '{mode}'\?"):
+        resolve_error_policy(text)
+
+
+_WORDS = st.text(_LETTERS + _LETTERS.upper() + ".,!'", min_size=1, max_size=12)
+
+
+@given(st.lists(_WORDS, min_size=2, max_size=8))
+def test_a_sentence_is_still_the_text_the_model_reads(words):
+    text = " ".join(words)
+    assert resolve_error_policy(text).decide(RuntimeError("x"), CALL) == text
+
+
+@pytest.mark.parametrize("text", ["Failed.", "error", "retry", "Tool failed, please try another.", "raise it",
+                                  "Please report this to the user."])
+def test_words_that_are_no_near_miss_stay_fixed_texts(text):
+    assert resolve_error_policy(text).decide(RuntimeError("x"), CALL) == text

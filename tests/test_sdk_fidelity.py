@@ -27,6 +27,8 @@ from google.genai import errors as genai_errors  # noqa: E402
 from google.genai import types as gt  # noqa: E402
 from agentkit.providers import anthropic as anthropic_codec  # noqa: E402
 
+from agentkit import sim  # noqa: E402
+
 ASK = "東京の天気と、1ドル何円か教えて"
 CLAUDE = "claude-sonnet-5-5"  # an id from the anthropic SDK's model list (the 4-5 ids warn: deprecated)
 WEATHER_DOC = "指定した都市の現在の天気を返す。cityは日本語の都市名で渡す。"
@@ -352,7 +354,7 @@ def test_sdk_exception_classes_for_each_fault(server):
     claude.close()
 
 
-def test_missing_key_is_the_sdks_authentication_error(server):
+def test_missing_key_is_the_sdks_authentication_error():
     import httpx
 
     # The SDKs refuse to send without a key, so strip the header on the way out.
@@ -363,9 +365,12 @@ def test_missing_key_is_the_sdks_authentication_error(server):
 
     http = httpx.Client(event_hooks={"request": [no_auth]})
     try:
-        oai = openai.OpenAI(base_url=server.sdk_base_url("openai-chat"), api_key="k", max_retries=0, http_client=http)
-        with pytest.raises(openai.AuthenticationError):
-            oai.chat.completions.create(model="sim-reasoner", messages=[{"role": "user", "content": "hi"}])
+        # The simulator needs no key unless asked to want one, as the real API does.
+        with sim.serve(require_key=True) as wants_a_key:
+            oai = openai.OpenAI(base_url=wants_a_key.sdk_base_url("openai-chat"), api_key="k", max_retries=0,
+                                http_client=http)
+            with pytest.raises(openai.AuthenticationError):
+                oai.chat.completions.create(model="sim-reasoner", messages=[{"role": "user", "content": "hi"}])
     finally:
         http.close()
 

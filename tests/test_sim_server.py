@@ -134,6 +134,14 @@ def client(server):
         yield c
 
 
+@pytest.fixture(scope="module")
+def strict_client():
+    """A simulator that wants a key (require_key=True), as the real APIs do; the default one needs none."""
+    with sim.serve(respond=stub_respond, models=STUB_MODELS, require_key=True) as s:
+        with httpx.Client(base_url=s.url, timeout=10) as c:
+            yield c
+
+
 def post(client: httpx.Client, fmt: str, model: str = "sim-reasoner", *, stream: bool = False, sse: bool = True,
          headers: dict | None = None, **body_options) -> httpx.Response:
     return client.post(path_for(fmt, model, stream=stream, sse=sse),
@@ -237,15 +245,15 @@ def test_index_lists_routes_and_faults(client):
     ("gemini", {}, "?key=AIza-x"),
     ("openrouter", {"authorization": "Bearer sk-or-x", "http-referer": "https://x", "x-title": "kit"}, ""),
 ])
-def test_every_auth_style_the_sdks_send_is_accepted(client, fmt, headers, query):
-    r = client.post(path_for(fmt) + query, json=body_for(fmt), headers=headers)
+def test_every_auth_style_the_sdks_send_is_accepted(strict_client, fmt, headers, query):
+    r = strict_client.post(path_for(fmt) + query, json=body_for(fmt), headers=headers)
     assert r.status_code == 200, r.text
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_no_credentials_gets_the_providers_401_or_gemini_403_and_ollama_needs_none(client, fmt):
+def test_no_credentials_gets_the_providers_401_or_gemini_403_and_ollama_needs_none(strict_client, fmt):
     headers = {"anthropic-version": "2023-06-01"} if fmt == "anthropic" else {}
-    r = post(client, fmt, headers=headers)
+    r = post(strict_client, fmt, headers=headers)
     if fmt == "ollama":  # a local Ollama takes no key at all
         assert r.status_code == 200
         return
@@ -256,8 +264,8 @@ def test_no_credentials_gets_the_providers_401_or_gemini_403_and_ollama_needs_no
         assert error_kind(fmt, body) == expected
 
 
-def test_an_empty_bearer_token_is_no_credential(client):
-    r = post(client, "openai-chat", headers={"authorization": "Bearer"})
+def test_an_empty_bearer_token_is_no_credential(strict_client):
+    r = post(strict_client, "openai-chat", headers={"authorization": "Bearer"})
     assert r.status_code == 401
 
 

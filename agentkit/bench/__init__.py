@@ -15,7 +15,7 @@ The modules, in the order a benchmark uses them:
     multiturn.py  BFCL's multi-turn categories: BFCL's back-ends as Tools, played turn by turn, BFCL's checks
     scoring.py    check_calls(functions, ground_truth, calls, category) -> Verdict; the failure labels
     world.py      the stand-in services our own scenarios' tools run against
-    scenarios.py  our own suite (data/scenarios/): load, validate, judge by end state and answer facts
+    scenarios.py  our own suite (agentkit/data/scenarios/): load, validate, judge by end state and answer facts
     suites.py     "bfcl:parallel,agentkit:limits" -> cases with one shape
     oracle.py     a simulated model that answers from the known answers (proves the pipeline: 100 %)
     runner.py     async, N in flight, rate limit, JSONL results that resume, trials for pass^k

@@ -52,12 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     from .runner import BenchAborted
     from .scenarios import ScenarioError
     from .suites import UnknownSuite
-    from ..errors import AuthenticationError
+    from ..errors import AuthenticationError, MissingExtra
 
     try:
+        _needs_extras(args)
         return args.handler(args)
     except (UsageProblem, UnknownSuite, DataNotFetched, NoRecording, BadRecording, ScenarioError,
-            AuthenticationError, ConfigMismatch, ResultsError, OSError) as exc:
+            AuthenticationError, ConfigMismatch, ResultsError, MissingExtra, OSError) as exc:
         # OSError: a path that is a folder, a file we may not read or write, ...
         print(f"agentkit.bench: error: {_one_line(exc)}", file=sys.stderr)
         return 2
@@ -169,13 +170,26 @@ def _suites(args: argparse.Namespace) -> int:
 
     for category in multiturn.CATEGORIES:  # named explicitly (bfcl:multi_turn for all four): BFCL's back-ends run
         print(f"  bfcl:{category}" + (f"  ({len(multiturn.load(category))} cases, multi-turn)" if fetched else ""))
-    print("agentkit (our own loop-robustness suite, data/scenarios/)")
+    print("agentkit (our own loop-robustness suite, agentkit/data/scenarios/)")
     for category in scenarios.CATEGORIES:
         print(f"  agentkit:{category}  ({len(scenarios.load(category))} cases)")
     return 0
 
 
 # -- run ------------------------------------------------------------------------------------------------------
+
+def _needs_extras(args: argparse.Namespace) -> None:
+    """The optional packages a command uses, checked before it starts: one line naming the extra, no
+    half-made results file."""
+    from ..extras import need
+
+    if args.command == "run":
+        need("tqdm.auto", "bench", "a benchmark run's progress bar")
+        if args.record or args.replay:
+            need("vcr", "bench", "recording and replaying HTTP (--record / --replay)")
+    if getattr(args, "charts", None):
+        need("matplotlib", "viz", "charts (--charts)")
+
 
 def _run(args: argparse.Namespace) -> int:
     from ..errors import AuthenticationError

@@ -80,7 +80,9 @@ def _scrub(value: Any, secrets: tuple[str, ...]) -> Any:
 
 
 def _vcr(secrets: tuple[str, ...]) -> Any:
-    import vcr
+    from ..extras import need
+
+    vcr = need("vcr", "bench", "recording and replaying HTTP (--record / --replay)")
 
     def request_hook(request: Any) -> Any:
         request.uri = _scrub(request.uri, secrets)

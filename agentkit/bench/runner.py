@@ -396,6 +396,7 @@ class _Tally:
 
 
 def _progress(total: int, label: str, options: dict) -> Any:
-    from tqdm.auto import tqdm
+    from ..extras import need
 
+    tqdm = need("tqdm.auto", "bench", "a benchmark run's progress bar").tqdm
     return tqdm(**{"total": total, "desc": label, "unit": "case", "leave": True, "dynamic_ncols": True, **options})

@@ -1,13 +1,13 @@
 """agentkit's own suite: what BFCL's single-turn cases cannot see — the loop around the calls.
 
     from agentkit.bench import scenarios
-    cases = scenarios.load("error_recovery")            # data/scenarios/error_recovery.json
+    cases = scenarios.load("error_recovery")            # agentkit/data/scenarios/error_recovery.json
     case = cases[0]
     world = case.new_world()                             # a fresh copy of the stand-in company
     run = agentkit.run(model, case.prompt, tools=world.tools(case.tools))
     case.judge(run, world)                               # Verdict(ok=..., label=..., detail=...)
 
-Four categories, one JSON file each, every file checked against `data/scenarios/schema.json`:
+Four categories, one JSON file each, every file checked against `agentkit/data/scenarios/schema.json` (package data):
 
     multi_step      a call needs an earlier call's result (look up the customer, then its invoices)
     error_recovery  the first result is an error: fix the arguments, pick another tool, or explain
@@ -265,8 +265,7 @@ def load_all(folder: Path | None = None) -> list[Scenario]:
 @lru_cache(maxsize=None)
 def _load_file(path: Path, category: str) -> tuple[Scenario, ...]:
     try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
+        document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ScenarioError(f"no scenario file {path}") from None
     except ValueError as exc:
@@ -299,8 +298,7 @@ def _validator() -> Any:
     # jsonschema-rs (a core dependency): the pure-Python jsonschema takes seconds to import in some setups
     import jsonschema_rs
 
-    with open(DATA_DIR / "schema.json", encoding="utf-8") as f:
-        return jsonschema_rs.Draft202012Validator(json.load(f))
+    return jsonschema_rs.Draft202012Validator(json.loads((DATA_DIR / "schema.json").read_text(encoding="utf-8")))
 
 
 def make_scenario(raw: dict, category: str) -> Scenario:

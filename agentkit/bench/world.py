@@ -1,6 +1,6 @@
 """The stand-in services behind agentkit's own suite: a small company's data, and tools that change it.
 
-    world = World.fresh()                               # data/scenarios/world.json, a private copy
+    world = World.fresh()                               # agentkit/data/scenarios/world.json, a private copy
     tools = world.tools(["find_customer", "create_ticket"])
     run = agentkit.run(model, "Open a ticket for Hooli ...", tools=tools)
     world.state["tickets"]                              # what the tools did: the scenario judges this
@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import json
 from functools import lru_cache
-from pathlib import Path
+from importlib.resources import files
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -31,7 +31,8 @@ from pydantic import BaseModel, Field
 from ..tools import Tool, tool
 
 STOP_PHRASE = "Do not call any more tools."
-DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "scenarios"
+# Package data (it ships in the wheel), read through importlib.resources.
+DATA_DIR = files("agentkit") / "data" / "scenarios"
 
 Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code, e.g. USD, JPY")]
 Airport = Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="IATA airport code, e.g. HND")]
@@ -514,8 +515,7 @@ SERVICES = tuple(name for name in vars(World) if not name.startswith("_") and na
 
 @lru_cache(maxsize=1)
 def _base_state() -> dict:
-    with open(DATA_DIR / "world.json", encoding="utf-8") as f:
-        state = json.load(f)
+    state = json.loads((DATA_DIR / "world.json").read_text(encoding="utf-8"))
     state.pop("about", None)
     return state
 

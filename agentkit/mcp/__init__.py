@@ -16,16 +16,25 @@ From a shell: `python -m agentkit.mcp serve myapp.tools:TOOLS` (stdio) or `... -
 
 The pure conversions (tool definitions, CallToolResult, JSON-RPC messages) live in
 `agentkit.providers.mcp`. `import agentkit` does not import this package or the SDK; it needs the
-optional extra: `pip install 'agentkit[mcp]'`.
+optional extra: `pip install 'agentkit-lab[mcp]'`.
 """
 
 from __future__ import annotations
 
+import sys
+
+from ..errors import MissingExtra
+from ..extras import install_hint
+
 try:
     import mcp_types  # noqa: F401 — the SDK's 2.x type package; 1.x has none
     from mcp import Client  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("agentkit.mcp needs the MCP SDK 2.x: pip install 'agentkit[mcp]' (mcp>=2,<3)") from exc
+except ImportError:
+    _missing = MissingExtra(f"agentkit.mcp needs the MCP SDK 2.x (mcp>=2,<3): {install_hint('mcp')}")
+    if sys.argv[:1] == ["-m"]:  # `python -m agentkit.mcp` is importing its package: one line, not a traceback
+        print(f"agentkit.mcp: error: {_missing}", file=sys.stderr)
+        raise SystemExit(2) from None
+    raise _missing from None
 
 from .client import (McpClient, McpConnectionError, McpToolError, StaleToolError, aconnect,  # noqa: E402
                      connect)

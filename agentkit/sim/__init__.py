@@ -19,9 +19,10 @@ What is here:
     reasoner/   sim-reasoner, the default model: plain rules that decide like a small model
 
 Nothing here is about one wire format: the codecs (`agentkit.providers`) say what each format's server
-does, and the simulator serves every registered format that way. Any API key works, but a request with
-no key at all gets the provider's own 401 or 403 (a local Ollama needs none), so the "forgot the key"
-mistake looks the same as against the real API.
+does, and the simulator serves every registered format that way. It needs no API key and takes any;
+`serve(require_key=True)` (`--require-key` from a shell) answers a request with no key at all with the
+provider's own 401 or 403 (a local Ollama needs none), so the "forgot the key" mistake can be shown as it
+looks against the real API.
 
 Importing this package is cheap: uvicorn and starlette load only when a server or app is created.
 """

@@ -1,6 +1,7 @@
 """Run the simulator in the foreground: `python -m agentkit.sim --port 8765` (Ctrl-C stops it).
 
-It binds 127.0.0.1 only, because it accepts any API key.
+It binds 127.0.0.1 only, because it needs no API key (`--require-key`: a request without one gets the
+provider's own 401 or 403, as from the real API).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
                         help='a fault spec applied to every request, e.g. "slow=200"')
     parser.add_argument("--no-faults", action="store_true", help="ignore x-sim-fault headers and model suffixes")
     parser.add_argument("--max-body-bytes", type=whole(1), default=None, help="request size limit (default 4 MiB)")
+    parser.add_argument("--require-key", action="store_true",
+                        help="answer a request without an API key with the provider's own 401/403 (default: no "
+                             "key needed)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     args = parser.parse_args(argv)
 
@@ -35,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .app import create_app
 
-    options: dict = {"faults": False if args.no_faults else (args.faults or True)}
+    options: dict = {"faults": False if args.no_faults else (args.faults or True), "require_key": args.require_key}
     if args.max_body_bytes is not None:
         options["max_body_bytes"] = args.max_body_bytes
     app = create_app(**options)

@@ -13,7 +13,8 @@ example:
 Every POST walks the same recipe (`SimApp.handle`), one step per provider rule, reading each rule from
 the format's codec (`codec.SERVER` and the server-side verbs, see `providers/contract.py`):
 
-    1. credentials   any key works, but none at all gets the provider's 401 or 403 (none where no key is needed)
+    1. credentials   no key is needed; with require_key=True any key works, but none at all gets the
+                     provider's 401 or 403 (none where the real API needs no key)
     2. headers       the provider's required headers (e.g. anthropic-version); a JSON body (else 415)
     3. body          read up to `max_body_bytes` (413 beyond); strict UTF-8 JSON (400 when broken)
     4. decode        codec.resolve_stored fills in what the server stored (`store.py`: Responses'
@@ -214,8 +215,9 @@ class SimApp:
     """The state behind the routes: the decision function, fault switches and attempt counts."""
 
     def __init__(self, respond: Respond, *, max_body_bytes: int, faults: bool | str,
-                 models: tuple[str, ...] = (), max_stored: int = DEFAULT_MAX_ENTRIES):
+                 models: tuple[str, ...] = (), max_stored: int = DEFAULT_MAX_ENTRIES, require_key: bool = False):
         self.respond = respond
+        self.require_key = require_key
         self.stored = ResponseStore(max_stored)  # what a stateful API (Responses) keeps between requests
         self.max_body_bytes = max_body_bytes
         self.faults_enabled = faults is not False
@@ -297,8 +299,8 @@ class SimApp:
         rid = _request_id(path, b"")
         server: ServerFacts = self.codecs[fmt].SERVER
 
-        # 1. credentials: presence only, where the format wants a key at all
-        if server.no_key is not None and not _has_key(request, server):
+        # 1. credentials: presence only, when asked for and where the format wants a key at all
+        if self.require_key and server.no_key is not None and not _has_key(request, server):
             status, message = server.no_key
             return self.error(fmt, status, message, rid=rid)
 
@@ -539,7 +541,7 @@ def _json_problem(exc: BaseException) -> str:
 
 def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                faults: bool | str = True, models: tuple[str, ...] | None = None,
-               max_stored: int = DEFAULT_MAX_ENTRIES) -> Starlette:
+               max_stored: int = DEFAULT_MAX_ENTRIES, require_key: bool = False) -> Starlette:
     """The simulator as a Starlette app, serving every registered format's routes.
 
         app = create_app()                          # the real models (agentkit.sim.models.respond)
@@ -549,6 +551,8 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
 
     `models` is what the model-list routes list (default: agentkit.sim.models.KNOWN_MODELS).
     `max_stored` bounds the table of stored responses (`store.py`): the oldest go first beyond it.
+    No key is needed; `require_key=True` refuses a request without one as the real API does (each
+    provider's own 401 or 403), for lessons about a forgotten key.
     """
     if respond is None or models is None:
         from . import models as sim_models  # the decision logic, imported when an app is made
@@ -557,7 +561,7 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
         if models is None:
             models = tuple(sim_models.KNOWN_MODELS)
     sim = SimApp(respond, max_body_bytes=max_body_bytes, faults=faults, models=tuple(models),
-                 max_stored=max_stored)
+                 max_stored=max_stored, require_key=require_key)
 
     # Every (method, path) any codec declares, with the formats that declare it, in registry order.
     table: dict[tuple[str, str], list[tuple[str, Any]]] = {}

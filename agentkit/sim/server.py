@@ -170,7 +170,8 @@ def serve(host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning",
     """Start the simulator in a background thread and return once it answers.
 
     `port=0` lets the OS choose a free port. `app_options` go to `create_app` (respond=,
-    max_body_bytes=, faults=, models=). Only loopback hosts are allowed: the simulator accepts any key.
+    max_body_bytes=, faults=, models=, require_key=). Only loopback hosts are allowed: the simulator needs
+    no key and accepts any.
     """
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise ValueError(f"the simulator binds loopback only (127.0.0.1), not {host!r}")
