@@ -28,8 +28,10 @@ picks its wire format); any wire format (openai-chat, openai-responses, anthropi
 also openai, claude, google) talks to that provider with its usual key variable (OPENAI_API_KEY,
 ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY), or to --base-url (no key needed there).
 A model name with {seed} in it gets trial i's seed (seed+i): --model sim-noisy-{seed} --trials 5.
-Results go to OUT/<label>.jsonl, one line per (case, trial); running the same command again
-resumes. report merges any number of files or folders (shards, models) side by side.
+Results go to OUT/<label>.jsonl: the run's configuration, then one line per (case, trial); running
+the same command again resumes (another configuration under the same label is refused: change --label
+or --out). A local server that answers one request at a time: --concurrency 1 and a --timeout two or
+three times its slowest answer. report merges any number of files or folders (shards, models).
 """
 
 
