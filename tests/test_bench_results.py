@@ -250,6 +250,7 @@ def test_provider_errors_are_not_counted_as_the_models_mistakes():
     assert summary["labels"] == {"wrong_value": 1}
     text = Report(records).to_markdown()
     assert "over the scored trials only" in text and "a 1 trial" in text
+    assert "| a | 2 × 1 | 50.0% |" in text  # the noise floor counts the scored trials too
 
 
 def test_report_csv_from_the_command_line(capsys, tmp_path):

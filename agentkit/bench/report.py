@@ -294,7 +294,7 @@ class Report:
             lines.append(f"| {title} | " + " | ".join(show(models[n]) for n in names) + " |")
         from .noise import markdown as noise_floor  # pass@1's interval, pass^k, flip rate, model vs model
 
-        lines += [""] + noise_floor(self.records)
+        lines += [""] + noise_floor([r for r in self.records if r["label"] != NOT_SCORED])  # scored trials only
         return "\n".join(lines).rstrip("\n") + "\n"
 
     def to_csv(self) -> str:
