@@ -121,6 +121,14 @@ def test_a_base_url_holding_a_key_resumes_and_the_key_is_not_in_the_file(tmp_pat
     assert summary.skipped == 1 and key not in out.read_text(encoding="utf-8")
 
 
+def test_a_file_that_is_not_a_results_file_is_not_appended_to(capsys, tmp_path):
+    theirs = tmp_path / "oracle.jsonl"
+    theirs.write_text('{"prompt": "an unrelated data set", "id": 1}\n', encoding="utf-8")
+    code, _, err = run_cli(capsys, "run", *SUITE, "--model", "oracle", "--out", str(tmp_path))
+    assert code == 2 and "records no configuration" in err
+    assert theirs.read_text(encoding="utf-8") == '{"prompt": "an unrelated data set", "id": 1}\n'
+
+
 def test_a_file_without_a_configuration_is_not_resumed_into(tmp_path):
     out = tmp_path / "m.jsonl"
     case = load_cases("agentkit:limits", limit=1)

@@ -187,7 +187,7 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
                                   seed, concurrency, rate, config or {}), secrets)
     versions = {(c.suite, c.category, c.id): case_version(c) for c in cases}
     previous = read_results(out) if out else None
-    if previous is not None and (previous.records or previous.runs):
+    if previous is not None and (previous.records or previous.runs or previous.warnings):  # a file not ours too
         found = differences(merged_config(previous.runs), this_run, previous.records, versions)
         if found:
             raise ConfigMismatch(f"{out} holds results of another run configuration ({'; '.join(found)}): "
