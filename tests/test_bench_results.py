@@ -54,9 +54,8 @@ def test_a_resumed_run_with_another_configuration_refuses_to_append(capsys, tmp_
     assert run_cli(capsys, "run", *SUITE, "--model", "oracle", "--label", "mine", "--out", out)[0] == 0
     before = (tmp_path / "mine.jsonl").read_bytes()
     code, _, err = run_cli(capsys, "run", *SUITE, "--model", "oracle", "--label", "mine", "--out", out, *change)
-    last = err.strip().splitlines()[-1]  # after the line that says what the run would have been
-    assert code == 2 and last.startswith("agentkit.bench: error:") and named in last
-    assert "another --label or --out" in last
+    assert code == 2 and len(err.strip().splitlines()) == 1, err  # refused before anything starts
+    assert err.startswith("agentkit.bench: error:") and named in err and "another --label or --out" in err
     assert (tmp_path / "mine.jsonl").read_bytes() == before  # nothing appended, nothing reprinted as new
 
 

@@ -197,7 +197,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..errors import AuthenticationError
     from ..http import HTTPModel
     from ..providers import FORMATS
-    from .runner import HTTPModels, RateLimit, run_benchmark
+    from .runner import HTTPModels, RateLimit, check_resume, run_benchmark
     from .suites import load_cases
 
     shard = args.shard
@@ -213,6 +213,9 @@ def _run(args: argparse.Namespace) -> int:
     out = Path(args.out) / (_slug(label) + (f".shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".jsonl")
     if out.is_dir():
         raise UsageProblem(f"the results file {out} is a folder: move it away, or choose another --label or --out")
+    # Before anything starts: a file holding another run's results is refused now, not after the set-up.
+    check_resume(out, cases, label=label, provider=fmt, stream=args.stream, seed=args.seed,
+                 config=_run_config(args, provider, args.base_url, model_name))
 
     with contextlib.ExitStack() as stack:
         base_url = args.base_url

@@ -51,8 +51,8 @@ from typing import Any
 from ..errors import AuthenticationError, ProviderError, RunError
 from ..execute import AsyncioExecutor
 from ..loop import arun
-from .results import (RECORD_VERSION, ConfigMismatch, case_version, differences, merged_config, read_results,
-                      run_config, scrub_keys)
+from .results import (RECORD_VERSION, ConfigMismatch, Results, case_version, differences, merged_config,
+                      read_results, run_config, scrub_keys)
 from .suites import Case
 
 MODE = "native tool calling"
@@ -182,16 +182,9 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
     provider = provider or getattr(model, "format", None)
     cases = list(cases)
     secrets = list(secrets)
-    # Compared as it is written: a base URL's ?key= is masked in the file, so it is masked here too.
-    this_run = scrub_keys(_config(cases, label, provider, model if model is not None else make_model, stream,
-                                  seed, concurrency, rate, config or {}), secrets)
-    versions = {(c.suite, c.category, c.id): case_version(c) for c in cases}
-    previous = read_results(out) if out else None
-    if previous is not None and (previous.records or previous.runs or previous.warnings):  # a file not ours too
-        found = differences(merged_config(previous.runs), this_run, previous.records, versions)
-        if found:
-            raise ConfigMismatch(f"{out} holds results of another run configuration ({'; '.join(found)}): "
-                                 "choose another --label or --out, or move the file away")
+    this_run, versions, previous = check_resume(out, cases, label=label, provider=provider, stream=stream, seed=seed,
+                                                config=config, secrets=secrets, concurrency=concurrency, rate=rate,
+                                                source=model if model is not None else make_model)
     finished = {record_key(r) for r in previous.records if r.get("label") != "provider_error"} if previous else set()
     todo = [(case, trial) for trial in range(trials) for case in cases
             if (label, case.suite, case.id, trial) not in finished]
@@ -349,6 +342,26 @@ class _Appender:
 
     def close(self) -> None:
         self.file.close()
+
+
+def check_resume(out: str | os.PathLike | None, cases: list[Case], *, label: str, provider: str | None = None,
+                 stream: bool = False, seed: int = 0, config: dict | None = None, secrets: Iterable[str | None] = (),
+                 concurrency: int = 8, rate: RateLimit | None = None, source: Any = None
+                 ) -> tuple[dict, dict[tuple[str, str, str], str], Results | None]:
+    """This run's configuration, its cases' versions, and what `out` holds; `ConfigMismatch` when `out` holds
+    another run's results (or a file that is not a results file). The command line calls it before it
+    starts anything; run_benchmark calls it again, for callers of its own."""
+    # Compared as it is written: a base URL's ?key= is masked in the file, so it is masked here too.
+    this_run = scrub_keys(_config(cases, label, provider, source, stream, seed, concurrency, rate, config or {}),
+                          list(secrets))
+    versions = {(c.suite, c.category, c.id): case_version(c) for c in cases}
+    previous = read_results(out) if out else None
+    if previous is not None and (previous.records or previous.runs or previous.warnings):  # a file not ours too
+        found = differences(merged_config(previous.runs), this_run, previous.records, versions)
+        if found:
+            raise ConfigMismatch(f"{out} holds results of another run configuration ({'; '.join(found)}): "
+                                 "choose another --label or --out, or move the file away")
+    return this_run, versions, previous
 
 
 def _config(cases: list[Case], label: str, provider: str | None, source: Any, stream: bool, seed: int,
