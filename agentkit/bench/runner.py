@@ -13,9 +13,10 @@ What it promises:
   run resumes where it stopped: lines already there are skipped (except failed model calls, which
   are tried again), and results are not kept in memory, so memory stays flat over 10,000 cases;
 - the file starts with the run's configuration (`results.run_config`: model, format, base URL, seed,
-  streaming, options, suite and scorer versions); a run whose configuration differs from the file's
-  raises `ConfigMismatch` naming the differences instead of appending (`config=` adds what the caller
-  knows, e.g. {"base_url": "sim"} for a simulator on a new port each run);
+  streaming, options, the scorer's version) and every record carries its case's version; a run whose
+  configuration differs from the file's, or whose cases changed since, raises `ConfigMismatch` naming
+  the differences instead of appending (`check_resume`; `config=` adds what the caller knows, e.g.
+  {"base_url": "sim"} for a simulator on a new port each run);
 - every record is scrubbed of the keys the run holds (`secrets=`, and the provider key variables)
   before it is written: a server that echoes headers cannot put a key into the file;
 - the progress line shows, live, the attempts that failed and were retried, the timeouts among them,
@@ -56,7 +57,7 @@ from .results import (RECORD_VERSION, ConfigMismatch, Results, case_version, dif
 from .suites import Case
 
 MODE = "native tool calling"
-__all__ = ["BenchAborted", "ConfigMismatch", "HTTPModels", "RateLimit", "Summary", "read_records",
+__all__ = ["BenchAborted", "ConfigMismatch", "HTTPModels", "RateLimit", "Summary", "check_resume", "read_records",
            "run_benchmark", "RECORD_VERSION", "MODE"]
 
 
