@@ -496,6 +496,9 @@ class HTTPModel:
         if left is None:
             return await awaitable
         try:
+            if hasattr(asyncio, "timeout"):  # 3.11+: cancelled in this task (a transport's own scopes stay whole)
+                async with asyncio.timeout(left):
+                    return await awaitable
             return await asyncio.wait_for(awaitable, left)
         except asyncio.TimeoutError:
             raise httpx.ReadTimeout("the deadline has passed") from None
