@@ -21,10 +21,11 @@ worked, and a test checks it, so an httpx upgrade that moves the attribute canno
 A client you make yourself gets the same treatment: `bound_client(client)` wraps every transport it
 holds that is httpx's connection pool (its own, and those it mounts for proxies set in the environment).
 The wrapped sockets act only inside `reading()`: the client behaves as before for every other use.
-It returns False when some transport is not a pool (a transport class of your own): for those an async
-call is bounded by asyncio instead (`HTTPModel` cancels the read at the deadline).
+A transport of your own that wraps httpx's (a cache, a retry layer) has the pools it holds wrapped too.
+It returns False when some transport is not itself a pool: for those an async call is bounded by
+asyncio as well (`HTTPModel` cancels the read at the deadline).
 
-Left out on purpose: a sync transport of your own that is not httpx's pool: nothing can interrupt its
+Left out on purpose: a sync transport of your own that holds no httpx pool: nothing can interrupt its
 blocking reads from outside, so it has only the timeouts it sets itself.
 """
 
@@ -218,9 +219,22 @@ def bound_client(client: httpx.Client | httpx.AsyncClient) -> bool:
     for transport in transports:
         if transport is None:  # a mount that says "no proxy for these hosts": the client's own transport
             continue
+        for inner in _held(transport):  # a transport of yours that wraps httpx's (a cache, a retry layer)
+            _wrap_backend(inner, wrapper)
         _wrap_backend(transport, wrapper)
-        bounded = bounded and is_bounded(transport)
+        bounded = bounded and is_bounded(transport)  # a wrapper may wait on its own: not bounded as a whole
     return bounded
+
+
+def _held(transport: Any, depth: int = 3) -> list[Any]:
+    """The transports a transport holds in its attributes, a few levels down (not itself)."""
+    if depth == 0:
+        return []
+    found = []
+    for value in getattr(transport, "__dict__", {}).values():
+        if isinstance(value, (httpx.BaseTransport, httpx.AsyncBaseTransport)) and value is not transport:
+            found += [value, *_held(value, depth - 1)]
+    return found
 
 
 def _wrap_backend(transport: Any, wrapper: type) -> None:

@@ -326,3 +326,20 @@ def test_a_stream_from_an_async_transport_of_your_own_is_stalled_by_the_deadline
 
     error = aends(consume)
     assert len(seen) == 1 and isinstance(error, ProviderTimeout) and error.error_type == "stalled"
+
+
+class _Wrapping(httpx.BaseTransport):
+    """A sync transport of your own that wraps httpx's (as a cache or a retry layer does)."""
+
+    def __init__(self):
+        self.inner = httpx.HTTPTransport()
+
+    def handle_request(self, request):
+        return self.inner.handle_request(request)
+
+
+def test_a_sync_transport_that_wraps_httpxs_is_bounded_by_the_deadline():
+    with HostileServer("body") as server, httpx.Client(transport=_Wrapping()) as client:
+        model = model_for(server, client=client)
+        error = ends(lambda: model.complete(MESSAGES))
+    assert isinstance(error, ProviderTimeout) and error.error_type == "timeout"
