@@ -300,9 +300,10 @@ class HTTPModel:
     For tests and notebooks: `transport=httpx.MockTransport(handler)` (or `client=`/`async_client=`)
     replaces the network, `sleep=`/`asleep=` replace waiting, `seed=` fixes the jitter, and
     `on_attempt=` sees every Attempt as it happens. `codec=` takes any module with the codec verbs.
-    The deadlines hold for your own `client=`/`async_client=` too: their connection pools are bounded at
-    the socket like ours (`agentkit.deadlines.bound_client`), and an async transport of your own that is
-    not a pool is cancelled at the deadline. (A sync transport of your own keeps only its own timeouts.)
+    The deadlines hold for your own `client=`/`async_client=` too: their connection pools (and those a
+    transport of yours wraps) are bounded at the socket like ours (`agentkit.deadlines.bound_client`), and
+    an async transport of your own that is not a pool is cancelled at the deadline. (A sync transport of
+    your own that holds no httpx pool keeps only its own timeouts.)
     """
 
     def __init__(self, model: str, format: str = "openai-chat", *, base_url: str | None = None,
