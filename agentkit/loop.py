@@ -276,6 +276,8 @@ class LoopCore:
         # A function is asked again before every model call: a tool list that changes while the run goes on
         # (an MCP server's, after notifications/tools/list_changed) reaches the model at the next turn.
         self.tool_source: Callable[[], Sequence[Tool]] | None = tools if callable(tools) else None
+        self.tools: dict[str, Tool] = {}
+        self.withdrawn: set[str] = set()  # offered earlier in this run, gone from the list since
         self._use_tools(list(tools() if callable(tools) else tools))
         self.thread = thread
 
@@ -313,6 +315,7 @@ class LoopCore:
             raise ValueError("two tools share a name: " + ", ".join(sorted(
                 {t.name for t in tools if sum(u.name == t.name for u in tools) > 1})))
         _check_tool_choice(self.settings.tool_choice, by_name)
+        self.withdrawn = (self.withdrawn | self.tools.keys()) - by_name.keys()
         self.tools, self.tool_ids = by_name, tuple(map(id, tools))
         self.specs = tuple(t.spec for t in tools)
         limits = self.limits
@@ -614,10 +617,15 @@ class LoopCore:
 
     def _prepare(self, slot: _Slot) -> None:
         call, tool = slot.call, self.tools.get(slot.call.name)
-        if tool is None:  # lookup: an unknown name (a typo, or a stale cached tool list)
+        if tool is None:  # lookup: an unknown name (a typo), or one the tool list lost during the run
             known = ", ".join(sorted(self.tools)) or "none"
-            self._refuse(slot, ToolResult.failure(
-                call, "unknown_tool", f"no tool named {call.name!r}; available tools: {known}"), "lookup")
+            if call.name in self.withdrawn:  # the model is behind the list, not mistaken: say so
+                refusal = ToolResult.failure(call, "stale_tool", f"tool {call.name!r} was withdrawn: the tool list "
+                                                                 f"changed during this run; available tools: {known}")
+            else:
+                refusal = ToolResult.failure(call, "unknown_tool",
+                                             f"no tool named {call.name!r}; available tools: {known}")
+            self._refuse(slot, refusal, "lookup")
             return
         checked = validate_arguments(tool, call.raw_arguments)  # parse -> schema -> rules
         if not checked.ok:

@@ -332,9 +332,12 @@ def attempt_timeline(rows: Mapping[str, Sequence[Any]], title: str = "") -> Any:
         ax.text(left, y, f"  {attempt_path(attempts)}   ({len(attempts)} attempt{'s' if len(attempts) != 1 else ''}, "
                          f"{left:.2f} s)", va="center", fontsize=7)
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
-    ax.set_xlim(0, longest * 1.9)
+    ax.set_xlim(0, longest * 1.9)  # the right part holds the outcomes' text, not time
+    ax.set_xticks([t for t in ax.get_xticks() if 0 <= t <= longest * 1.05])
+    ax.spines["bottom"].set_bounds(0, longest)
     ax.invert_yaxis()
-    ax.set_xlabel("seconds since the call started (red: a failed attempt, grey: waiting, green: the answer)")
+    ax.set_xlabel("seconds since the call started (red: a failed attempt, grey: waiting, green: the answer)",
+                  loc="left")
     ax.set_title(title)
     return finish(fig)
 
@@ -344,6 +347,10 @@ def attempt_timeline(rows: Mapping[str, Sequence[Any]], title: str = "") -> Any:
 #: What the sweep's metrics mean, as axis titles (tutorial 04).
 SWEEP_LABELS = {"success_rate": "share of runs that got an answer", "tool_runs": "tool runs per run",
                 "model_calls": "model calls per run", "seconds": "seconds per run"}
+
+
+#: Line styles and markers of `sweep_panels`, by series, so that overlapping lines stay apart.
+SERIES_DASHES, SERIES_MARKERS = ("-", "--", "-.", ":"), ("o", "s", "^", "D")
 
 
 def sweep_panels(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = tuple(SWEEP_LABELS),
@@ -361,8 +368,12 @@ def sweep_panels(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = tup
     for ax, metric in zip(axes.flat, metrics):
         for i, name in enumerate(names):
             mine = [row for row in rows if row[series] == name]
-            ax.plot([row[x] for row in mine], [row[metric] for row in mine], marker="o", markersize=3,
-                    linewidth=1.6, color=PALETTE[i % len(PALETTE)], label=name)
+            # Series that coincide (Retry -> report and -> raise at low rates) must both stay visible: each
+            # later line is thinner, dashed differently and drawn on top of the wider ones before it.
+            ax.plot([row[x] for row in mine], [row[metric] for row in mine], marker=SERIES_MARKERS[i % 4],
+                    markersize=2.5 + 1.2 * (len(names) - 1 - i), linewidth=1.0 + 0.6 * (len(names) - 1 - i),
+                    linestyle=SERIES_DASHES[i % 4],
+                    color=PALETTE[i % len(PALETTE)], label=name, zorder=2 + i)
         ax.set_title(SWEEP_LABELS.get(metric, metric), fontsize=9)
         ax.set_xlabel(xlabel, fontsize=8)
         if metric == "success_rate":

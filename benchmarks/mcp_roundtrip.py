@@ -5,7 +5,8 @@
 Per call: `agentkit.run` with a scripted model that asks for one instant tool per step (200 steps, the
 sync driver, the default thread executor), the same tool local and behind agentkit's MCP client — in
 memory, over stdio (a child process), over Streamable HTTP on 127.0.0.1. Median of 3 runs each.
-Start-up: `connect()` to `python -m agentkit.mcp serve` until the tools are listed, median of 3.
+Start-up: `connect()` to `python -m agentkit.mcp serve` until the tools are listed, median of 3; and its
+`close()`, until the server's process group is gone, median of 3.
 """
 
 from __future__ import annotations
@@ -69,18 +70,23 @@ def main() -> None:
     with server.serve_http() as url, connect(url) as client:
         http = per_call(client.tools)
 
-    starts = []
+    starts, closes = [], []
     for _ in range(3):
         start = time.perf_counter()
-        with connect(command, cwd=str(folder)) as client:
-            assert client.tools  # connect() has listed them: this only reads
-            starts.append(time.perf_counter() - start)
+        client = connect(command, cwd=str(folder))
+        assert client.tools  # connect() has listed them: this only reads
+        starts.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        client.close()
+        closes.append(time.perf_counter() - start)
 
     print(f"per tool call (run() step, median of 3 x {STEPS}):")
     for label, seconds in [("local tool", local), ("MCP, in memory", in_memory), ("MCP, stdio", stdio),
                            ("MCP, Streamable HTTP", http)]:
         print(f"  {label:<22} {seconds * 1e6:9.0f} µs")
     print(f"stdio server start (connect() until the tools are listed, median of 3): {statistics.median(starts):.2f} s")
+    print(f"stdio server stop (close() until its process group is gone, median of 3): "
+          f"{statistics.median(closes):.2f} s")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ From a shell: `python -m agentkit.mcp serve myapp.tools:TOOLS` (stdio) or `... -
 
     server.py   ToolServer: tools/list and tools/call answered with the loop's own gates and envelope
     client.py   connect(): an MCP server's tools as agentkit Tools; errors, timeouts, stale tool lists
+    stdio.py    the stdio transport: a server as a child process in its own process group, lines bounded,
+                a stream that breaks (bytes that are not UTF-8) ended at once
     wire.py     WireLog: the JSON-RPC messages of a session, as the stdio transport writes them
     __main__    the command line
 

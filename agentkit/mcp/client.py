@@ -18,17 +18,24 @@ and error policies work unchanged. How answers map:
 
     result                          the tool returns `structuredContent` (or the text): the loop wraps it
     isError: true                   raises McpToolError: the error policy decides (report, raise, retry)
-    JSON-RPC error                  raises McpError (agentkit.providers.mcp) with the code
+    JSON-RPC error                  raises McpError (agentkit.providers.mcp) with the code; also an answer
+                                    the SDK cannot read (it breaks the protocol), with INTERNAL_ERROR
     no answer within `timeout`      raises ToolTimeout (the envelope's kind is "timeout"); the SDK sends
                                     notifications/cancelled to the server
-    server gone (crash, exit)       raises McpConnectionError, for this and every later call
+    over `max_result_bytes`         raises McpToolError, kind "too_large", with both sizes; the connection
+                                    stays up (on stdio the answer is never held in memory whole)
+    server gone (crash, exit,       raises McpConnectionError at once, for this and every later call; so
+      SIGKILL), or it broke the       does a server that writes bytes that are not UTF-8 (the connection
+      stream                          is broken: nothing later on it could be trusted)
 
 A stale tool list. A server may change its tools while we hold the list. Two signals say so: a
 `notifications/tools/list_changed` notice (the list is marked stale, `client.stale` is set), or the server's
 own "unknown tool" error. Either way the client lists the tools again before it answers the call, then:
 the tool is gone -> StaleToolError naming the tools the server offers now (the model reads it); the
 tool's schema changed and the arguments no longer fit -> StaleToolError with the gate's message; otherwise
-the call is sent (once more, after an "unknown tool" error: one retry). Given `tools=client.tools`, a run
+the call is sent (once more, after an "unknown tool" error: one retry). A call is refused only on a list
+read for it: a notice may still be on its way (the server removed a tool and has put it back), so a call
+checked against an older list has the tools listed again before it is refused. Given `tools=client.tools`, a run
 keeps the list it started with; given `tools=lambda: client.tools`, the loop asks before every model call,
 so the new list reaches the model at its next turn (and the trace records `tools_changed`).
 
@@ -36,6 +43,12 @@ Why a thread: the SDK's session lives on one event loop, but `agentkit.run()` ca
 threads and `arun()` from the caller's loop (a notebook has its own). The client therefore keeps the
 session on a private event loop in a daemon thread, and every call — from any thread or loop — is handed
 to it (anyio's BlockingPortal). One session is thus safe to share between threads.
+
+Processes. A command runs in a process group of its own (agentkit.mcp.stdio); close() ends the server the
+spec's way (stdin closed, then SIGTERM, then SIGKILL) and then whatever is left of its group, so a server's
+own children go with it. A client killed outright (SIGKILL) cannot clean up: its servers' stdin closes, and
+an agentkit server exits on that at once, even in the middle of a call. A server that ignores the end of
+its stdin, or a child that leaves the group (setsid), is beyond a client's reach.
 
 Left out on purpose: resources, prompts, sampling and elicitation; reconnecting to a server that died;
 authentication; the 2026-07-28 stateless revision.
@@ -45,9 +58,11 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import queue
 import re
 import shlex
+import sys
 import tempfile
 import threading
 from contextlib import asynccontextmanager
@@ -70,6 +85,7 @@ from ..tools import Tool, ToolContext
 from ..types import ToolCall, ToolResult
 from ..validate import validate_arguments, validator_for
 from .server import CALL_ID_META_KEY, ToolServer
+from .stdio import LINE_TOO_LONG, StdioTransport
 from .wire import WireLog, recorded
 
 #: The ToolContext goes to the call under this keyword; a server whose tool has a parameter of this name
@@ -77,6 +93,9 @@ from .wire import WireLog, recorded
 _CONTEXT = "_agentkit_context"
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_PAGES = 100  # tools/list pages; a paginator that never ends cannot hang us
+#: The largest answer (one JSON-RPC message, in bytes) a client takes by default: far more than a model's
+#: context holds, far less than what would hurt the process. connect(max_result_bytes=...) changes it.
+MAX_RESULT_BYTES = 4 * 1024 * 1024
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -119,7 +138,8 @@ class StaleToolError(McpToolError):
 # ----------------------------------------------------------------------------------------------------------
 
 def connect(target: Any, *, timeout: float = 60.0, connect_timeout: float = 30.0, prefix: str = "",
-            env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None) -> McpClient:
+            env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None,
+            max_result_bytes: int = MAX_RESULT_BYTES) -> McpClient:
     """Connect to an MCP server and list its tools; use as `with connect(...) as client:` (or call close()).
 
     target           a command (list of str, or one string split like a shell), an http(s) URL, an
@@ -129,9 +149,11 @@ def connect(target: Any, *, timeout: float = 60.0, connect_timeout: float = 30.0
     prefix           put before every tool name (two servers may both have a `search`)
     env, cwd         for a command: extra environment variables and the working directory
     wire             a WireLog that records every JSON-RPC message of the session
+    max_result_bytes the largest answer taken (bytes of one JSON-RPC message); a bigger tool result is a
+                     "too_large" error, the connection stays up
     """
     client = McpClient(target, timeout=timeout, connect_timeout=connect_timeout, prefix=prefix, env=env,
-                       cwd=cwd, wire=wire)
+                       cwd=cwd, wire=wire, max_result_bytes=max_result_bytes)
     client.open()
     return client
 
@@ -162,22 +184,28 @@ class McpClient:
     """
 
     def __init__(self, target: Any, *, timeout: float = 60.0, connect_timeout: float = 30.0, prefix: str = "",
-                 env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None):
+                 env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None,
+                 max_result_bytes: int = MAX_RESULT_BYTES):
         for label, value in (("timeout", timeout), ("connect_timeout", connect_timeout)):
             if not (isinstance(value, (int, float)) and value > 0):
                 raise ValueError(f"{label}={value!r}: give a positive number of seconds")
+        if not (isinstance(max_result_bytes, int) and not isinstance(max_result_bytes, bool) and max_result_bytes > 0):
+            raise ValueError(f"max_result_bytes={max_result_bytes!r}: give a positive number of bytes")
         if prefix and not re.fullmatch(r"[A-Za-z0-9_-]+", prefix):
             raise ValueError(f"prefix={prefix!r}: use letters, digits, '_' or '-' (tool names allow no others)")
         self.target = target
         self.timeout, self.connect_timeout, self.prefix = float(timeout), float(connect_timeout), prefix
-        self.wire = wire
-        self.describe, self._make_transport, self._stderr = _transport_for(target, env, cwd)
+        self.wire, self.max_result_bytes = wire, max_result_bytes
+        self._stdio: StdioTransport | None = None  # a command's transport: its pid, and why it broke
+        self.describe, self._make_transport, self._stderr = self._transport_for(target, env, cwd)
         self.stale = threading.Event()  # set by a list_changed notice, cleared when the list is read again
-        self.refreshes: list[str] = []  # why the tool list was read: "initial", "list_changed", "unknown_tool"
+        self.refreshes: list[str] = []  # why the tool list was read: "initial", "list_changed", "unknown_tool",
+        #                                 "recheck" (before refusing a call), "requested" (refresh())
         self.problems: list[str] = []   # listed tools that could not become agentkit Tools, and why
         self.server_name: str = self.describe
         self.protocol_version: str | None = None
         self._entries: dict[str, _Entry] = {}
+        self._listings = 0              # tool lists installed so far: refusals at the same moment share one
         self._sdk: Client | None = None
         self._lock: Any = None          # an anyio.Lock, made on the session's loop
         self._portal: Any = None
@@ -282,6 +310,42 @@ class McpClient:
             finally:
                 self._sdk = None
 
+    def _transport_for(self, target: Any, env: dict[str, str] | None, cwd: str | None) -> tuple[str, Any, Any]:
+        """(a short description, a factory of the transport, the stderr file of a child process or None)."""
+        if isinstance(target, ToolServer):
+            return f"{target.name!r} (in memory)", lambda: _in_memory(target.server), None
+        if isinstance(target, MCPServer):
+            # The SDK's own Client unwraps MCPServer the same way (it has no public accessor yet).
+            return f"{target.name!r} (in memory)", lambda: _in_memory(target._lowlevel_server), None
+        if isinstance(target, Server):
+            return f"{target.name!r} (in memory)", lambda: _in_memory(target), None
+        if isinstance(target, str) and re.match(r"(?i)https?://", target):
+            # The SDK bounds one SSE event; a bigger answer fails that request alone, with the SDK's words.
+            return target, lambda: streamable_http_client(target, max_sse_event_size=self.max_result_bytes), None
+        if isinstance(target, str):
+            target = shlex.split(target)
+        if isinstance(target, (list, tuple)) and target and all(isinstance(part, str) for part in target):
+            target = StdioServerParameters(command=target[0], args=list(target[1:]), env=env, cwd=cwd)
+        if isinstance(target, StdioServerParameters):
+            # The child's stderr goes to a file we can quote when it fails (a notebook's sys.stderr has no
+            # file descriptor for a child process to write to). Append mode: the child and our reads share
+            # the file's offset, and O_APPEND makes every write land at the end whatever we seek to.
+            log = tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")
+            params = target
+            describe = shlex.join([params.command, *params.args])[:120]
+            if sys.platform == "win32":  # pragma: no cover - no process groups: the SDK's transport
+                return describe, lambda: stdio_client(params, errlog=log), log
+
+            def transport() -> Any:
+                self._stdio = StdioTransport([params.command, *params.args], env=params.env,
+                                             cwd=None if params.cwd is None else str(params.cwd), errlog=log,
+                                             max_line_bytes=self.max_result_bytes)
+                return self._stdio.open()
+
+            return describe, transport, log
+        raise TypeError(f"connect() takes a command (list of str or a string), an http(s):// URL, a ToolServer "
+                        f"or an MCP SDK Server/MCPServer, not {type(target).__name__}: {target!r:.80}")
+
     def _connect_error(self, exc: BaseException) -> McpConnectionError:
         where = self.describe
         if isinstance(exc, McpConnectionError):  # the first tools/list failed
@@ -299,16 +363,28 @@ class McpClient:
         elif type(exc).__module__.startswith(("httpx", "httpcore")):
             text = f"cannot reach the MCP server at {where}: {type(exc).__name__}: {exc}"
         else:
-            text = f"cannot connect to the MCP server {where}: {type(exc).__name__}: {exc}"
-        return McpConnectionError(text + self._stderr_tail())
+            text = f"cannot connect to the MCP server {where}: {type(exc).__name__}: {_one_line(exc)}"
+        if self._stdio is not None and self._stdio.broken:
+            text = f"the MCP server {where} {self._stdio.broken}"
+        return McpConnectionError(text + self._evidence())
 
-    def _stderr_tail(self) -> str:
-        """The server's last stderr line, for error messages (stdio servers only)."""
+    def _evidence(self) -> str:
+        """What a stdio server showed of itself, for error messages: stray stdout, its last stderr line."""
+        told = ""
+        noise = self._stdio.noise if self._stdio is not None else []
+        if noise:
+            told += (f"; it wrote {len(noise)}{'+' if len(noise) >= 5 else ''} line(s) to stdout that are not "
+                     f"JSON-RPC (stdout is the protocol's channel), the first: {_one_line(noise[0])[:120]!r}")
         try:
             lines = [line.strip() for line in self.stderr().splitlines() if line.strip()]
         except (OSError, ValueError):  # an error message must not fail for want of the server's words
-            return ""
-        return f"; its stderr ends: {lines[-1][:300]}" if lines else ""
+            return told
+        return told + (f"; its stderr ends: {lines[-1][:300]}" if lines else "")
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of a command's server (None for other transports)."""
+        return self._stdio.pid if self._stdio is not None else None
 
     def stderr(self) -> str:
         """Everything a stdio server wrote to stderr so far ('' for other transports)."""
@@ -345,26 +421,39 @@ class McpClient:
         if isinstance(message, mcp_types.ToolListChangedNotification):
             self.stale.set()
 
-    async def _refresh(self, reason: str) -> bool:
-        """List the tools again; False when a list_changed refresh found that another call just did it."""
+    async def _refresh(self, reason: str, since: int | None = None) -> bool:
+        """List the tools again; False when another call just did it (a list_changed refresh that finds the
+        list no longer stale, or a refresh for a call that began after `since` listings, finding more)."""
         async with self._lock:  # one listing at a time; callers that waited find a fresh list
             if reason == "list_changed" and not self.stale.is_set():
+                return False
+            if since is not None and self._listings > since:
                 return False
             self.stale.clear()  # before listing: a notice that arrives meanwhile marks the new list stale
             listed: list[Any] = []
             cursor = None
+            sdk = self._connected()
             for _ in range(_MAX_PAGES):
                 try:
-                    page = await self._sdk.list_tools(cursor=cursor)
+                    page = await sdk.list_tools(cursor=cursor)
                 except MCPError as exc:
                     raise self._protocol_error(exc, "tools/list", self.connect_timeout) from None
+                except Exception as exc:  # noqa: BLE001 — a broken stream, an answer the SDK cannot read
+                    raise self._unreadable(exc, "tools/list") from None
                 listed.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:
                     break
             self._install(listed)
+            self._listings += 1
             self.refreshes.append(reason)
             return True
+
+    def _connected(self) -> Client:
+        sdk = self._sdk
+        if sdk is None:
+            raise McpConnectionError(f"the MCP server {self.server_name!r} is not connected")
+        return sdk
 
     def _install(self, listed: Sequence[Any]) -> None:
         entries: dict[str, _Entry] = {}
@@ -436,9 +525,20 @@ class McpClient:
         record = context.record if context is not None else (lambda kind, **data: None)
         # A listing under way (its lock held) has cleared `stale` already, but not yet installed the new
         # list: wait for it too, or this call would be checked against the old one.
-        if (self.stale.is_set() or self._lock.locked()) and await self._refresh("list_changed"):
+        listed_here = (self.stale.is_set() or self._lock.locked()) and await self._refresh("list_changed")
+        if listed_here:
             record("mcp_refresh", reason="list_changed")  # in the trace of the call that did the listing
-        self._check_current(mcp_name, local, listed_schema, arguments)
+        try:
+            self._check_current(mcp_name, local, listed_schema, arguments)
+        except StaleToolError:
+            if listed_here:  # this call read the list itself, for this check: the refusal stands
+                raise
+            # A list this call did not read may be out of date with its notice still on the way (the server
+            # removed the tool and has put it back): read it again before refusing. Calls refused at the
+            # same moment share that listing.
+            if await self._refresh("recheck", since=self._listings):
+                record("mcp_refresh", reason="recheck")
+            self._check_current(mcp_name, local, listed_schema, arguments)
         answer = await self._send(mcp_name, local, arguments, call_id)
         if _says_unknown_tool(answer, mcp_name):
             await self._refresh("unknown_tool")
@@ -464,31 +564,65 @@ class McpClient:
 
     async def _send(self, mcp_name: str, local: str, arguments: dict, call_id: str) -> dict | McpError:
         """One tools/call: the result as JSON, or the JSON-RPC error as a value (the caller decides)."""
-        import anyio
-
-        sdk = self._sdk
-        if sdk is None:
-            raise McpConnectionError(f"the MCP server {self.server_name!r} is not connected")
+        sdk = self._connected()
         try:
             result = await sdk.call_tool(mcp_name, arguments, read_timeout_seconds=self.timeout,
                                          meta={CALL_ID_META_KEY: call_id})
+            answer = _wire_json(result)
         except MCPError as exc:
             if exc.code == mcp_types.REQUEST_TIMEOUT:
                 raise ToolTimeout(local, self.timeout) from None
+            too_large = self._too_large(exc, local)
+            if too_large is not None:
+                raise too_large from None
             error = self._protocol_error(exc, "tools/call", self.timeout)
             if isinstance(error, McpConnectionError):
                 raise error from None
             return error
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
-            raise McpConnectionError(f"the MCP server {self.server_name!r} is gone ({type(exc).__name__})"
-                                     f"{self._stderr_tail()}") from None
-        return _wire_json(result)
+        except Exception as exc:  # noqa: BLE001 — a broken stream, an answer the SDK cannot read
+            raise self._unreadable(exc, "tools/call") from None
+        if self._stdio is None:  # on stdio the transport bounds every line before it is read
+            size = len(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+            if size > self.max_result_bytes:
+                raise self._result_too_large(local, f"{size:,} bytes")
+        return answer
+
+    def _too_large(self, exc: MCPError, local: str) -> McpToolError | None:
+        """An answer over max_result_bytes, as our stdio transport or the SDK's HTTP transport reports it."""
+        if exc.code == LINE_TOO_LONG:
+            return self._result_too_large(local, exc.message.removeprefix("the answer is ").split(";")[0])
+        found = re.search(r"exceeded the \d+ byte limit", exc.message or "")
+        if exc.code == mcp_types.CONNECTION_CLOSED and found:  # httpx's SSE decoder stops at the limit
+            return self._result_too_large(local, f"more than {self.max_result_bytes:,} bytes")
+        return None
+
+    def _result_too_large(self, local: str, size: str) -> McpToolError:
+        return McpToolError(f"tool {local!r} answered {size}; the limit is {self.max_result_bytes:,} (set by "
+                            f"connect(max_result_bytes=...)); nothing of the answer was kept", "too_large")
+
+    def _unreadable(self, exc: Exception, method: str) -> McpConnectionError | McpError:
+        """Anything else the SDK raised: the connection is gone, or the answer breaks the protocol."""
+        import anyio
+
+        if isinstance(exc, (McpConnectionError, McpError, ToolFailure)):
+            return exc
+        gone = isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream,
+                                ConnectionError)) or (self._stdio is not None and self._stdio.broken)
+        if gone:
+            return self._protocol_error(MCPError(mcp_types.CONNECTION_CLOSED, "Connection closed"), method, 0)
+        return McpError(codec.INTERNAL_ERROR, f"the answer of the MCP server {self.server_name!r} to {method} "
+                                              f"could not be read: {type(exc).__name__}: {_one_line(exc)[:300]}")
 
     def _protocol_error(self, exc: MCPError, method: str, timeout: float) -> McpError | McpConnectionError:
         """The SDK's MCPError as agentkit's: a closed connection or a silent server, or a JSON-RPC error."""
         if exc.code == mcp_types.CONNECTION_CLOSED:
-            return McpConnectionError(f"the MCP server {self.server_name!r} closed the connection (did it exit "
-                                      f"or crash?){self._stderr_tail()}")
+            if self._stdio is not None and self._stdio.broken:
+                what = self._stdio.broken
+            elif exc.message and exc.message.lower() != "connection closed":  # e.g. the SDK's HTTP words
+                what = f"closed the connection ({_one_line(exc.message)[:200]})"
+            else:
+                what = "closed the connection (did it exit or crash?)"
+            return McpConnectionError(f"the MCP server {self.server_name!r} {what}{self._evidence()}")
         if exc.code == mcp_types.REQUEST_TIMEOUT:
             return McpConnectionError(f"the MCP server {self.server_name!r} did not answer {method} within "
                                       f"{timeout:g} s")
@@ -525,6 +659,11 @@ def _says_unknown_tool(answer: dict | McpError, name: str) -> bool:
     return len(text) < 300 and re.match(pattern, text.strip()) is not None
 
 
+def _one_line(value: Any) -> str:
+    """Text of any length on one line: an error message must not break a log, a table or a CLI's output."""
+    return " ".join(str(value).split())
+
+
 def _local_name(name: str) -> str:
     """An MCP tool name (up to 128 chars, may contain '.') as an agentkit name (1-64 of [A-Za-z0-9_-])."""
     return _NAME_CHARS.sub("_", name)[:64] or "_"
@@ -548,32 +687,6 @@ def _command_word(target: Any) -> str:
 # ----------------------------------------------------------------------------------------------------------
 # Transports
 # ----------------------------------------------------------------------------------------------------------
-
-def _transport_for(target: Any, env: dict[str, str] | None, cwd: str | None) -> tuple[str, Any, Any]:
-    """(a short description, a factory of the SDK transport, the stderr file of a child process or None)."""
-    if isinstance(target, ToolServer):
-        return f"{target.name!r} (in memory)", lambda: _in_memory(target.server), None
-    if isinstance(target, MCPServer):
-        # The SDK's own Client unwraps MCPServer the same way (it has no public accessor yet).
-        return f"{target.name!r} (in memory)", lambda: _in_memory(target._lowlevel_server), None
-    if isinstance(target, Server):
-        return f"{target.name!r} (in memory)", lambda: _in_memory(target), None
-    if isinstance(target, str) and re.match(r"(?i)https?://", target):
-        return target, lambda: streamable_http_client(target), None
-    if isinstance(target, str):
-        target = shlex.split(target)
-    if isinstance(target, (list, tuple)) and target and all(isinstance(part, str) for part in target):
-        target = StdioServerParameters(command=target[0], args=list(target[1:]), env=env, cwd=cwd)
-    if isinstance(target, StdioServerParameters):
-        # The child's stderr goes to a file we can quote when it fails (a notebook's sys.stderr has no
-        # file descriptor for a child process to write to). Append mode: the child and our reads share
-        # the file's offset, and O_APPEND makes every write land at the end whatever we seek to.
-        log = tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")
-        params = target
-        return shlex.join([params.command, *params.args])[:120], lambda: stdio_client(params, errlog=log), log
-    raise TypeError(f"connect() takes a command (list of str or a string), an http(s):// URL, a ToolServer or "
-                    f"an MCP SDK Server/MCPServer, not {type(target).__name__}: {target!r:.80}")
-
 
 @asynccontextmanager
 async def _in_memory(server: Server) -> AsyncIterator[tuple[Any, Any]]:

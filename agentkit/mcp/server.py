@@ -324,7 +324,10 @@ _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 def load_server(spec: str, name: str | None = None) -> ToolServer:
     """Import `MODULE:ATTR` and serve what it names: a Tool, a list or tuple of Tools, or a ToolServer.
 
-    Every problem is a ValueError with one line that says what to fix (the CLI prints it as is).
+    Every problem is a ValueError with one line that says what to fix (the CLI prints it as is), however
+    the module fails: an exception, `sys.exit()`, KeyboardInterrupt or any other BaseException, at import
+    or in a module `__getattr__`, with a message of any number of lines. (A module that ends the process
+    outright, `os._exit()`, cannot be caught in the process itself: the CLI loads it in a child it watches.)
     Anything the module prints while it is imported goes to stderr: on stdio, stdout is the protocol.
     """
     module_name, colon, attr = spec.partition(":")
@@ -337,14 +340,17 @@ def load_server(spec: str, name: str | None = None) -> ToolServer:
         if exc.name is not None and (module_name == exc.name or module_name.startswith(exc.name + ".")):
             raise ValueError(f"no module named {module_name!r}: run from the folder that contains it, or put "
                              f"that folder on PYTHONPATH") from None
-        raise ValueError(f"importing {module_name!r} failed: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 — the module's own bug, told in one line
-        raise ValueError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from None
+        raise ValueError(f"importing {module_name!r} failed: {_one_line(exc)}") from None
+    except BaseException as exc:  # noqa: BLE001 — the module's own bug (or exit), told in one line
+        raise ValueError(f"importing {module_name!r} failed: {_failure(exc)}") from None
     value: Any = module
     for part in attr.split("."):
-        if not hasattr(value, part):
-            raise ValueError(f"module {module_name!r} has no attribute {attr!r}")
-        value = getattr(value, part)
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise ValueError(f"module {module_name!r} has no attribute {attr!r}") from None
+        except BaseException as exc:  # noqa: BLE001 — e.g. a module __getattr__ that fails
+            raise ValueError(f"reading {attr!r} from module {module_name!r} failed: {_failure(exc)}") from None
     if isinstance(value, ToolServer):
         return value
     if isinstance(value, Tool):
@@ -353,9 +359,25 @@ def load_server(spec: str, name: str | None = None) -> ToolServer:
         try:
             return ToolServer(value, name=name or module_name)
         except ToolDefinitionError as exc:
-            raise ValueError(f"{spec}: {exc}") from None
+            raise ValueError(f"{spec}: {_one_line(exc)}") from None
     hint = "; decorate it with @agentkit.tool" if callable(value) else ""
     raise ValueError(f"{spec} is {_a_type(value)}, not a Tool, a list of Tools or a ToolServer{hint}")
+
+
+def _failure(exc: BaseException) -> str:
+    """What a module did instead of loading, on one line."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({_one_line(repr(exc.code))})"
+    text = _one_line(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _one_line(value: Any) -> str:
+    try:
+        text = str(value)
+    except BaseException:  # noqa: BLE001 — an exception whose own __str__ fails still gets its line
+        text = f"(its message could not be read: {type(value).__name__}.__str__ failed)"
+    return " ".join(text.split())[:500]
 
 
 def _a_type(value: Any) -> str:

@@ -35,11 +35,12 @@ class WireLog:
         self._lock = threading.Lock()
 
     def record(self, direction: str, item: Any) -> None:
-        message = getattr(item, "message", None)  # a SessionMessage; transports may also hand over exceptions
-        if message is None:
-            entry = {"error": f"{type(item).__name__}: {item}"}
-        else:
+        # A SessionMessage; transports may also hand over exceptions (some with a `message` of their own).
+        message = getattr(item, "message", None)
+        if hasattr(message, "model_dump_json"):
             entry = json.loads(message.model_dump_json(by_alias=True, exclude_unset=True))
+        else:
+            entry = {"error": f"{type(item).__name__}: {' '.join(str(item).split())[:300]}"}
         with self._lock:
             self.messages.append((direction, entry))
 

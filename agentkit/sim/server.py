@@ -134,7 +134,9 @@ class SimServer:
             _ask_to_exit(server)
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
-            self.app.state.sim.close()
+            sim = _simulator_state(self.app)
+            if sim is not None:
+                sim.close()
 
     def __enter__(self) -> SimServer:
         return self
@@ -145,6 +147,17 @@ class SimServer:
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
         return f"<SimServer {self.url} {state}>"
+
+
+def _simulator_state(app: Any) -> Any:
+    """The SimApp behind `app`, also through ASGI middleware that keeps the app it wraps as `.app` (the
+    convention Starlette's middleware follows); None for an app that is not the simulator's."""
+    for _ in range(10):
+        state = getattr(getattr(app, "state", None), "sim", None)
+        if state is not None or not hasattr(app, "app"):
+            return state
+        app = app.app
+    return None
 
 
 def listening_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
