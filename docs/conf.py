@@ -23,6 +23,9 @@ exclude_patterns = ["_build", "_static", "Thumbs.db", ".DS_Store"]
 # The notebooks are shown as stored: never executed while building.
 nb_execution_mode = "off"
 nb_merge_streams = True
+# Cells print Markdown tables (lab.show, the benchmark report): render them as MyST, which has tables
+# (myst-nb's default for Markdown outputs is plain CommonMark, which has none).
+nb_render_markdown_format = "myst"
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
 

@@ -110,3 +110,11 @@ def test_the_claims_page_links_each_notebook_it_names_to_that_tutorial():
     table = readme[readme.index("| id | claim"):]
     named = {f"tutorials/{nb.stem}.html" for nb in NOTEBOOKS if re.search(rf"\| [^|]*\b{nb.name[:2]}\b", table)}
     assert named and named <= linked
+
+
+def test_markdown_tables_that_cells_printed_are_tables_on_the_page():
+    """A cell's Markdown output (lab.show, the benchmark report) is drawn as a table, not as a run of pipes."""
+    for notebook in NOTEBOOKS:
+        html = (SITE / "tutorials" / f"{notebook.stem}.html").read_text(encoding="utf-8")
+        text = re.sub(r"<pre.*?</pre>", "", html, flags=re.S)     # code cells may show pipes on purpose
+        assert not re.search(r"\|\s*(---|—)", re.sub(r"<[^>]+>", "", text)), f"{notebook.name}: a table left as text"
