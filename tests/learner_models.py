@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from agentkit.models import tool_results_since_last_user
-from agentkit.providers.common import ChatRequest
+from agentkit.sim.wire.common import ChatRequest
 from agentkit.sim import create_app
 from agentkit.sim import reasoner as R
 from agentkit.sim.models import UnknownModel

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from agentkit.providers.common import ChatRequest
+from agentkit.sim.wire.common import ChatRequest
 from agentkit.sim import models as M
 from agentkit.sim.models import KNOWN_MODELS, UnknownModel, describe, respond
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec

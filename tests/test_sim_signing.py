@@ -22,7 +22,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agentkit.providers import anthropic, gemini, openai_responses
-from agentkit.providers.common import RequestInvalid, mint_signature
+from agentkit.sim.wire import (anthropic as anthropic_server, gemini as gemini_server, openai_responses as
+                               openai_responses_server)
+from agentkit.sim.wire.common import RequestInvalid, mint_signature
 from agentkit.sim import models as sim_models
 from agentkit.types import Message, ModelOptions, ToolResult, ToolSpec
 
@@ -38,8 +40,8 @@ FORMATS = {
     "gemini": (gemini, "gemini-3-flash-preview", {}, "thoughtSignature"),
     "openai-responses": (openai_responses, "gpt-6.1-sol", {"reasoning": {"effort": "low"}}, "encrypted_content"),
 }
-KIND = {"anthropic": anthropic.SIGNATURE_KIND, "anthropic-redacted": anthropic.REDACTED_KIND,
-        "gemini": gemini.SIGNATURE_KIND, "openai-responses": openai_responses.ENCRYPTED_KIND}
+KIND = {"anthropic": anthropic_server.SIGNATURE_KIND, "anthropic-redacted": anthropic_server.REDACTED_KIND,
+        "gemini": gemini_server.SIGNATURE_KIND, "openai-responses": openai_responses_server.ENCRYPTED_KIND}
 
 
 def wire_json(body: dict) -> dict:
@@ -55,7 +57,7 @@ def issued_turn(fmt: str, asked: str):
     turn = replace(turn, reasoning=codec.reasoning_for(turn, request))
     turn = codec.parse_response(wire_json(codec.build_response(turn, request)))
     if fmt == "anthropic-redacted":  # the block a redacting model would have sent instead of its thinking
-        turn = replace(turn, reasoning=replace(turn.reasoning, items=(anthropic.redacted_thinking(asked),)))
+        turn = replace(turn, reasoning=replace(turn.reasoning, items=(anthropic_server.redacted_thinking(asked),)))
     return turn
 
 
@@ -172,7 +174,7 @@ def test_a_signature_names_no_secret_and_cannot_be_rebuilt_from_what_it_shows():
     body = replay_body("gemini", "Weather in Tokyo?")
     holder, key = state_fields(body, "thoughtSignature")[0]
     mark, kind, model, tag = base64.b64decode(holder[key]).decode().split("|")
-    assert (mark, kind, model) == ("agentkit-sim", gemini.SIGNATURE_KIND, "gemini-3-flash-preview")
+    assert (mark, kind, model) == ("agentkit-sim", gemini_server.SIGNATURE_KIND, "gemini-3-flash-preview")
     import hashlib
 
     unkeyed = hashlib.sha256(json.dumps([kind, model]).encode()).hexdigest()[:32]

@@ -37,7 +37,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable
 
-from ..providers.common import ChatRequest, stable_id
+from ..providers.common import stable_id
+from ..sim.wire.common import ChatRequest
 from ..types import ModelTurn, ToolCall, Usage
 from .bfcl import BFCLCase, provider_name
 

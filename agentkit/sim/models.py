@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..providers.common import ChatRequest, stable_id
+from ..providers.common import stable_id
+from .wire.common import ChatRequest
 from ..types import ModelTurn, ToolCall, ToolSpec, Usage
 from . import reasoner as R
 from .reasoner import Decision, PlannedCall

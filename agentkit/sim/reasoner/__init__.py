@@ -47,7 +47,7 @@ purpose — extend them to teach the reasoner a new domain.
 
 from __future__ import annotations
 
-from ...providers.common import ChatRequest
+from ..wire.common import ChatRequest
 from .answer import compose_answer, render, reply_without_tools
 from .choose import Ask, best_tool, can_fill, choose_tools, score_tool, split_asks
 from .facts import Facts, read_facts

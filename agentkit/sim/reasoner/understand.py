@@ -9,7 +9,8 @@ import re
 import unicodedata
 from typing import Any, Iterable
 
-from ...providers.common import ChatRequest, json_or_none
+from ...providers.common import json_or_none
+from ..wire.common import ChatRequest
 from ...types import Message, ToolCall, ToolSpec
 from .lexicon import READ_LIMIT
 from .vocabulary import Observation, Situation, TriedCall
