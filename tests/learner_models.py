@@ -29,7 +29,7 @@ from agentkit.models import tool_results_since_last_user
 from agentkit.sim.wire.common import ChatRequest
 from agentkit.sim import create_app
 from agentkit.sim import reasoner as R
-from agentkit.sim.models import UnknownModel
+from agentkit.sim.behaviours import UnknownModel
 from agentkit.sim.server import SimServer, listening_socket
 from agentkit.types import ModelTurn, ToolCall, Usage
 

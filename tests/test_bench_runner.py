@@ -187,7 +187,7 @@ NOISE_LABELS = {"wrong_tool": {"wrong_function"}, "missing_field": {"missing_arg
 def test_a_seeded_noisy_model_scores_lower_stably_and_fails_the_way_it_was_made_to(tmp_path):
     from agentkit import sim
     from agentkit.http import HTTPModel
-    from agentkit.sim import models as sim_models
+    from agentkit.sim import behaviours as sim_models
 
     bfcl.fetch()
     cases = load_cases("bfcl:simple_python,bfcl:multiple,bfcl:live_simple", limit=30)

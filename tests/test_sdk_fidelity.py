@@ -296,7 +296,7 @@ def test_openrouter_fallback_list_through_the_openai_sdk(server):
 # --- model lists ------------------------------------------------------------------------------------
 
 def test_each_sdk_lists_the_simulators_models(oai, claude, gemini):
-    from agentkit.sim.models import KNOWN_MODELS
+    from agentkit.sim.behaviours import KNOWN_MODELS
 
     assert [m.id for m in oai.models.list()] == list(KNOWN_MODELS)
     assert [m.id for m in claude.models.list()] == list(KNOWN_MODELS)

@@ -20,7 +20,7 @@ import pytest
 from agentkit import sim
 from agentkit.http import HTTPModel
 from agentkit.sim.wire.common import ChatRequest
-from agentkit.sim import models as sim_models
+from agentkit.sim import behaviours as sim_models
 from agentkit.sim import reasoner as R
 from agentkit.sim.reasoner import choose, plan
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolSpec, Usage

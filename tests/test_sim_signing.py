@@ -25,7 +25,7 @@ from agentkit.providers import anthropic, gemini, openai_responses
 from agentkit.sim.wire import (anthropic as anthropic_server, gemini as gemini_server, openai_responses as
                                openai_responses_server)
 from agentkit.sim.wire.common import RequestInvalid, mint_signature
-from agentkit.sim import models as sim_models
+from agentkit.sim import behaviours as sim_models
 from agentkit.types import Message, ModelOptions, ToolResult, ToolSpec
 
 WEATHER = ToolSpec("get_weather", "Current weather for a city",

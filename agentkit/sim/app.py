@@ -62,7 +62,7 @@ from ..providers import FORMATS, get_codec
 from ..providers.common import StreamEvent, dumps
 from ..types import ModelTurn
 from . import faults as F
-from .models import UnknownModel
+from .behaviours import UnknownModel
 from .store import DEFAULT_MAX_ENTRIES, ResponseStore
 from .wire import get_server
 from .wire.common import ChatRequest, RequestInvalid
@@ -548,18 +548,18 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
                max_stored: int = DEFAULT_MAX_ENTRIES, require_key: bool = False) -> Starlette:
     """The simulator as a Starlette app, serving every registered format's routes.
 
-        app = create_app()                          # the real models (agentkit.sim.models.respond)
+        app = create_app()                          # the real models (agentkit.sim.behaviours.respond)
         app = create_app(my_respond)                # any ChatRequest -> ModelTurn function
         app = create_app(faults="slow=200")         # every request 200 ms slow, on top of asked-for faults
         app = create_app(faults=False)              # ignore x-sim-fault headers and model suffixes
 
-    `models` is what the model-list routes list (default: agentkit.sim.models.KNOWN_MODELS).
+    `models` is what the model-list routes list (default: agentkit.sim.behaviours.KNOWN_MODELS).
     `max_stored` bounds the table of stored responses (`store.py`): the oldest go first beyond it.
     No key is needed; `require_key=True` refuses a request without one as the real API does (each
     provider's own 401 or 403), for lessons about a forgotten key.
     """
     if respond is None or models is None:
-        from . import models as sim_models  # the decision logic, imported when an app is made
+        from . import behaviours as sim_models  # the decision logic, imported when an app is made
 
         respond = respond or sim_models.respond
         if models is None:

@@ -1,6 +1,6 @@
 """The simulated models: a model name picks a behaviour; `respond` turns a request into a ModelTurn.
 
-    from agentkit.sim.models import respond
+    from agentkit.sim.behaviours import respond
     turn = respond(ChatRequest("sim-reasoner", (Message.user("東京の天気は？"),), tools))
     turn.tool_calls[0].arguments        # {'city': '東京'}
 
