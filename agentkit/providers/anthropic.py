@@ -1,4 +1,4 @@
-"""The Anthropic Messages format (`POST /v1/messages`), both sides of the wire, as pure functions.
+"""The Anthropic Messages format (`POST /v1/messages`), the client side, as pure functions.
 
 What is special about tool calling here, compared with OpenAI's Chat Completions:
 
@@ -34,11 +34,15 @@ What is special about tool calling here, compared with OpenAI's Chat Completions
 Left out on purpose: images and documents (skipped when received), prompt caching, citations,
 interleaved thinking between tool_use blocks of one message (thinking blocks are replayed first), and
 server tools such as web search (a request's server tools are kept in `ChatRequest.extras["server_tools"]`).
+
+The server half of the format (what the simulator answers) is `agentkit.sim.wire.anthropic`.
 """
 
 from __future__ import annotations
+
 import json
 from typing import Any
+
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from .common import (WireRequest, body_text,

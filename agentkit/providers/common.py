@@ -1,27 +1,24 @@
-"""What every codec shares: the request/response shapes that are not any one provider's.
+"""What every client codec shares: the request/response shapes that are not any one provider's.
 
 Each codec module (`openai_chat`, `openai_responses`, `anthropic`, `gemini`, `openrouter`, `ollama`) is
-pure (no I/O) and offers the same verbs for both sides of its wire format; `contract.py` names them all
-and `tests/test_codec_contract.py` checks every registered format against it. This module holds only
-what those verbs pass around:
+pure (no I/O) and offers the same client verbs; `contract.py` names them all and
+`tests/test_codec_contract.py` checks every registered format against it. This module holds only what
+those verbs pass around:
 
     WireRequest    an HTTP request ready to send (path, body, headers without auth)
     SSEvent        one server-sent event (`event:` name, `data:` text, or a comment)
     JSONLine       one line of a newline-delimited JSON stream (Ollama)
-    ChatRequest    a decoded request, provider-neutral: what the simulator's models decide on
-    RequestInvalid a client mistake found while decoding; the server answers it with the format's 4xx
 
-plus small helpers every codec needs: stable ids, compact JSON, reading error bodies and Retry-After,
-`schema_problem` (is a tool's parameter schema valid JSON Schema?), and for reasoning state:
+plus small helpers every codec needs: stable ids, compact JSON, reading error bodies and Retry-After, and
+for reasoning state:
 
-    own_reasoning      the one place a codec asks "may this request carry this message's reasoning state?"
-                       (only the format and model that produced it; anything else is dropped, never forwarded)
-    simulated_thought  the simulator's stand-in for a model's reasoning text, read from the turn
-    mint_signature     the simulator's opaque signatures (an HMAC with a per-process key), `signature_valid`
-                       to check one, `conversation_of` for the conversation a signature is bound to
+    own_reasoning  the one place a codec asks "may this request carry this message's reasoning state?"
+                   (only the format and model that produced it; anything else is dropped, never forwarded)
 
-A round trip (client build_request -> server parse_request -> server build_response -> client
-parse_response) must give back what went in; the codec tests check it for every format.
+What only a server needs (the decoded `ChatRequest`, `RequestInvalid`, checking a tool's schema, the
+simulator's signatures) is `agentkit.sim.wire.common`. A round trip (client build_request -> server
+parse_request -> server build_response -> client parse_response) must give back what went in; the codec
+tests check it for every format.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Google Gemini `generateContent` format (REST v1beta), both sides of the wire, as pure functions.
+"""The Google Gemini `generateContent` format (REST v1beta): the client side, pure functions.
 
 What is special about tool calling here:
 
@@ -45,13 +45,17 @@ Left out on purpose: images and files (skipped), the order of parts beyond thoug
 then calls (a signature goes back on the part it came with), safety settings and the other generation
 settings (kept in `ChatRequest.extras`), candidate counts above one, and Vertex AI's streamed argument
 fragments.
+
+The server half of the format (what the simulator answers) is `agentkit.sim.wire.gemini`.
 """
 
 from __future__ import annotations
+
 import json
 import re
 from collections.abc import Sequence
 from typing import Any
+
 from ..errors import BadResponseError, ProviderError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from .common import (WireRequest, body_text,

@@ -1,4 +1,4 @@
-"""Ollama's native chat API (`POST /api/chat`): both sides of the wire, as pure functions.
+"""Ollama's native chat API (`POST /api/chat`): the client side, as pure functions.
 
 The format people use to run open models locally, and a genuinely different wire from OpenAI's:
 
@@ -33,11 +33,15 @@ The format people use to run open models locally, and a genuinely different wire
 Left out on purpose: images, `format` (structured output, kept in `extras`), `keep_alive`, logprobs,
 the "load"/"unload" answers to an empty message list (the simulator answers those like any request),
 and `/api/generate`.
+
+The server half of the format (what the simulator answers) is `agentkit.sim.wire.ollama`.
 """
 
 from __future__ import annotations
+
 from collections.abc import Sequence
 from typing import Any
+
 from ..errors import BadResponseError, ProviderError, ServerError, error_for_status
 from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
 from .common import (WireRequest, body_text, event_object, json_or_none, no_stored_id, own_reasoning,

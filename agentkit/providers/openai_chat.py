@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions format (`POST /v1/chat/completions`): both sides of the wire, pure functions.
+"""The OpenAI Chat Completions format (`POST /v1/chat/completions`): the client side, pure functions.
 
 What is special about tool calling here:
 
@@ -28,11 +28,15 @@ Left out on purpose: image, audio and file parts (skipped when received), `refus
 `n > 1` (only the first choice is read), logprobs, structured outputs (`response_format` is kept in
 `ChatRequest.extras`, like every field the kit does not model), and the legacy `functions` API (a
 `role: "function"` message is read as a tool message without an id).
+
+The server half of the format (what the simulator answers) is `agentkit.sim.wire.openai_chat`.
 """
 
 from __future__ import annotations
+
 import json
 from typing import Any
+
 from ..errors import BadResponseError, ProviderError
 from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
 from . import openai_common

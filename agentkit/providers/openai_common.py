@@ -1,21 +1,24 @@
-"""What OpenAI's two APIs share: the platform's auth, error bodies, and the wording of request errors.
+"""What OpenAI's two APIs share on the client side: the platform's auth and its error bodies.
 
 Chat Completions (`openai_chat`) and Responses (`openai_responses`) are two formats on one platform:
-the same key header, the same `{"error": {"message", "type", "param", "code"}}` body, the same words
-for a missing or mistyped field ("Missing required parameter: 'tools[0].name'."), the same rules for a
-tool name, the same `arguments` string on a call. Those pieces live here, public, so that either codec
-can be read (and copied) with only this module and `common` beside it.
+the same key header, the same `{"error": {"message", "type", "param", "code"}}` body, the same
+`arguments` string on a call. Those pieces live here, public, so that either codec can be read (and
+copied) with only this module and `common` beside it.
 
     from agentkit.providers import openai_common as oc
-    raise oc.invalid_type("temperature", "a decimal", "hot")
-    # RequestInvalid: Invalid type for 'temperature': expected a decimal, but got a string instead.
+    oc.parse_error(429, {"error": {"message": "slow down", "type": "requests"}})   # -> RateLimitError
+
+The server half (the platform's words for a missing or mistyped field, its error bodies, ids and model
+list, as the simulator writes them) is `agentkit.sim.wire.openai_common`.
 
 Left out on purpose: anything only one of the two APIs does (their request and response shapes).
 """
 
 from __future__ import annotations
+
 import json
 from typing import Any
+
 from ..errors import ProviderError, QuotaExceededError, error_for_status
 from .common import body_text, json_or_none, retry_after_seconds
 

@@ -1,4 +1,4 @@
-"""The OpenAI Responses format (`POST /v1/responses`), both sides of the wire, as pure functions.
+"""The OpenAI Responses format (`POST /v1/responses`): the client side, as pure functions.
 
 What is special about tool calling here, compared with Chat Completions:
 
@@ -32,11 +32,15 @@ What is special about tool calling here, compared with Chat Completions:
 Left out on purpose: the Conversations API (`conversation` is accepted and echoed, not resolved),
 background responses, hosted tools such as web search (skipped when received), images and files
 (skipped), and structured outputs (`text.format`).
+
+The server half of the format (what the simulator answers) is `agentkit.sim.wire.openai_responses`.
 """
 
 from __future__ import annotations
+
 from collections.abc import Sequence
 from typing import Any
+
 from ..errors import BadResponseError, ProviderError
 from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
 from . import openai_common

@@ -24,11 +24,15 @@ only what differs:
 
 Left out on purpose: usage accounting (`cost`), attribution headers (`HTTP-Referer`, `X-Title`: pass
 them yourself), and everything `openai_chat` leaves out.
+
+The server half (what the simulator answers) is `agentkit.sim.wire.openrouter`.
 """
 
 from __future__ import annotations
+
 from dataclasses import replace
 from typing import Any
+
 from ..errors import ProviderError
 from ..types import Message, ModelOptions, ModelTurn
 from . import openai_chat, openai_common

@@ -1,8 +1,15 @@
-"""What OpenAI's two APIs share on the server side: the server side, as the simulator speaks it (pure functions).
+"""What OpenAI's two APIs share on the server side: the platform's facts, error bodies and words.
 
-The client side (and what is special about the format) is `agentkit.providers.openai_common`; this half
-is what only a server does: decode a request the way the real API validates it (refusing it in the
-API's own words), and write its answers, streams, errors and model list.
+Chat Completions and Responses are two formats on one platform: the same routes and key header, the same
+`{"error": {"message", "type", "param", "code"}}` body, the same words for a missing or mistyped field
+("Missing required parameter: 'tools[0].name'."), the same rules for a tool name. Those pieces live here,
+public, so either server half can be read with only this module and `common` beside it.
+
+    from agentkit.sim.wire import openai_common as oc
+    raise oc.invalid_type("temperature", "a decimal", "hot")
+    # RequestInvalid: Invalid type for 'temperature': expected a decimal, but got a string instead.
+
+The client half (auth, reading error bodies) is `agentkit.providers.openai_common`.
 """
 
 from __future__ import annotations
