@@ -85,6 +85,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/deadlines.py
 	$(BIN)/python benchmarks/mcp_roundtrip.py
 	$(BIN)/python benchmarks/bench_concurrency.py
+	$(BIN)/python benchmarks/single_stream.py --answer 1 --timeout 3
 	$(BIN)/python benchmarks/bfcl_multiturn.py
 	$(BIN)/python benchmarks/noise_floor.py
 
