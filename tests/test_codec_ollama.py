@@ -20,8 +20,8 @@ from ollama._types import ChatResponse, ListResponse
 
 from agentkit import errors
 from agentkit.providers import ollama as codec
-from agentkit.sim.wire import ollama as codec_server
 from agentkit.providers.common import JSONLine
+from agentkit.sim.wire import ollama as codec_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 

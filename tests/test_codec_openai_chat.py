@@ -28,9 +28,9 @@ from agentkit.errors import (
     ServerError,
 )
 from agentkit.providers import openai_chat as chat
+from agentkit.providers.common import WireRequest
 from agentkit.sim.wire import get_server
 from agentkit.sim.wire import openai_chat as chat_server
-from agentkit.providers.common import WireRequest
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 

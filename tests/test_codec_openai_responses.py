@@ -36,8 +36,8 @@ from test_codec_openai_chat import (
 
 from agentkit.errors import BadResponseError, RateLimitError, ServerError
 from agentkit.providers import openai_responses as responses
-from agentkit.sim.wire import openai_responses as responses_server
 from agentkit.providers.common import SSEvent, WireRequest
+from agentkit.sim.wire import openai_responses as responses_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 

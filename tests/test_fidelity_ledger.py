@@ -8,8 +8,8 @@ from typing import Callable
 import httpx
 import pytest
 
-from agentkit.sim.wire import openai_responses as openai_responses_server
 from agentkit.sim.fidelity import WORDING_KINDS, Entry, ledger, ledger_table
+from agentkit.sim.wire import openai_responses as openai_responses_server
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 ASK = "Weather in Paris and in Tokyo?"

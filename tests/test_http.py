@@ -37,9 +37,9 @@ from agentkit.errors import (
     ServerError,
 )
 from agentkit.http import HTTPModel, retry_after_seconds
+from agentkit.providers import FORMATS, get_codec
 from agentkit.redaction import redact
 from agentkit.retries import Attempt, RetryPlan, backoff_delay, moves_to_fallback
-from agentkit.providers import FORMATS, get_codec
 from agentkit.sim.wire import get_server
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec, Usage
 

@@ -14,8 +14,8 @@ from agentkit import HTTPModel, Message
 from agentkit import sim
 from agentkit.errors import AuthenticationError
 from agentkit.providers import FORMATS
-from agentkit.sim.wire import get_server
 from agentkit.sim.server import base_path
+from agentkit.sim.wire import get_server
 
 ASK = [Message.user("What is 2 + 3?")]
 

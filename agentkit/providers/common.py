@@ -67,7 +67,7 @@ class SSEvent:
 class JSONLine:
     """One line of a newline-delimited JSON stream (`application/x-ndjson`, Ollama's framing).
 
-    It has the same three fields as SSEvent, so code that walks a codec's `build_stream` output reads
+    It has the same three fields as SSEvent, so code that walks a server half's `build_stream` output reads
     either kind alike; only `encode()` differs: the JSON text and a newline, nothing else.
     """
 
@@ -79,7 +79,7 @@ class JSONLine:
         return self.data + "\n"
 
 
-#: What `build_stream` returns and `StreamAssembler.feed` reads, whatever the framing.
+#: What a server half's `build_stream` returns and `StreamAssembler.feed` reads, whatever the framing.
 StreamEvent = Union[SSEvent, JSONLine]
 
 

@@ -27,10 +27,10 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..providers.common import stable_id
-from .wire.common import ChatRequest
 from ..types import ModelTurn, ToolCall, ToolSpec, Usage
 from . import reasoner as R
 from .reasoner import Decision, PlannedCall
+from .wire.common import ChatRequest
 
 __all__ = ["respond", "describe", "resolve", "UnknownModel", "KNOWN_MODELS", "PRESETS", "to_turn",
            "count_tokens", "MISTAKE_RATE", "MISTAKES"]

@@ -21,7 +21,7 @@ One module per step, read in this order (each imports only the ones above it):
     answer.py      step 5
     __init__.py    the whole pipeline: decide()
 
-    >>> from agentkit.providers.common import ChatRequest
+    >>> from agentkit.sim.wire.common import ChatRequest
     >>> from agentkit.types import Message, ToolSpec
     >>> weather = ToolSpec("get_weather", "Current weather for a city",
     ...                    {"type": "object", "properties": {"city": {"type": "string"}}})

@@ -10,8 +10,8 @@ import unicodedata
 from typing import Any, Iterable
 
 from ...providers.common import json_or_none
-from ..wire.common import ChatRequest
 from ...types import Message, ToolCall, ToolSpec
+from ..wire.common import ChatRequest
 from .lexicon import READ_LIMIT
 from .vocabulary import Observation, Situation, TriedCall
 

@@ -12,12 +12,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ...types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
+from ...providers.anthropic import ERROR_TYPES, NAME, STOP_TO_NEUTRAL, THINKING_BLOCKS
 from ...providers.common import SSEvent, StreamEvent, dumps, stable_id
+from ...types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from .common import (ChatRequest, RequestInvalid, conversation_of, mint_signature, no_records, nothing_stored,
                      schema_problem, signature_valid, simulated_thought)
 from .contract import Route, ServerFacts
-from ...providers.anthropic import ERROR_TYPES, NAME, STOP_TO_NEUTRAL, THINKING_BLOCKS
 
 #: What the real server does around the bodies (see contract.py). The SDK sends `Authorization: Bearer`,
 #: the documented raw-HTTP header is `x-api-key`: the API takes both (reference §3.1).

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolSpec, Usage
 from ...providers.common import JSONLine, StreamEvent, dumps, stable_id
+from ...providers.ollama import NAME, reasoning_of, synthetic_ids
+from ...types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolSpec, Usage
 from .common import ChatRequest, RequestInvalid, no_records, nothing_stored, simulated_thought
 from .contract import Route, ServerFacts
-from ...providers.ollama import NAME, reasoning_of, synthetic_ids
 
 #: 2026-01-01T00:00:00Z. A fixed `created_at` keeps the simulator's answers identical run after run.
 CREATED_AT = "2026-01-01T00:00:00Z"
