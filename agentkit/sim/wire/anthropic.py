@@ -3,6 +3,10 @@
 The client side (and what is special about the format) is `agentkit.providers.anthropic`; this half
 is what only a server does: decode a request the way the real API validates it (refusing it in the
 API's own words), and write its answers, streams, errors and model list.
+
+Beyond the verbs: the Claude 5.x model rules (`NO_FORCED_TOOL_USE`, `ALWAYS_THINKING`, thinking bound to
+its prefix, `prefix_digest`), and signed thinking blocks (`reasoning_for`, checked again in
+`parse_request`: altered, moved or missing blocks are refused in the API's words).
 """
 
 from __future__ import annotations

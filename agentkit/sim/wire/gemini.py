@@ -3,6 +3,10 @@
 The client side (and what is special about the format) is `agentkit.providers.gemini`; this half
 is what only a server does: decode a request the way the real API validates it (refusing it in the
 API's own words), and write its answers, streams, errors and model list.
+
+Beyond the verbs: OpenAPI-style schemas read back to JSON Schema (`openapi_to_json_schema`), the
+`google.rpc` error shapes (`STATUS_NAMES`), and thought signatures (`reasoning_for` signs the turn's
+`signed_content`; `parse_request` checks each step's signature as Gemini 3 does).
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 The client side (and what is special about the format) is `agentkit.providers.ollama`; this half
 is what only a server does: decode a request the way the real API validates it (refusing it in the
 API's own words), and write its answers, streams, errors and model list.
+
+Beyond the verbs: the Go server's own words for a mistyped field (`_go_error` and friends), NDJSON
+streams (`build_stream` returns JSONLine), and `message.thinking` for a model asked to think.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 The client side (and what is special about the format) is `agentkit.providers.openai_chat`; this half
 is what only a server does: decode a request the way the real API validates it (refusing it in the
 API's own words), and write its answers, streams, errors and model list.
+
+Beyond the verbs: `fmt=` on parse_request / build_response / build_stream, so OpenRouter's half reuses
+them; `RESPONSES_ONLY_TOOLS`, the model family whose tools work only on Responses (`model_refusal`).
 """
 
 from __future__ import annotations

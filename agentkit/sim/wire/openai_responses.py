@@ -3,6 +3,10 @@
 The client side (and what is special about the format) is `agentkit.providers.openai_responses`; this half
 is what only a server does: decode a request the way the real API validates it (refusing it in the
 API's own words), and write its answers, streams, errors and model list.
+
+Beyond the verbs: what the API stores (`resolve_stored` fills in `previous_response_id` and item
+references, `stored_records` says what to keep) and encrypted reasoning items (`reasoning_for`, checked in
+`parse_request`).
 """
 
 from __future__ import annotations

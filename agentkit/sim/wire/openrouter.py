@@ -3,6 +3,10 @@
 The client side (and what is special about the format) is `agentkit.providers.openrouter`; this half
 is what only a server does: decode a request the way the real API validates it (refusing it in the
 API's own words), and write its answers, streams, errors and model list.
+
+OpenRouter is Chat Completions plus extras, so this half reuses `openai_chat`'s and adds only what
+differs: the upstream `provider`, `native_finish_reason`, `gen-…` ids, keep-alive comments in streams,
+its error body and in-stream error chunk, `reasoning_details`, and Claude 5.x's refusal of forced tools.
 """
 
 from __future__ import annotations
