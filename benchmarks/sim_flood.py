@@ -35,9 +35,9 @@ import time
 import httpx
 
 from agentkit.providers import get_codec
-from agentkit.providers.common import ChatRequest
 from agentkit.sim import reasoner as R
 from agentkit.sim.server import base_path
+from agentkit.sim.wire.common import ChatRequest
 from agentkit.types import Message, ModelOptions, ToolSpec
 
 WEATHER = ToolSpec("get_weather", "Current weather for a city",

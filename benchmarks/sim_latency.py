@@ -22,7 +22,7 @@ import time
 import httpx
 
 from agentkit import sim
-from agentkit.providers.common import ChatRequest
+from agentkit.sim.wire.common import ChatRequest
 from agentkit.types import ModelTurn, Usage
 
 BODY = {"model": "sim-reasoner", "messages": [{"role": "user", "content": "Say hello."}]}

@@ -26,11 +26,11 @@ from dataclasses import replace
 from typing import Any
 
 from agentkit.models import tool_results_since_last_user
-from agentkit.providers.common import ChatRequest
 from agentkit.sim import create_app
 from agentkit.sim import reasoner as R
-from agentkit.sim.models import UnknownModel
+from agentkit.sim.behaviours import UnknownModel
 from agentkit.sim.server import SimServer, listening_socket
+from agentkit.sim.wire.common import ChatRequest
 from agentkit.types import ModelTurn, ToolCall, Usage
 
 LEARNER_MODEL = "learner-7b"

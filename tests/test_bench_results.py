@@ -88,7 +88,7 @@ class Oracle:
         self.answers = Answers(cases)
 
     async def acomplete(self, messages, tools, options):
-        from agentkit.providers.common import ChatRequest
+        from agentkit.sim.wire.common import ChatRequest
 
         return self.answers.respond(ChatRequest("oracle", tuple(messages), tuple(tools), options))
 

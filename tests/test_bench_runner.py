@@ -14,7 +14,7 @@ from agentkit.bench.oracle import Oracle
 from agentkit.bench.runner import BenchAborted, RateLimit, emitted_calls, read_records, run_benchmark
 from agentkit.bench.suites import Case, UnknownSuite, load_cases, parse_suites
 from agentkit.errors import AuthenticationError, ServerError
-from agentkit.providers.common import ChatRequest
+from agentkit.sim.wire.common import ChatRequest
 
 CASES = [Case(s.id, "agentkit", s.category, s) for s in scenarios.load_all()[:12]]
 
@@ -188,7 +188,7 @@ NOISE_LABELS = {"wrong_tool": {"wrong_function"}, "missing_field": {"missing_arg
 def test_a_seeded_noisy_model_scores_lower_stably_and_fails_the_way_it_was_made_to(tmp_path):
     from agentkit import sim
     from agentkit.http import HTTPModel
-    from agentkit.sim import models as sim_models
+    from agentkit.sim import behaviours as sim_models
 
     bfcl.fetch()
     cases = load_cases("bfcl:simple_python,bfcl:multiple,bfcl:live_simple", limit=30)

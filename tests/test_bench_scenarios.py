@@ -15,7 +15,7 @@ from agentkit.bench.oracle import Oracle
 from agentkit.bench.scenarios import Scenario, ScenarioError, validate_document
 from agentkit.bench.world import DATA_DIR, STOP_PHRASE, World
 from agentkit.models import ScriptedModel, call
-from agentkit.providers.common import ChatRequest
+from agentkit.sim.wire.common import ChatRequest
 
 
 def test_the_suite_has_at_least_60_cases_in_four_categories():

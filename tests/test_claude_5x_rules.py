@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import agentkit
 from agentkit import HTTPModel, StopReason
-from agentkit.providers import anthropic
+from agentkit.sim.wire import anthropic as anthropic_server
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 TOOLS = [{"name": "get_weather", "description": "Weather in a city.", "input_schema": WEATHER}]
@@ -42,7 +42,7 @@ def first_turn(client: httpx.Client, model: str, **fields) -> tuple[list, dict]:
     return [*user, {"role": "assistant", "content": answer["content"]}, results], answer
 
 
-@pytest.mark.parametrize("model", anthropic.ALWAYS_THINKING)
+@pytest.mark.parametrize("model", anthropic_server.ALWAYS_THINKING)
 @pytest.mark.parametrize("thinking", [{"type": "disabled"}, {"type": "enabled", "budget_tokens": 1024}])
 def test_thinking_cannot_be_turned_off_or_budgeted(client, model, thinking):
     r = client.post("/messages", json=ask(model, [{"role": "user", "content": ASK}], thinking=thinking))
@@ -52,7 +52,7 @@ def test_thinking_cannot_be_turned_off_or_budgeted(client, model, thinking):
         '"output_config.effort" to control thinking behavior.')
 
 
-@pytest.mark.parametrize("model", anthropic.ALWAYS_THINKING)
+@pytest.mark.parametrize("model", anthropic_server.ALWAYS_THINKING)
 def test_they_think_unasked_and_the_text_is_empty_unless_summarized(client, model):
     _, plain = first_turn(client, model)
     assert plain["content"][0]["type"] == "thinking" and plain["content"][0]["thinking"] == ""
@@ -118,7 +118,7 @@ def test_any_new_system_prompt_invalidates_the_block(server, system):
         assert c.post("/messages", json=ask("claude-fable-5-1", history, system=system)).status_code == 400
 
 
-@pytest.mark.parametrize("model", anthropic.NO_FORCED_TOOL_USE)
+@pytest.mark.parametrize("model", anthropic_server.NO_FORCED_TOOL_USE)
 def test_the_loop_runs_on_every_5x_model_and_a_forced_choice_is_refused(server, model):
     llm = HTTPModel(model, "anthropic", base_url=server.base_url("anthropic"), api_key="k")
 

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from agentkit import errors
 from agentkit.providers import anthropic as codec
-from agentkit.providers.common import ChatRequest, RequestInvalid
+from agentkit.sim.wire import anthropic as codec_server
+from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 # --- recorded shapes (reference §3.4-§3.6) ---------------------------------------------------------
@@ -266,7 +267,7 @@ def expected_server_view(messages, tools, options) -> tuple:
 )
 def test_client_request_round_trips_through_the_server_decoder(messages, tools, options):
     wire = codec.build_request("claude-test", messages, tools, options)
-    decoded = codec.parse_request(json.loads(json.dumps(wire.body)))
+    decoded = codec_server.parse_request(json.loads(json.dumps(wire.body)))
     want_messages, want_tools, want_options = expected_server_view(messages, tools, options)
     assert list(decoded.messages) == want_messages
     assert list(decoded.tools) == want_tools
@@ -289,7 +290,7 @@ def turns(draw) -> ModelTurn:
         draw(st.none() | texts),
         calls,
         stop,
-        codec.NEUTRAL_TO_STOP[stop],
+        codec_server.NEUTRAL_TO_STOP[stop],
         Usage(draw(st.integers(0, 10**5)), draw(st.integers(0, 10**5))),
         "claude-sonnet-4-5-20250929",
         "msg_01" + draw(st.text("abcdef0123456789", min_size=8, max_size=8)),
@@ -311,10 +312,10 @@ def reassemble(events) -> ModelTurn:
 @settings(max_examples=150, deadline=None)
 @given(turns())
 def test_server_response_round_trips_validates_with_the_sdk_and_streams_to_the_same_turn(turn):
-    body = codec.build_response(turn, REQUEST)
+    body = codec_server.build_response(turn, REQUEST)
     message_adapter.validate_python(body)  # strict pydantic validation, as the strict SDK client does
     assert codec.parse_response(json.loads(json.dumps(body))) == turn
-    events = codec.build_stream(turn, REQUEST)
+    events = codec_server.build_stream(turn, REQUEST)
     for event in events:
         data = json.loads(event.data)
         assert event.event == data["type"]  # the SDK drops events without an `event:` line
@@ -339,7 +340,7 @@ def test_server_response_round_trips_validates_with_the_sdk_and_streams_to_the_s
 
 def test_stream_framing_follows_the_reference():
     turn = codec.parse_response(RESPONSE_3_5)
-    events = codec.build_stream(turn, REQUEST)
+    events = codec_server.build_stream(turn, REQUEST)
     kinds = [e.event for e in events]
     assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
     assert "ping" in kinds
@@ -357,12 +358,12 @@ def test_ids_are_provider_style_deterministic_and_unique_per_turn():
     turn = ModelTurn(
         None, (ToolCall.from_raw("call_1", "a", {}), ToolCall.from_raw("call_2", "b", {})), "tool_calls"
     )
-    first = codec.build_response(turn, REQUEST)
-    assert first == codec.build_response(turn, REQUEST)
+    first = codec_server.build_response(turn, REQUEST)
+    assert first == codec_server.build_response(turn, REQUEST)
     assert first["id"].startswith("msg_01")
     ids = [b["id"] for b in first["content"]]
     assert all(i.startswith("toolu_01") for i in ids) and len(set(ids)) == 2
-    later = codec.build_response(turn, replace(REQUEST, messages=REQUEST.messages * 3))
+    later = codec_server.build_response(turn, replace(REQUEST, messages=REQUEST.messages * 3))
     assert {b["id"] for b in later["content"]}.isdisjoint(ids)  # "call_1" again, in a later turn
 
 
@@ -386,11 +387,11 @@ def test_the_sdk_reads_responses_and_streams_and_its_requests_decode():
     def handler(request):
         body = json.loads(request.content)
         sent.append(body)
-        chat = codec.parse_request(body)
+        chat = codec_server.parse_request(body)
         if chat.options.stream:
-            data = "".join(e.encode() for e in codec.build_stream(turn, chat)).encode()
+            data = "".join(e.encode() for e in codec_server.build_stream(turn, chat)).encode()
             return httpx2.Response(200, content=data, headers={"content-type": "text/event-stream"})
-        return httpx2.Response(200, json=codec.build_response(turn, chat))
+        return httpx2.Response(200, json=codec_server.build_response(turn, chat))
 
     client = sdk_client(handler)
     kwargs = {
@@ -409,7 +410,7 @@ def test_the_sdk_reads_responses_and_streams_and_its_requests_decode():
     with client.messages.stream(**kwargs) as stream:
         final = stream.get_final_message()
     assert final.model_dump() == message.model_dump()
-    decoded = codec.parse_request(sent[0])
+    decoded = codec_server.parse_request(sent[0])
     assert decoded.options.tool_choice == "required" and decoded.options.parallel_tool_calls is False
     assert decoded.messages[0] == Message.system("Be brief.")
 
@@ -424,7 +425,7 @@ def test_the_sdk_reads_responses_and_streams_and_its_requests_decode():
     ],
 )
 def test_the_sdk_maps_build_error_bodies_to_its_exceptions(status, sdk_error):
-    client = sdk_client(lambda request: httpx2.Response(status, json=codec.build_error(status, "nope")))
+    client = sdk_client(lambda request: httpx2.Response(status, json=codec_server.build_error(status, "nope")))
     with pytest.raises(sdk_error) as caught:
         client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
     assert caught.value.body["error"]["message"] == "nope"
@@ -505,7 +506,7 @@ RESULT = {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "sunny"}
 )
 def test_tool_ordering_violations_are_rejected_with_the_api_wording(messages, wording):
     with pytest.raises(RequestInvalid) as caught:
-        codec.parse_request(body_with(messages))
+        codec_server.parse_request(body_with(messages))
     assert caught.value.message.startswith(wording)
     assert caught.value.status == 400
 
@@ -542,10 +543,10 @@ def test_tool_ordering_violations_are_rejected_with_the_api_wording(messages, wo
 )
 def test_malformed_fields_name_the_parameter(mutate, wording, param):
     body = body_with([{"role": "user", "content": "hi"}, USE, {"role": "user", "content": [RESULT]}])
-    assert codec.parse_request(copy.deepcopy(body)).messages[-1].tool_call_id == "toolu_01A"
+    assert codec_server.parse_request(copy.deepcopy(body)).messages[-1].tool_call_id == "toolu_01A"
     mutate(body)
     with pytest.raises(RequestInvalid) as caught:
-        codec.parse_request(body)
+        codec_server.parse_request(body)
     assert caught.value.message.startswith(wording) and caught.value.param == param
 
 
@@ -567,7 +568,7 @@ def test_server_side_decoding_of_results_names_and_extras():
         tool_choice={"type": "tool", "name": "get_weather"},
     )
     body["tools"].append({"type": "web_search_20250305", "name": "web_search"})
-    chat = codec.parse_request(body)
+    chat = codec_server.parse_request(body)
     assert chat.messages[0] == Message.system("Be brief.")
     assert chat.messages[3] == Message("tool", "boom", (), "toolu_01A", "get_weather", True)
     assert chat.messages[4] == Message.user("go on")
@@ -622,7 +623,7 @@ mutated_bodies = codec_strategies.mutated_bodies(VALID, any_json)
 @given(st.one_of(any_json, mutated_bodies))
 def test_malformed_request_bodies_only_ever_raise_request_invalid(body):
     try:
-        chat = codec.parse_request(body)
+        chat = codec_server.parse_request(body)
     except RequestInvalid as e:
         assert e.message and e.status == 400
     else:
@@ -647,7 +648,7 @@ def test_malformed_request_bodies_only_ever_raise_request_invalid(body):
     ],
 )
 def test_error_bodies_become_typed_provider_errors(status, cls):
-    body = codec.build_error(status, "it failed", request_id="req_011X")
+    body = codec_server.build_error(status, "it failed", request_id="req_011X")
     assert body == {
         "type": "error",
         "error": {"type": codec.ERROR_TYPES[status], "message": "it failed"},
@@ -664,7 +665,7 @@ def test_error_bodies_become_typed_provider_errors(status, cls):
 
 
 def test_overloaded_529_is_a_retryable_server_error():
-    error = codec.parse_error(529, codec.build_error(529, "Overloaded"), {"retry-after": "3"})
+    error = codec.parse_error(529, codec_server.build_error(529, "Overloaded"), {"retry-after": "3"})
     assert isinstance(error, errors.ServerError) and error.retryable
     assert (error.error_type, error.retry_after) == ("overloaded_error", 3.0)
 
@@ -691,7 +692,7 @@ def test_stream_error_event_raises_the_typed_error():
 
 
 def test_a_stream_cut_before_message_stop_is_a_bad_response():
-    events = codec.build_stream(codec.parse_response(RESPONSE_3_5), REQUEST)
+    events = codec_server.build_stream(codec.parse_response(RESPONSE_3_5), REQUEST)
     with pytest.raises(errors.BadResponseError):
         reassemble(events[:-1])
     with pytest.raises(errors.BadResponseError):
@@ -711,9 +712,9 @@ def test_tool_definitions_convert_both_ways():
         {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": False},
         strict=True,
     )
-    assert codec.tool_from_wire(codec.tool_to_wire(spec)) == spec
-    assert codec.tool_from_wire({"name": "x", "input_schema": {"type": "object"}}) == ToolSpec(
+    assert codec_server.tool_from_wire(codec.tool_to_wire(spec)) == spec
+    assert codec_server.tool_from_wire({"name": "x", "input_schema": {"type": "object"}}) == ToolSpec(
         "x", "", {"type": "object"}
     )
     with pytest.raises(RequestInvalid):
-        codec.tool_from_wire({"name": "x", "input_schema": {"type": "array"}})
+        codec_server.tool_from_wire({"name": "x", "input_schema": {"type": "array"}})

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from agentkit import errors
 from agentkit.providers import gemini as codec
-from agentkit.providers.common import ChatRequest, RequestInvalid
+from agentkit.sim.wire import gemini as codec_server
+from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 # --- recorded shapes (reference §4.4-§4.6) ---------------------------------------------------------
@@ -262,7 +263,7 @@ options_strategy = st.builds(
 )
 def test_client_request_round_trips_through_the_server_decoder(messages, tools, options):
     wire = codec.build_request("gemini-2.5-flash", messages, tools, options)
-    decoded = codec.parse_request(json.loads(json.dumps(wire.body)), model="gemini-2.5-flash")
+    decoded = codec_server.parse_request(json.loads(json.dumps(wire.body)), model="gemini-2.5-flash")
     system = [m.content for m in messages if m.role == "system"]
     want = ([Message.system("\n\n".join(system))] if system else []) + [
         m for m in messages if m.role != "system"
@@ -287,7 +288,7 @@ def turns(draw, with_ids: bool) -> ModelTurn:
         draw(st.none() | texts),
         calls,
         stop,
-        codec.NEUTRAL_TO_FINISH[stop],
+        codec_server.NEUTRAL_TO_FINISH[stop],
         Usage(draw(st.integers(0, 10**5)), draw(st.integers(0, 10**5))),
         "gemini-test-model",
         draw(st.text("abcdefABCDEF0123456789", min_size=6, max_size=12)),
@@ -306,10 +307,10 @@ def reassemble(events) -> ModelTurn:
 @given(turns(with_ids=True))
 def test_gemini_3_responses_carry_ids_round_trip_validate_and_stream_to_the_same_turn(turn):
     request = ChatRequest("gemini-3-pro-preview", (Message.user("hi"),))
-    body = codec.build_response(turn, request)
+    body = codec_server.build_response(turn, request)
     gt.GenerateContentResponse.model_validate(body)  # pydantic, extra="forbid": unknown fields would fail
     assert codec.parse_response(json.loads(json.dumps(body))) == turn
-    events = codec.build_stream(turn, request)
+    events = codec_server.build_stream(turn, request)
     for event in events:
         gt.GenerateContentResponse.model_validate(json.loads(event.data))
     assert "finishReason" in json.loads(events[-1].data)["candidates"][0]
@@ -333,7 +334,7 @@ def test_gemini_3_responses_carry_ids_round_trip_validate_and_stream_to_the_same
 @given(turns(with_ids=False))
 def test_older_models_answer_without_ids_and_streams_synthesise_the_same_ids(turn):
     request = ChatRequest("gemini-2.5-flash", (Message.user("hi"),))
-    body = codec.build_response(turn, request)
+    body = codec_server.build_response(turn, request)
     gt.GenerateContentResponse.model_validate(body)
     assert all(
         "id" not in p["functionCall"]
@@ -346,19 +347,19 @@ def test_older_models_answer_without_ids_and_streams_synthesise_the_same_ids(tur
     assert [(c.name, c.arguments) for c in parsed.tool_calls] == [
         (c.name, c.arguments) for c in turn.tool_calls
     ]
-    assert reassemble(codec.build_stream(turn, request)) == parsed  # same synthetic ids, too
+    assert reassemble(codec_server.build_stream(turn, request)) == parsed  # same synthetic ids, too
 
 
 def test_call_ids_follow_the_model_name_unless_the_request_says_otherwise():
     turn = ModelTurn(None, (ToolCall.from_raw("call_1", "f", {}),), "tool_calls", id="r1")
 
     def first_call(model, **extras):
-        body = codec.build_response(turn, ChatRequest(model, (), extras=extras))
+        body = codec_server.build_response(turn, ChatRequest(model, (), extras=extras))
         return body["candidates"][0]["content"]["parts"][0]["functionCall"]
 
     assert "id" in first_call("gemini-3-flash-preview") and "id" not in first_call("gemini-2.5-flash")
-    assert "id" in first_call("gemini-2.5-flash", **{codec.CALL_IDS_OPTION: True})
-    assert "id" not in first_call("gemini-3-pro", **{codec.CALL_IDS_OPTION: False})
+    assert "id" in first_call("gemini-2.5-flash", **{codec_server.CALL_IDS_OPTION: True})
+    assert "id" not in first_call("gemini-3-pro", **{codec_server.CALL_IDS_OPTION: False})
     assert first_call("gemini-3-pro") == first_call("gemini-3-pro")  # deterministic
 
 
@@ -414,11 +415,11 @@ def test_the_sdk_reads_responses_and_streams_and_its_requests_decode(model):
     def handler(request):
         body = json.loads(request.content)
         sent.append(body)
-        chat = codec.parse_request(body, model=request.url.path.split("/models/")[1].split(":")[0])
+        chat = codec_server.parse_request(body, model=request.url.path.split("/models/")[1].split(":")[0])
         if "streamGenerateContent" in request.url.path:
-            data = "".join(e.encode() for e in codec.build_stream(turn, chat)).encode()
+            data = "".join(e.encode() for e in codec_server.build_stream(turn, chat)).encode()
             return httpx.Response(200, content=data, headers={"content-type": "text/event-stream"})
-        return httpx.Response(200, json=codec.build_response(turn, chat))
+        return httpx.Response(200, json=codec_server.build_response(turn, chat))
 
     client = sdk_client(handler)
     response = client.models.generate_content(
@@ -431,7 +432,7 @@ def test_the_sdk_reads_responses_and_streams_and_its_requests_decode(model):
     assert calls == [("get_weather", {"city": "Paris"}), ("get_time", {"timezone": "Europe/Paris"})]
     assert [(c.name, c.args) for chunk in chunks for c in chunk.function_calls or []] == calls
     assert (response.function_calls[0].id is not None) == model.startswith("gemini-3")
-    decoded = codec.parse_request(sent[0], model=model)
+    decoded = codec_server.parse_request(sent[0], model=model)
     assert decoded.messages == (Message.system("Be brief."), Message.user("Weather and time in Paris?"))
     assert decoded.options.tool_choice == "required"
     # The SDK sent `parameters_json_schema` (snake_case) and an OpenAPI `parameters` schema: both decode.
@@ -444,12 +445,12 @@ def test_the_sdk_reads_responses_and_streams_and_its_requests_decode(model):
     [(400, sdk_errors.ClientError), (429, sdk_errors.ClientError), (503, sdk_errors.ServerError)],
 )
 def test_the_sdk_reads_build_error_bodies(status, sdk_error):
-    client = sdk_client(lambda request: httpx.Response(status, json=codec.build_error(status, "nope")))
+    client = sdk_client(lambda request: httpx.Response(status, json=codec_server.build_error(status, "nope")))
     with pytest.raises(sdk_error) as caught:
         client.models.generate_content(model="gemini-2.5-flash", contents="hi")
     assert (caught.value.code, caught.value.status, caught.value.message) == (
         status,
-        codec.STATUS_NAMES[status],
+        codec_server.STATUS_NAMES[status],
         "nope",
     )
 
@@ -480,7 +481,7 @@ def test_results_without_ids_pair_with_calls_by_position_even_for_the_same_funct
             answer({"output": "sunny"}, {"error": {"kind": "timeout"}}),
         ]
     }
-    chat = codec.parse_request(body, model="gemini-2.5-flash")
+    chat = codec_server.parse_request(body, model="gemini-2.5-flash")
     _, call_message, paris, rome = chat.messages
     assert [c.arguments for c in call_message.tool_calls] == [{"city": "Paris"}, {"city": "Rome"}]
     assert (
@@ -518,7 +519,7 @@ def test_snake_case_requests_and_openapi_schemas_decode():
         "tool_config": {"function_calling_config": {"mode": "ANY", "allowed_function_names": ["a", "b"]}},
         "generation_config": {"max_output_tokens": 10, "temperature": 0.1, "top_k": 3},
     }
-    chat = codec.parse_request(body, model="models/gemini-2.5-flash")
+    chat = codec_server.parse_request(body, model="models/gemini-2.5-flash")
     assert chat.model == "gemini-2.5-flash"
     assert chat.messages[0] == Message.system("Be brief.")
     assert chat.tools[0].parameters == {
@@ -593,13 +594,13 @@ USER = {"role": "user", "parts": [{"text": "hi"}]}
 )
 def test_turn_order_violations_are_rejected_with_the_api_wording(contents, wording):
     with pytest.raises(RequestInvalid) as caught:
-        codec.parse_request({"contents": contents}, model="gemini-2.5-flash")
+        codec_server.parse_request({"contents": contents}, model="gemini-2.5-flash")
     assert caught.value.message.startswith(wording) and caught.value.status == 400
 
 
 def test_invalid_tool_definitions_and_modes_are_rejected():
     def parse(**body):
-        return codec.parse_request({"contents": [USER], **body}, model="gemini-2.5-flash")
+        return codec_server.parse_request({"contents": [USER], **body}, model="gemini-2.5-flash")
 
     with pytest.raises(RequestInvalid, match="Invalid function name"):
         parse(tools=[{"functionDeclarations": [{"name": "9lives"}]}])
@@ -670,7 +671,7 @@ mutated_bodies = codec_strategies.mutated_bodies(VALID, any_json)
 
 
 def test_the_fuzz_seed_body_is_valid():
-    chat = codec.parse_request(VALID, model="gemini-2.5-flash")
+    chat = codec_server.parse_request(VALID, model="gemini-2.5-flash")
     assert [m.role for m in chat.messages] == ["system", "user", "assistant", "tool", "tool", "assistant"]
 
 
@@ -678,7 +679,7 @@ def test_the_fuzz_seed_body_is_valid():
 @given(st.one_of(any_json, mutated_bodies))
 def test_malformed_request_bodies_only_ever_raise_request_invalid(body):
     try:
-        chat = codec.parse_request(body, model="gemini-2.5-flash")
+        chat = codec_server.parse_request(body, model="gemini-2.5-flash")
     except RequestInvalid as e:
         assert e.message and e.status == 400
     else:
@@ -703,7 +704,7 @@ def test_quota_errors_carry_the_retry_delay_from_the_body():
     error = codec.parse_error(429, json.dumps(body), {})
     assert isinstance(error, errors.RateLimitError) and error.retryable
     assert (error.retry_after, error.error_type, error.provider) == (46.0, "RESOURCE_EXHAUSTED", "gemini")
-    assert codec.parse_error(429, codec.build_error(429, "slow down", retry_after=0.5), {}).retry_after == 0.5
+    assert codec.parse_error(429, codec_server.build_error(429, "slow down", retry_after=0.5), {}).retry_after == 0.5
     assert codec.parse_error(429, b"{}", {"Retry-After": "9"}).retry_after == 9.0
 
 
@@ -720,25 +721,25 @@ def test_quota_errors_carry_the_retry_delay_from_the_body():
     ],
 )
 def test_error_bodies_become_typed_provider_errors(status, cls):
-    body = codec.build_error(status, "it failed")
-    assert body["error"]["code"] == status and body["error"]["status"] == codec.STATUS_NAMES[status]
+    body = codec_server.build_error(status, "it failed")
+    assert body["error"]["code"] == status and body["error"]["status"] == codec_server.STATUS_NAMES[status]
     error = codec.parse_error(status, body, None)
     assert type(error) is cls and (error.message, error.error_type) == (
         "it failed",
-        codec.STATUS_NAMES[status],
+        codec_server.STATUS_NAMES[status],
     )
 
 
 def test_error_details_and_tolerated_bodies():
-    bad_key = codec.build_error(
+    bad_key = codec_server.build_error(
         400, "API key not valid. Please pass a valid API key.", reason="API_KEY_INVALID"
     )
     assert bad_key["error"]["details"][0]["reason"] == "API_KEY_INVALID"
-    field = codec.build_error(400, "bad", param="contents[0].parts")
+    field = codec_server.build_error(400, "bad", param="contents[0].parts")
     assert field["error"]["details"][0]["fieldViolations"] == [
         {"field": "contents[0].parts", "description": "bad"}
     ]
-    wrapped = codec.parse_error(503, json.dumps([codec.build_error(503, "The model is overloaded.")]), {})
+    wrapped = codec.parse_error(503, json.dumps([codec_server.build_error(503, "The model is overloaded.")]), {})
     assert isinstance(wrapped, errors.ServerError) and wrapped.message == "The model is overloaded."
     html = codec.parse_error(502, b"<html>Bad gateway</html>", {})
     assert isinstance(html, errors.ServerError) and "Bad gateway" in html.message
@@ -746,12 +747,12 @@ def test_error_details_and_tolerated_bodies():
 
 def test_stream_errors_and_cut_streams():
     turn = codec.parse_response(RESPONSE_4_5)
-    events = codec.build_stream(turn, ChatRequest("gemini-2.5-flash", ()))
+    events = codec_server.build_stream(turn, ChatRequest("gemini-2.5-flash", ()))
     with pytest.raises(errors.BadResponseError, match="finishReason"):
         reassemble(events[:-1])
     assembler = codec.StreamAssembler()
     with pytest.raises(errors.ServerError):
-        assembler.feed(None, json.dumps(codec.build_error(503, "overloaded")))
+        assembler.feed(None, json.dumps(codec_server.build_error(503, "overloaded")))
     with pytest.raises(errors.BadResponseError):
         assembler.feed(None, "{cut")
 
@@ -770,7 +771,7 @@ def test_blocked_prompts_and_bad_bodies():
 
 def test_tool_definitions_convert_both_ways():
     spec = ToolSpec("lookup.v2", "Find it", {"type": "object", "properties": {"q": {"type": "string"}}})
-    assert codec.tool_from_wire(codec.tool_to_wire(spec)) == spec
+    assert codec_server.tool_from_wire(codec.tool_to_wire(spec)) == spec
     assert codec.tool_to_wire(replace(spec, strict=True)) == codec.tool_to_wire(spec)  # no strict flag
 
 
@@ -781,11 +782,11 @@ def test_results_without_ids_pair_with_their_calls_by_name_not_by_position():
     swapped = {"role": "user", "parts": [{"functionResponse": {"name": "get_time", "response": {"output": "9:00"}}},
                                          {"functionResponse": {"name": "get_weather", "response": {"output": "sun"}}}]}
     body = {"contents": [{"role": "user", "parts": [{"text": "?"}]}, calls, swapped]}
-    request = codec.parse_request(body, model="gemini-2.5-flash")
+    request = codec_server.parse_request(body, model="gemini-2.5-flash")
     asked = {c.id: c.name for m in request.messages for c in m.tool_calls}
     answered = {asked[m.tool_call_id]: m.content for m in request.messages if m.role == "tool"}
     assert answered == {"get_time": "9:00", "get_weather": "sun"}
     stranger = {"role": "user", "parts": [{"functionResponse": {"name": "get_news", "response": {}}},
                                           {"functionResponse": {"name": "get_weather", "response": {}}}]}
     with pytest.raises(RequestInvalid, match="matches no functionCall"):
-        codec.parse_request({"contents": [body["contents"][0], calls, stranger]}, model="gemini-2.5-flash")
+        codec_server.parse_request({"contents": [body["contents"][0], calls, stranger]}, model="gemini-2.5-flash")

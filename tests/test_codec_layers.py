@@ -1,10 +1,13 @@
 """Imports run one way in the codecs and the simulator: read from the source, so a new import that
 breaks the order fails here, not in a reader's head.
 
-* A codec imports only what sits above `providers` (types, errors) and `providers`' own shared
-  modules (`common`, `contract`, and a codec it builds on: OpenRouter on Chat Completions); never the
-  simulator, the HTTP client or the loop. Each codec but OpenRouter can be copied with `common`,
-  `contract` and, for the OpenAI formats, `openai_common` beside it.
+* A client codec (`providers/<format>.py`) imports only what sits above `providers` (types, errors) and
+  `providers`' own shared modules (`common`, `contract`, and a codec it builds on: OpenRouter on Chat
+  Completions); never the simulator, the HTTP client or the loop. Each client codec but OpenRouter can
+  be copied with `common`, `contract` and, for the OpenAI formats, `openai_common` beside it.
+* A format's server half (`sim/wire/<format>.py`) imports the vocabulary, its own client half and the
+  shared modules of both sides (`providers.common`, `sim/wire`'s `common`, `contract`, `openai_common`),
+  and nothing else of the simulator: it can be read beside its client file alone.
 * The simulator imports the codecs, never the other way round, and knows no format by name.
 * The reasoner's modules import only the ones before them, in the order its docstring gives.
 """
@@ -18,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from agentkit.providers import FORMATS
+from agentkit.sim.wire import SERVERS
 
 ROOT = Path(__file__).resolve().parents[1] / "agentkit"
 SHARED = {"common", "contract", "openai_common"}
@@ -45,6 +49,23 @@ def test_a_codec_imports_only_the_vocabulary_and_the_shared_provider_modules(fmt
     if module == "openrouter":
         allowed.add("providers.openai_chat")  # OpenRouter is Chat Completions plus extras, on purpose
     assert imported(ROOT / "providers" / f"{module}.py") <= allowed
+
+
+@pytest.mark.parametrize("fmt", list(SERVERS))
+def test_a_server_half_imports_only_its_client_half_and_the_shared_modules_of_both_sides(fmt):
+    module = SERVERS[fmt]
+    allowed = ({"types", "errors", f"providers.{module}"} | {f"providers.{m}" for m in SHARED}
+               | {f"sim.wire.{m}" for m in SHARED})
+    if module == "openrouter":
+        allowed |= {"sim.wire.openai_chat", "providers.openai_chat"}  # OpenRouter builds on Chat Completions
+    assert imported(ROOT / "sim" / "wire" / f"{module}.py") <= allowed
+
+
+def test_the_shared_server_modules_import_no_simulator_machinery():
+    for name in ("common", "contract", "openai_common", "__init__"):
+        outside = {m for m in imported(ROOT / "sim" / "wire" / f"{name}.py")
+                   if m.startswith("sim") and not m.startswith("sim.wire")}
+        assert not outside, (name, outside)
 
 
 def test_the_simulator_names_no_format_and_the_codecs_never_import_it():

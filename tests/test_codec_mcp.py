@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_codec_openai_chat import WEATHER, json_values, raw_arguments, texts, tool_lists
 
-from agentkit.providers import mcp
+from agentkit.providers import mcp_codec as mcp
 from agentkit.types import ToolCall, ToolResult, ToolSpec
 
 JSONRPC_MESSAGE = pydantic.TypeAdapter(mcp_types.JSONRPCMessage)

@@ -20,7 +20,9 @@ from ollama._types import ChatResponse, ListResponse
 
 from agentkit import errors
 from agentkit.providers import ollama as codec
-from agentkit.providers.common import ChatRequest, JSONLine, RequestInvalid
+from agentkit.providers.common import JSONLine
+from agentkit.sim.wire import ollama as codec_server
+from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 WEATHER = ToolSpec("get_weather", "Get the weather in a given city",
@@ -110,7 +112,7 @@ def test_an_error_line_inside_a_stream_is_a_retryable_server_error():
 
 
 def test_the_documented_history_decodes_results_by_tool_name():
-    request = codec.parse_request(HISTORY_WITH_TOOLS)
+    request = codec_server.parse_request(HISTORY_WITH_TOOLS)
     user, assistant, result = request.messages
     assert result.role == "tool" and result.name == "get_weather" and result.content == "11 degrees celsius"
     assert result.tool_call_id == assistant.tool_calls[0].id  # paired by name: the call had no id
@@ -150,7 +152,7 @@ def test_tool_choice_has_no_field_none_sends_no_tools_and_a_named_tool_goes_alon
 
 
 def test_a_local_ollama_needs_no_key_and_ollama_com_takes_a_bearer():
-    assert codec.SERVER.no_key is None and codec.DEFAULT_BASE_URL == "http://localhost:11434"
+    assert codec_server.SERVER.no_key is None and codec.DEFAULT_BASE_URL == "http://localhost:11434"
     assert codec.auth_headers("k") == {"Authorization": "Bearer k"} and codec.API_KEY_ENVS == ("OLLAMA_API_KEY",)
     assert codec.STREAM_FRAMING == "ndjson"
 
@@ -184,7 +186,7 @@ options_strategy = st.builds(ModelOptions, st.just("auto"), st.none() | st.boole
 @given(conversations(), st.lists(tool_specs, min_size=1, max_size=3, unique_by=lambda t: t.name), options_strategy)
 def test_client_request_round_trips_through_the_server_decoder(messages, tools, options):
     wire = codec.build_request("qwen3", messages, tools, options)
-    decoded = codec.parse_request(json.loads(json.dumps(wire.body)))
+    decoded = codec_server.parse_request(json.loads(json.dumps(wire.body)))
     # What does not survive: tool messages' is_error (Ollama has no error flag: the text says it).
     want = [Message(m.role, m.content or ("" if m.role != "assistant" else None), m.tool_calls, m.tool_call_id,
                     m.name) for m in messages]
@@ -207,11 +209,11 @@ def turns(draw) -> ModelTurn:
 @given(turns())
 def test_server_answers_round_trip_validate_with_the_client_and_stream_to_the_same_turn(turn):
     request = ChatRequest("qwen3", (Message.user("hi"),))
-    body = codec.build_response(turn, request)
+    body = codec_server.build_response(turn, request)
     ChatResponse.model_validate(body)  # the official client's own model
     parsed = codec.parse_response(json.loads(json.dumps(body)))
     assert parsed == turn
-    lines = codec.build_stream(turn, request)
+    lines = codec_server.build_stream(turn, request)
     assert all(isinstance(line, JSONLine) and line.encode().endswith("}\n") for line in lines)
     for line in lines:
         ChatResponse.model_validate(json.loads(line.data))
@@ -222,13 +224,13 @@ def test_server_answers_round_trip_validate_with_the_client_and_stream_to_the_sa
 def test_server_call_ids_look_like_a_recent_servers_and_are_deterministic():
     turn = ModelTurn(None, (ToolCall.from_raw("1", "f", {}), ToolCall.from_raw("2", "f", {})), "tool_calls")
     request = ChatRequest("qwen3", (Message.user("hi"),))
-    ids = [c["id"] for c in codec.build_response(turn, request)["message"]["tool_calls"]]
+    ids = [c["id"] for c in codec_server.build_response(turn, request)["message"]["tool_calls"]]
     assert len(set(ids)) == 2 and all(i.startswith("call_") and len(i) == 13 for i in ids)
-    assert ids == [c["id"] for c in codec.build_response(turn, request)["message"]["tool_calls"]]
+    assert ids == [c["id"] for c in codec_server.build_response(turn, request)["message"]["tool_calls"]]
 
 
 def test_the_model_list_validates_with_the_client():
-    listing = ListResponse.model_validate(codec.build_model_list(["qwen3", "sim-reasoner"]))
+    listing = ListResponse.model_validate(codec_server.build_model_list(["qwen3", "sim-reasoner"]))
     assert [m.model for m in listing.models] == ["qwen3", "sim-reasoner"]
 
 
@@ -255,7 +257,7 @@ def test_wrong_types_are_refused_in_go_encoding_json_words(mutate, wording):
     body = json.loads(json.dumps(HISTORY_WITH_TOOLS))
     mutate(body)
     with pytest.raises(RequestInvalid, match=wording.replace("[", r"\[").replace("]", r"\]")):
-        codec.parse_request(body)
+        codec_server.parse_request(body)
 
 
 def test_what_go_accepts_is_accepted():
@@ -264,7 +266,7 @@ def test_what_go_accepts_is_accepted():
     body["messages"][0]["role"] = "USER"  # the server lowercases roles
     body["keep_alive"], body["format"] = "5m", {"type": "object"}  # kept for the curious
     del body["stream"]  # Ollama streams unless told otherwise
-    request = codec.parse_request(body)
+    request = codec_server.parse_request(body)
     assert request.options.stream is True and request.messages[0].role == "user"
     assert request.extras == {"keep_alive": "5m", "format": {"type": "object"}}
 
@@ -279,7 +281,7 @@ any_json = codec_strategies.any_json(KEYS)
 @given(st.one_of(any_json, codec_strategies.mutated_bodies(VALID, any_json)))
 def test_malformed_request_bodies_only_ever_raise_request_invalid(body):
     try:
-        request = codec.parse_request(body)
+        request = codec_server.parse_request(body)
     except RequestInvalid as e:
         assert e.message and e.status == 400
     else:
@@ -292,7 +294,7 @@ def test_malformed_request_bodies_only_ever_raise_request_invalid(body):
                                          (429, errors.RateLimitError), (500, errors.ServerError),
                                          (502, errors.ServerError), (503, errors.ServerError)])
 def test_error_bodies_become_typed_provider_errors(status, cls):
-    body = codec.build_error(status, "model 'x' not found")
+    body = codec_server.build_error(status, "model 'x' not found")
     assert body == {"error": "model 'x' not found"}
     error = codec.parse_error(status, json.dumps(body), {"retry-after": "2"})
     assert type(error) is cls and error.message == "model 'x' not found" and error.retry_after == 2.0
@@ -301,5 +303,5 @@ def test_error_bodies_become_typed_provider_errors(status, cls):
 
 
 def test_a_stream_error_is_one_more_json_line():
-    line = codec.build_stream_error(503, "server busy", ChatRequest("m", ()))
+    line = codec_server.build_stream_error(503, "server busy", ChatRequest("m", ()))
     assert line.encode() == '{"error":"server busy"}\n'

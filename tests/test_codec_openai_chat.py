@@ -28,7 +28,10 @@ from agentkit.errors import (
     ServerError,
 )
 from agentkit.providers import openai_chat as chat
-from agentkit.providers.common import ChatRequest, RequestInvalid, WireRequest
+from agentkit.providers.common import WireRequest
+from agentkit.sim.wire import get_server
+from agentkit.sim.wire import openai_chat as chat_server
+from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 # --- recorded shapes (reference §1.4–1.8) ---------------------------------------------------------------
@@ -132,7 +135,7 @@ def test_build_request_writes_the_recorded_request_and_follow_up():
 
 
 def test_parse_request_reads_the_recorded_follow_up_and_names_each_result():
-    request = chat.parse_request({**REQUEST_1_4, "messages": FOLLOW_UP_1_6})
+    request = chat_server.parse_request({**REQUEST_1_4, "messages": FOLLOW_UP_1_6})
     assert request.tools == (WEATHER, TIME)
     assert request.options == ModelOptions("auto", True)
     _user, assistant, weather, time_ = request.messages
@@ -163,8 +166,8 @@ def test_strict_flag_only_when_on_and_tools_round_trip():
     assert chat.tool_to_wire(loose) == {"type": "function", "function": {"name": "f", "parameters": empty}}
     assert chat.tool_to_wire(WEATHER)["function"]["strict"] is True
     for spec in (loose, WEATHER, TIME):
-        assert chat.tool_from_wire(chat.tool_to_wire(spec)) == spec
-    assert chat.tool_from_wire({"type": "function", "function": {"name": "g"}}) == ToolSpec("g")
+        assert chat_server.tool_from_wire(chat.tool_to_wire(spec)) == spec
+    assert chat_server.tool_from_wire({"type": "function", "function": {"name": "g"}}) == ToolSpec("g")
 
 
 def test_auth_header_and_module_constants():
@@ -245,9 +248,14 @@ def expected_messages(messages: list[Message]) -> tuple[Message, ...]:
     return tuple(replace(m, is_error=False) for m in messages)
 
 
+def server_of(codec):
+    """The server half of `codec`'s format (the helpers below take either half)."""
+    return codec if hasattr(codec, "parse_request") else get_server(codec.NAME)
+
+
 def request_for(codec, tools=(), options: ModelOptions | None = None, model="gpt-4.1") -> ChatRequest:
     wire = codec.build_request(model, [Message.user("hi")], list(tools), options or ModelOptions())
-    return codec.parse_request(wire_json(wire.body))
+    return server_of(codec).parse_request(wire_json(wire.body))
 
 
 # Fuzz material: any JSON, and bodies that are valid but for a few random edits.
@@ -305,13 +313,13 @@ def mutated_bodies(draw, codec, tool_strategy=tool_lists, min_tokens: int = 1) -
 @st.composite
 def mutated_answers(draw, codec) -> dict:
     """A valid response body of `codec`, edited."""
-    return edited(draw, wire_json(codec.build_response(draw(turns()), request_for(codec))))
+    return edited(draw, wire_json(server_of(codec).build_response(draw(turns()), request_for(codec))))
 
 
 @st.composite
 def mutated_streams(draw, codec) -> list[tuple[str | None, str]]:
     """The (event, data) pairs of a valid stream, with one event edited, dropped, or turned to garbage."""
-    events = [(e.event, e.data) for e in codec.build_stream(draw(turns()), request_for(codec))
+    events = [(e.event, e.data) for e in server_of(codec).build_stream(draw(turns()), request_for(codec))
               if e.comment is None]
     index = draw(st.integers(0, len(events) - 1))
     name, data = events[index]
@@ -351,7 +359,7 @@ def assert_only_bad_response(codec, body=None, events=None) -> None:
 def assert_only_request_invalid(codec, body, validate_response=None) -> None:
     """Decoding may succeed or raise RequestInvalid with the API's fields, never anything else."""
     try:
-        request = codec.parse_request(body)
+        request = server_of(codec).parse_request(body)
     except RequestInvalid as exc:
         assert isinstance(exc.message, str) and exc.message
         assert exc.param is None or isinstance(exc.param, str)
@@ -359,7 +367,7 @@ def assert_only_request_invalid(codec, body, validate_response=None) -> None:
         return
     assert isinstance(request, ChatRequest)
     if validate_response is not None:  # whatever decodes must also be answerable, in a valid shape
-        validate_response(codec.build_response(ModelTurn("ok", model="m"), request))
+        validate_response(server_of(codec).build_response(ModelTurn("ok", model="m"), request))
 
 
 # --- round trips ----------------------------------------------------------------------------------------
@@ -369,7 +377,7 @@ def assert_only_request_invalid(codec, body, validate_response=None) -> None:
 def test_client_to_server_request_round_trip(messages, tools, data):
     options = data.draw(options_for(tools))
     wire = chat.build_request("gpt-4.1", messages, tools, options)
-    request = chat.parse_request(wire_json(wire.body))
+    request = chat_server.parse_request(wire_json(wire.body))
     assert request.model == "gpt-4.1"
     assert request.messages == expected_messages(messages)
     assert request.tools == tuple(tools)
@@ -389,19 +397,19 @@ def expected_turn(codec, turn: ModelTurn, request: ChatRequest, native: str | No
 @settings(max_examples=150)
 @given(turns(), tool_lists, st.data())
 def test_server_to_client_response_round_trip_validates_with_the_sdk(turn, tools, data):
-    request = chat.parse_request(wire_json(chat.build_request("gpt-4.1", [Message.user("hi")], tools,
+    request = chat_server.parse_request(wire_json(chat.build_request("gpt-4.1", [Message.user("hi")], tools,
                                                               data.draw(options_for(tools))).body))
-    body = chat.build_response(turn, request)
+    body = chat_server.build_response(turn, request)
     ChatCompletion.model_validate(body)  # the SDK's strict pydantic validation
-    assert chat.parse_response(wire_json(body)) == expected_turn(chat, turn, request)
-    assert chat.build_response(turn, request) == body  # deterministic: same request, same answer
+    assert chat.parse_response(wire_json(body)) == expected_turn(chat_server, turn, request)
+    assert chat_server.build_response(turn, request) == body  # deterministic: same request, same answer
 
 
 @settings(max_examples=150)
 @given(turns())
 def test_stream_reassembles_to_the_same_turn_as_the_plain_response(turn):
     request = request_for(chat, options=ModelOptions(stream=True))
-    events = chat.build_stream(turn, request)
+    events = chat_server.build_stream(turn, request)
     assembler = chat.StreamAssembler()
     for event in events:
         assert event.event is None and event.comment is None  # Chat streams are `data:` lines only
@@ -409,7 +417,7 @@ def test_stream_reassembles_to_the_same_turn_as_the_plain_response(turn):
             ChatCompletionChunk.model_validate(json.loads(event.data))
         assembler.feed(event.event, event.data)
     assert events[-1].data == "[DONE]"
-    assert assembler.turn() == chat.parse_response(chat.build_response(turn, request))
+    assert assembler.turn() == chat.parse_response(chat_server.build_response(turn, request))
 
 
 def test_stream_splits_arguments_and_text_and_sends_usage_only_when_asked():
@@ -417,7 +425,7 @@ def test_stream_splits_arguments_and_text_and_sends_usage_only_when_asked():
                                           ToolCall.from_raw("call_b", "get_time", "{\"timezone\": \"UTC\"}")),
                      "tool_calls", usage=Usage(10, 5), model="gpt-4.1")
     with_usage = request_for(chat, options=ModelOptions(stream=True))
-    chunks = [json.loads(e.data) for e in chat.build_stream(turn, with_usage)[:-1]]
+    chunks = [json.loads(e.data) for e in chat_server.build_stream(turn, with_usage)[:-1]]
     fragments = {0: [], 1: []}
     for chunk in chunks:
         for choice in chunk["choices"]:
@@ -431,8 +439,8 @@ def test_stream_splits_arguments_and_text_and_sends_usage_only_when_asked():
     assert all(c["usage"] is None for c in chunks[:-1])
 
     body = {**chat.build_request("m", [Message.user("hi")]).body, "stream": True}  # no stream_options
-    without = chat.parse_request(wire_json(body))
-    plain = [json.loads(e.data) for e in chat.build_stream(turn, without)[:-1]]
+    without = chat_server.parse_request(wire_json(body))
+    plain = [json.loads(e.data) for e in chat_server.build_stream(turn, without)[:-1]]
     assert all("usage" not in c for c in plain) and plain[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
 
@@ -440,11 +448,11 @@ def test_an_error_chunk_raises_the_error_it_names_and_a_cut_stream_a_bad_respons
     assembler = chat.StreamAssembler()
     assembler.feed(None, STREAM_1_8[0])
     with pytest.raises(ServerError, match="Provider disconnected") as err:
-        assembler.feed(None, chat.build_stream_error(503, "Provider disconnected", request_for(chat)).data)
+        assembler.feed(None, chat_server.build_stream_error(503, "Provider disconnected", request_for(chat)).data)
     assert err.value.error_type == "server_error" and err.value.retryable
     rate = chat.StreamAssembler()
     with pytest.raises(RateLimitError) as err:
-        rate.feed(None, chat.build_stream_error(429, "slow down", request_for(chat)).data)
+        rate.feed(None, chat_server.build_stream_error(429, "slow down", request_for(chat)).data)
     assert err.value.retryable and err.value.status == 429
     quota = {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota"}}
     with pytest.raises(QuotaExceededError) as err:
@@ -488,14 +496,14 @@ def sdk_client(codec, answer, seen: list | None = None, base_url="http://sim.tes
 
     def handler(http_request: httpx2.Request) -> httpx2.Response:
         body = json.loads(http_request.content)
-        request = codec.parse_request(body)
+        request = server_of(codec).parse_request(body)
         if seen is not None:
             seen.append((body, request))
         turn = answer(request)
         if request.options.stream:
-            text = "".join(event.encode() for event in codec.build_stream(turn, request))
+            text = "".join(event.encode() for event in server_of(codec).build_stream(turn, request))
             return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=text.encode())
-        return httpx2.Response(200, json=codec.build_response(turn, request))
+        return httpx2.Response(200, json=server_of(codec).build_response(turn, request))
 
     return openai.OpenAI(api_key="sk-test", base_url=base_url, max_retries=0,
                          _strict_response_validation=True,
@@ -521,7 +529,7 @@ def test_sdk_sends_what_the_server_side_reads_and_parses_what_it_answers():
     assert [json.loads(c.function.arguments) for c in calls] == PARIS_ARGS
     assert completion.choices[0].finish_reason == "tool_calls" and completion.usage.total_tokens == 144
     assert chat.parse_response(completion.model_dump(mode="json")) == chat.parse_response(
-        chat.build_response(PARALLEL, request))
+        chat_server.build_response(PARALLEL, request))
 
 
 def test_sdk_stream_accumulates_our_chunks():
@@ -537,8 +545,8 @@ def test_sdk_stream_accumulates_our_chunks():
 
 def test_sdk_raises_on_an_in_stream_error_chunk():
     def handler(http_request):
-        text = "".join(e.encode() for e in [*chat.build_stream(PARALLEL, request_for(chat))[:2],
-                                             chat.build_stream_error(500, "upstream died", request_for(chat))])
+        text = "".join(e.encode() for e in [*chat_server.build_stream(PARALLEL, request_for(chat))[:2],
+                                             chat_server.build_stream_error(500, "upstream died", request_for(chat))])
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=text.encode())
 
     client = openai.OpenAI(api_key="sk-test", base_url="http://sim.test/v1", max_retries=0,
@@ -551,11 +559,11 @@ def test_sdk_raises_on_an_in_stream_error_chunk():
 def test_sdk_reads_our_error_bodies_like_the_real_api():
     def handler(http_request):
         try:
-            chat.parse_request(json.loads(http_request.content))
+            chat_server.parse_request(json.loads(http_request.content))
         except RequestInvalid as exc:
-            return httpx2.Response(exc.status, json=chat.build_error(exc.status, exc.message, param=exc.param,
+            return httpx2.Response(exc.status, json=chat_server.build_error(exc.status, exc.message, param=exc.param,
                                                                      code=exc.code))
-        return httpx2.Response(429, headers={"retry-after-ms": "50"}, json=chat.build_error(429, "slow down"))
+        return httpx2.Response(429, headers={"retry-after-ms": "50"}, json=chat_server.build_error(429, "slow down"))
 
     client = openai.OpenAI(api_key="sk-test", base_url="http://sim.test/v1", max_retries=0,
                            http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
@@ -571,7 +579,7 @@ def test_sdk_reads_our_error_bodies_like_the_real_api():
 
 def _invalid(body) -> RequestInvalid:
     with pytest.raises(RequestInvalid) as exc:
-        chat.parse_request(body)
+        chat_server.parse_request(body)
     return exc.value
 
 
@@ -657,7 +665,7 @@ def test_the_api_400s_for_tools_and_tool_choice():
 
 def test_accepted_extras_custom_tools_and_legacy_shapes():
     custom = {"type": "custom", "custom": {"name": "grammar", "description": "free text"}}
-    request = chat.parse_request(_body(
+    request = chat_server.parse_request(_body(
         messages=[{"role": "developer",
                    "content": [{"type": "text", "text": "be "}, {"type": "text", "text": "nice"}]},
                   {"role": "user", "content": [{"type": "text", "text": "look"},
@@ -710,7 +718,7 @@ def test_fuzzed_streams_assemble_or_raise_bad_response(events):
 # --- error bodies -----------------------------------------------------------------------------------------
 
 def test_error_bodies_map_to_the_right_provider_error():
-    limited = chat.parse_error(429, chat.build_error(429, "Rate limit reached"), {"Retry-After-Ms": "120"})
+    limited = chat.parse_error(429, chat_server.build_error(429, "Rate limit reached"), {"Retry-After-Ms": "120"})
     assert isinstance(limited, RateLimitError) and limited.retryable
     assert (limited.retry_after, limited.error_type, limited.status, limited.message) == (
         0.12, "requests", 429, "Rate limit reached")
@@ -721,9 +729,9 @@ def test_error_bodies_map_to_the_right_provider_error():
     quota = chat.parse_error(429, {"error": {"message": "You exceeded your current quota",
                                              "type": "insufficient_quota", "code": "insufficient_quota"}}, {})
     assert isinstance(quota, QuotaExceededError) and isinstance(quota, RateLimitError) and not quota.retryable
-    unauthorized = chat.parse_error(401, chat.build_error(401, "Incorrect API key"), None)
+    unauthorized = chat.parse_error(401, chat_server.build_error(401, "Incorrect API key"), None)
     assert isinstance(unauthorized, AuthenticationError)
-    assert isinstance(chat.parse_error(404, chat.build_error(404, "no model"), None), BadRequestError)
+    assert isinstance(chat.parse_error(404, chat_server.build_error(404, "no model"), None), BadRequestError)
     server = chat.parse_error(503, "<html>Service Unavailable</html>", {})
     assert isinstance(server, ServerError) and server.message == "<html>Service Unavailable</html>"
     assert chat.parse_error(500, None, None).message == "HTTP 500"
@@ -731,9 +739,9 @@ def test_error_bodies_map_to_the_right_provider_error():
 
 
 def test_build_error_has_the_four_fields():
-    assert chat.build_error(400, "bad", param="messages", code="missing_required_parameter") == {
+    assert chat_server.build_error(400, "bad", param="messages", code="missing_required_parameter") == {
         "error": {"message": "bad", "type": "invalid_request_error", "param": "messages",
                   "code": "missing_required_parameter"}}
-    assert chat.build_error(500, "boom")["error"]["type"] == "server_error"
-    assert chat.build_error(429, "slow")["error"]["code"] == "rate_limit_exceeded"
+    assert chat_server.build_error(500, "boom")["error"]["type"] == "server_error"
+    assert chat_server.build_error(429, "slow")["error"]["code"] == "rate_limit_exceeded"
 

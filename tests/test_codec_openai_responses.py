@@ -36,7 +36,9 @@ from test_codec_openai_chat import (
 
 from agentkit.errors import BadResponseError, RateLimitError, ServerError
 from agentkit.providers import openai_responses as responses
-from agentkit.providers.common import ChatRequest, RequestInvalid, SSEvent, WireRequest
+from agentkit.providers.common import SSEvent, WireRequest
+from agentkit.sim.wire import openai_responses as responses_server
+from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 STREAM_EVENT = pydantic.TypeAdapter(ResponseStreamEvent)
@@ -130,7 +132,7 @@ def test_build_request_writes_the_recorded_request_and_follow_up():
 
 
 def test_parse_request_reads_the_recorded_follow_up():
-    request = responses.parse_request({**REQUEST_2_4, "input": FOLLOW_UP_2_6})
+    request = responses_server.parse_request({**REQUEST_2_4, "input": FOLLOW_UP_2_6})
     assert request.tools == (WEATHER, TIME) and request.options == ModelOptions("auto", True)
     _user, assistant, weather, time_ = request.messages
     assert [c.id for c in assistant.tool_calls] == ["call_Wx1", "call_Tm2"] and assistant.content is None
@@ -146,9 +148,9 @@ def test_system_prompt_goes_to_instructions_and_tools_always_state_strict():
     assert body["input"][2] == {"role": "system", "content": "now be verbose"}
     assert body["tools"][0]["strict"] is False and body["max_output_tokens"] == 64 and body["stream"] is True
     assert "stream_options" not in body
-    assert responses.parse_request(body).messages == tuple(messages)
+    assert responses_server.parse_request(body).messages == tuple(messages)
     # Leave `strict` out and the API makes the tool strict; so does the simulator.
-    assert responses.tool_from_wire({"type": "function", "name": "f"}).strict is True
+    assert responses_server.tool_from_wire({"type": "function", "name": "f"}).strict is True
     assert responses.tool_choice_to_wire({"name": "f"}) == {"type": "function", "name": "f"}
 
 
@@ -166,7 +168,7 @@ def test_auth_header_and_module_constants():
 def test_client_to_server_request_round_trip(messages, tools, data):
     options = data.draw(options_for(tools, min_tokens=16))
     wire = responses.build_request("gpt-4.1", messages, tools, options)
-    request = responses.parse_request(wire_json(wire.body))
+    request = responses_server.parse_request(wire_json(wire.body))
     assert request.messages == expected_messages(messages)
     assert request.tools == tuple(tools)
     assert request.options == (options if tools else replace(options, tool_choice="auto"))
@@ -181,36 +183,36 @@ NATIVE = {"tool_calls": "completed", "stop": "completed", "length": "max_output_
 def test_server_to_client_response_round_trip_validates_with_the_sdk(turn, tools, data):
     options = data.draw(options_for(tools, min_tokens=16))
     wire = responses.build_request("gpt-4.1", [Message.system("s"), Message.user("hi")], tools, options)
-    request = responses.parse_request(wire_json(wire.body))
-    body = responses.build_response(turn, request)
+    request = responses_server.parse_request(wire_json(wire.body))
+    body = responses_server.build_response(turn, request)
     Response.model_validate(body)  # all required fields, full usage incl. cache_write_tokens
     assert body["tools"] == [responses.tool_to_wire(t) for t in tools]  # echoed
     assert body["parallel_tool_calls"] is (options.parallel_tool_calls is not False)
     assert body["instructions"] == "s"
-    expected = expected_turn(responses, turn, request, NATIVE[turn.stop])
+    expected = expected_turn(responses_server, turn, request, NATIVE[turn.stop])
     assert responses.parse_response(wire_json(body)) == expected
 
 
 @settings(max_examples=150)
 @given(turns())
 def test_stream_reassembles_to_the_same_turn_as_the_plain_response(turn):
-    request = responses.parse_request({"model": "gpt-4.1", "input": "hi", "stream": True})
-    events = responses.build_stream(turn, request)
+    request = responses_server.parse_request({"model": "gpt-4.1", "input": "hi", "stream": True})
+    events = responses_server.build_stream(turn, request)
     assembler = responses.StreamAssembler()
     for number, event in enumerate(events):
         payload = STREAM_EVENT.validate_json(event.data)
         assert payload.sequence_number == number and event.event == payload.type  # named, numbered events
         assembler.feed(event.event, event.data)
     assert events[-1].event in ("response.completed", "response.incomplete")
-    assert assembler.turn() == responses.parse_response(responses.build_response(turn, request))
+    assert assembler.turn() == responses.parse_response(responses_server.build_response(turn, request))
 
 
 def test_stream_sends_the_four_events_per_call_and_the_text_events():
     calls = (ToolCall.from_raw("call_a", "get_weather", "{\"city\": \"Paris\"}"),
              ToolCall.from_raw("call_b", "get_time", "{}"))
     turn = ModelTurn("Looking.", calls, "tool_calls", model="gpt-4.1")
-    request = responses.parse_request({"model": "gpt-4.1", "input": "hi", "stream": True})
-    names = [e.event for e in responses.build_stream(turn, request)]
+    request = responses_server.parse_request({"model": "gpt-4.1", "input": "hi", "stream": True})
+    names = [e.event for e in responses_server.build_stream(turn, request)]
     assert names[:2] == ["response.created", "response.in_progress"] and names[-1] == "response.completed"
     assert names[2:8] == ["response.output_item.added", "response.content_part.added",
                           "response.output_text.delta", "response.output_text.delta",
@@ -228,11 +230,11 @@ def test_stream_sends_the_four_events_per_call_and_the_text_events():
 
 def test_incomplete_and_failed_answers():
     cut = ModelTurn("Once upon", (), "length", usage=Usage(5, 16), model="m")
-    request = responses.parse_request({"model": "m", "input": "tell a story", "max_output_tokens": 16})
-    body = responses.build_response(cut, request)
+    request = responses_server.parse_request({"model": "m", "input": "tell a story", "max_output_tokens": 16})
+    body = responses_server.build_response(cut, request)
     assert body["status"] == "incomplete" and body["incomplete_details"] == {"reason": "max_output_tokens"}
     assert responses.parse_response(body).stop == "length"
-    assert responses.build_stream(cut, request)[-1].event == "response.incomplete"
+    assert responses_server.build_stream(cut, request)[-1].event == "response.incomplete"
     with pytest.raises(ServerError, match="overloaded") as failed:
         responses.parse_response({**body, "status": "failed", "error": {"code": "server_error",
                                                                           "message": "overloaded"}})
@@ -245,7 +247,7 @@ def test_error_events_raise_the_error_they_name_and_cut_streams_a_bad_response()
     assembler.feed(*good[0])
     sent = [SSEvent(data, event=name) for name, data in good[:1]]
     with pytest.raises(RateLimitError, match="Rate limit") as err:
-        event = responses.build_stream_error(429, "Rate limit reached", ChatRequest("gpt-4.1", ()), sent)
+        event = responses_server.build_stream_error(429, "Rate limit reached", ChatRequest("gpt-4.1", ()), sent)
         assert json.loads(event.data)["sequence_number"] == 1  # numbering goes on from the events sent
         assembler.feed(event.event, event.data)
     assert err.value.error_type == "rate_limit_exceeded" and err.value.retryable
@@ -294,9 +296,9 @@ def test_sdk_stream_helper_accumulates_our_events():
 
 def test_sdk_reads_our_error_event_as_its_error_event_model():
     def handler(http_request):
-        request = responses.parse_request(json.loads(http_request.content))
-        sent = responses.build_stream(PARALLEL, request)[:3]
-        events = [*sent, responses.build_stream_error(500, "upstream died", request, sent)]
+        request = responses_server.parse_request(json.loads(http_request.content))
+        sent = responses_server.build_stream(PARALLEL, request)[:3]
+        events = [*sent, responses_server.build_stream_error(500, "upstream died", request, sent)]
         return httpx2.Response(200, headers={"content-type": "text/event-stream"},
                                content="".join(e.encode() for e in events).encode())
 
@@ -313,7 +315,7 @@ def test_sdk_reads_our_error_event_as_its_error_event_model():
 
 def _invalid(body) -> RequestInvalid:
     with pytest.raises(RequestInvalid) as exc:
-        responses.parse_request(body)
+        responses_server.parse_request(body)
     return exc.value
 
 
@@ -343,7 +345,7 @@ def test_the_api_400s():
 
 
 def test_accepted_shapes_from_the_sdk_and_server_state():
-    request = responses.parse_request({
+    request = responses_server.parse_request({
         "model": "m", "instructions": "sys", "store": False,
         "input": [{"type": "message", "role": "developer",
                    "content": [{"type": "input_text", "text": "dev"}]},
@@ -364,11 +366,11 @@ def test_accepted_shapes_from_the_sdk_and_server_state():
     assert request.messages[2].content == "look " and request.messages[3].content == "ok"
     assert len(request.messages[3].tool_calls) == 2 and request.messages[4].content == "sunny"
     assert request.tools == (WEATHER, TIME) and request.options.tool_choice == "required"
-    body = responses.build_response(ModelTurn("done", model="m"), request)
+    body = responses_server.build_response(ModelTurn("done", model="m"), request)
     Response.model_validate(body)
     assert body["tool_choice"]["type"] == "allowed_tools" and body["store"] is False
     # With server-side state the call may live in an earlier response.
-    stateful = responses.parse_request({"model": "m", "previous_response_id": "resp_1",
+    stateful = responses_server.parse_request({"model": "m", "previous_response_id": "resp_1",
                                         "input": [FOLLOW_UP_2_6[-1]]})
     assert stateful.messages[0].tool_call_id == "call_Tm2" and stateful.messages[0].name is None
     assert stateful.extras["previous_response_id"] == "resp_1"
@@ -403,9 +405,9 @@ def test_fuzzed_streams_assemble_or_raise_bad_response(events):
 # --- error bodies -----------------------------------------------------------------------------------------
 
 def test_error_bodies_map_like_chat():
-    limited = responses.parse_error(429, responses.build_error(429, "slow down"), {"retry-after": "2"})
+    limited = responses.parse_error(429, responses_server.build_error(429, "slow down"), {"retry-after": "2"})
     assert isinstance(limited, RateLimitError)
     assert (limited.retry_after, limited.error_type) == (2.0, "requests")
     assert isinstance(responses.parse_error(502, b"Bad Gateway", {}), ServerError)
-    assert responses.build_error(400, "bad", param="input", code=None) == {
+    assert responses_server.build_error(400, "bad", param="input", code=None) == {
         "error": {"message": "bad", "type": "invalid_request_error", "param": "input", "code": None}}

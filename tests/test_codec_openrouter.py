@@ -35,8 +35,9 @@ from test_codec_openai_chat import (
 )
 
 from agentkit.errors import BadRequestError, RateLimitError, ServerError
-from agentkit.providers import openai_chat, openrouter
-from agentkit.providers.common import RequestInvalid
+from agentkit.providers import openrouter
+from agentkit.sim.wire import openai_chat as openai_chat_server, openrouter as openrouter_server
+from agentkit.sim.wire.common import RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, Usage
 
 # --- recorded shapes (reference §6.3–6.6) ---------------------------------------------------------------
@@ -92,16 +93,16 @@ def test_build_request_adds_fallbacks_and_routing():
 
 
 def test_parse_request_reads_fallbacks_and_keeps_routing_in_extras():
-    request = openrouter.parse_request(ROUTED_6_3)
+    request = openrouter_server.parse_request(ROUTED_6_3)
     assert request.fallback_models == tuple(ROUTED_6_3["models"])
     assert request.extras == {"provider": ROUTED_6_3["provider"]}
     assert request.tools == (WEATHER, TIME) and request.options.parallel_tool_calls is True
-    alone = openrouter.parse_request({k: v for k, v in ROUTED_6_3.items() if k != "model"})
+    alone = openrouter_server.parse_request({k: v for k, v in ROUTED_6_3.items() if k != "model"})
     assert alone.model == "openai/gpt-4.1"  # `models` alone: the first one leads
     for bad in ({**ROUTED_6_3, "models": "openai/gpt-4.1"}, {**ROUTED_6_3, "models": [1]},
                 {**ROUTED_6_3, "provider": ["openai"]}):
         with pytest.raises(RequestInvalid):
-            openrouter.parse_request(bad)
+            openrouter_server.parse_request(bad)
 
 
 # --- round trips ----------------------------------------------------------------------------------------
@@ -114,7 +115,7 @@ def test_client_to_server_request_round_trip(messages, tools, data):
                                 max_size=2))
     wire = openrouter.build_request("openai/gpt-4.1", messages, tools, options, models=models,
                                     provider={"sort": "price"})
-    request = openrouter.parse_request(wire_json(wire.body))
+    request = openrouter_server.parse_request(wire_json(wire.body))
     assert request.messages == expected_messages(messages) and request.tools == tuple(tools)
     assert request.options == (options if tools
                                else replace(options, tool_choice="auto", parallel_tool_calls=None))
@@ -122,7 +123,7 @@ def test_client_to_server_request_round_trip(messages, tools, data):
 
 
 def _request(stream: bool = False):
-    return openrouter.parse_request(wire_json(openrouter.build_request(
+    return openrouter_server.parse_request(wire_json(openrouter.build_request(
         "openai/gpt-4.1", [Message.user("hi")], options=ModelOptions(stream=stream)).body))
 
 
@@ -131,21 +132,21 @@ def _request(stream: bool = False):
 def test_server_to_client_response_round_trip(turn, native):
     turn = replace(turn, native_stop=native)
     request = _request()
-    body = openrouter.build_response(turn, request)
+    body = openrouter_server.build_response(turn, request)
     ChatCompletion.model_validate(body)
     assert body["id"].startswith("gen-") and body["provider"] == "OpenAI"
-    finish = openai_chat.finish_reason(turn)
+    finish = openai_chat_server.finish_reason(turn)
     assert body["choices"][0]["finish_reason"] == finish
     assert openrouter.parse_response(wire_json(body)) == expected_turn(
-        openai_chat, turn, request, native or finish, response_id=body["id"])
+        openai_chat_server, turn, request, native or finish, response_id=body["id"])
 
 
 @settings(max_examples=150)
 @given(turns())
 def test_stream_with_keepalive_comments_reassembles_to_the_plain_turn(turn):
     request = _request(stream=True)
-    events = openrouter.build_stream(turn, request)
-    assert events[0].comment == openrouter.KEEPALIVE and events[-1].data == "[DONE]"
+    events = openrouter_server.build_stream(turn, request)
+    assert events[0].comment == openrouter_server.KEEPALIVE and events[-1].data == "[DONE]"
     wire = "".join(e.encode() for e in events)
     assert wire.startswith(": OPENROUTER PROCESSING\n\n")
     assembler = openrouter.StreamAssembler()
@@ -154,7 +155,7 @@ def test_stream_with_keepalive_comments_reassembles_to_the_plain_turn(turn):
             chunk = ChatCompletionChunk.model_validate(json.loads(event.data))
             assert chunk.id.startswith("gen-") and chunk.model_extra["provider"] == "OpenAI"
         assembler.feed(event.event, event.data)
-    assert assembler.turn() == openrouter.parse_response(openrouter.build_response(turn, request))
+    assert assembler.turn() == openrouter.parse_response(openrouter_server.build_response(turn, request))
 
 
 def test_assembler_fed_the_comment_events_directly_ignores_them():
@@ -162,7 +163,7 @@ def test_assembler_fed_the_comment_events_directly_ignores_them():
     turn = ModelTurn(None, (call,), "tool_calls", "tool_use", model="m")
     request = _request(stream=True)
     assembler = openrouter.StreamAssembler()
-    for event in openrouter.build_stream(turn, request):
+    for event in openrouter_server.build_stream(turn, request):
         assembler.feed(event.event, event.data if event.comment is None else f": {event.comment}")
     assert assembler.turn().native_stop == "tool_use"
 
@@ -174,12 +175,12 @@ def test_in_stream_error_raises_a_server_error_and_the_sdk_raises_too():
             assembler.feed(event.event, event.data)
     assert err.value.provider == "openrouter" and err.value.error_type == "server_error" and err.value.retryable
     request = _request()
-    sent = openrouter.build_stream(ModelTurn("x", model="openai/gpt-4.1"), request)[:2]
-    built = json.loads(openrouter.build_stream_error(503, "gone", request, sent).data)
+    sent = openrouter_server.build_stream(ModelTurn("x", model="openai/gpt-4.1"), request)[:2]
+    built = json.loads(openrouter_server.build_stream_error(503, "gone", request, sent).data)
     assert built["choices"][0]["finish_reason"] == "error" and built["error"]["code"] == "server_error"
     assert built["id"] == json.loads(sent[1].data)["id"]  # the same stream's id
     with pytest.raises(RateLimitError):  # a numeric code is the status itself
-        openrouter.StreamAssembler().feed(None, openrouter.build_stream_error(429, "slow", request).data)
+        openrouter.StreamAssembler().feed(None, openrouter_server.build_stream_error(429, "slow", request).data)
 
     def handler(http_request):
         return httpx2.Response(200, headers={"content-type": "text/event-stream"},
@@ -234,12 +235,12 @@ def test_fuzzed_answers_decode_or_raise_bad_response(body, events):
 
 
 def test_error_bodies_have_an_integer_code_and_map_to_provider_errors():
-    body = openrouter.build_error(429, "Rate limit exceeded", metadata={"provider_name": "OpenAI"})
+    body = openrouter_server.build_error(429, "Rate limit exceeded", metadata={"provider_name": "OpenAI"})
     assert body == {"error": {"code": 429, "message": "Rate limit exceeded",
                               "metadata": {"provider_name": "OpenAI"}}}
-    assert openrouter.build_error(401, "No auth credentials found") == {
+    assert openrouter_server.build_error(401, "No auth credentials found") == {
         "error": {"code": 401, "message": "No auth credentials found"}}
-    described = openrouter.build_error(400, "bad", "invalid_request_error", param="models")
+    described = openrouter_server.build_error(400, "bad", "invalid_request_error", param="models")
     assert described["error"]["metadata"] == {"error_type": "invalid_request_error", "param": "models"}
     limited = openrouter.parse_error(429, body, {"Retry-After": "3"})
     assert isinstance(limited, RateLimitError) and limited.retry_after == 3.0
@@ -255,7 +256,7 @@ def test_error_bodies_have_an_integer_code_and_map_to_provider_errors():
 
 def test_the_sdk_reads_our_error_body():
     def handler(http_request):
-        return httpx2.Response(429, json=openrouter.build_error(429, "Rate limit exceeded"))
+        return httpx2.Response(429, json=openrouter_server.build_error(429, "Rate limit exceeded"))
 
     client = openai.OpenAI(api_key="sk-or-test", base_url="http://sim.test/api/v1", max_retries=0,
                            http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))

@@ -15,7 +15,9 @@ from dataclasses import replace
 import pytest
 
 from agentkit.providers import anthropic, gemini, ollama, openai_chat, openai_responses, openrouter
-from agentkit.providers.common import ChatRequest, RequestInvalid, mint_signature
+from agentkit.sim.wire import (anthropic as anthropic_server, gemini as gemini_server, get_server,
+                               ollama as ollama_server, openai_responses as openai_responses_server)
+from agentkit.sim.wire.common import ChatRequest, RequestInvalid, mint_signature
 from agentkit.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolResult, ToolSpec
 
 WEATHER = ToolSpec("get_weather", "Current weather for a city",
@@ -33,12 +35,12 @@ def results(turn: ModelTurn) -> list[Message]:
 
 def replay(codec, model: str, messages, **extras) -> ChatRequest:
     wire = codec.build_request(model, messages, [WEATHER], ModelOptions(max_tokens=2048), **extras)
-    return codec.parse_request(json.loads(json.dumps(wire.body)), model=model)
+    return get_server(codec.NAME).parse_request(json.loads(json.dumps(wire.body)), model=model)
 
 
 def refusal(codec, body: dict, model: str | None = None) -> RequestInvalid:
     with pytest.raises(RequestInvalid) as info:
-        codec.parse_request(body, model=model)
+        get_server(codec.NAME).parse_request(body, model=model)
     return info.value
 
 
@@ -50,7 +52,7 @@ THINKING = {"type": "enabled", "budget_tokens": 1024}
 def claude_turn(*calls: ToolCall, thought: str = "I should look both up.") -> ModelTurn:
     """A turn as the simulator issues it: the signature covers the thought and the user request (ASK)."""
     block = {"type": "thinking", "thinking": thought,
-             "signature": mint_signature(anthropic.SIGNATURE_KIND, None, thought, ASK.content)}
+             "signature": mint_signature(anthropic_server.SIGNATURE_KIND, None, thought, ASK.content)}
     return ModelTurn(None, calls, "tool_calls", model="claude-sonnet-4-5",
                      reasoning=ReasoningState("anthropic", "claude-sonnet-4-5", (block,)))
 
@@ -89,7 +91,7 @@ def test_claude_refuses_a_tool_cycle_whose_assistant_turn_does_not_start_with_th
     # The same history without thinking is fine: the requirement comes with `thinking`.
     body = claude_body(content)
     del body["thinking"]
-    anthropic.parse_request(body)
+    anthropic_server.parse_request(body)
 
 
 def test_claude_with_thinking_takes_tool_choice_auto_or_none_only():
@@ -98,7 +100,7 @@ def test_claude_with_thinking_takes_tool_choice_auto_or_none_only():
         error = refusal(anthropic, claude_body([block, TOOL_USE], tool_choice=choice))
         assert error.message == "Thinking may not be enabled when tool_choice forces tool use."
     for choice in ({"type": "auto"}, {"type": "none"}):
-        anthropic.parse_request(claude_body([block, TOOL_USE], tool_choice=choice))
+        anthropic_server.parse_request(claude_body([block, TOOL_USE], tool_choice=choice))
 
 
 @pytest.mark.parametrize("budget, max_tokens, message", [
@@ -125,7 +127,7 @@ def test_redacted_thinking_is_kept_and_streamed_whole():
     assert turn.reasoning == ReasoningState("anthropic", "claude-sonnet-4-5", (redacted,))
     request = ChatRequest("claude-sonnet-4-5", (ASK,), (WEATHER,))
     assembler = anthropic.StreamAssembler()
-    for event in anthropic.build_stream(turn, request):
+    for event in anthropic_server.build_stream(turn, request):
         assembler.feed(event.event, event.data)
     assert assembler.turn().reasoning == turn.reasoning
     wire = anthropic.build_request("claude-sonnet-4-5", [ASK, turn.as_message(), *results(turn)], [WEATHER]).body
@@ -155,13 +157,15 @@ G3 = "gemini-3-flash-preview"
 
 def signed(model: str = G3, text: str = "x") -> str:
     """A signature for a model turn whose only part is the text `text`, answering ASK."""
-    return mint_signature(gemini.SIGNATURE_KIND, model, gemini.signed_content([{"text": text}]), ASK.content)
+    return mint_signature(gemini_server.SIGNATURE_KIND, model, gemini_server.signed_content([{"text": text}]),
+                          ASK.content)
 
 
 def model_turn(*parts: dict, model: str = G3) -> dict:
     """A model content as the simulator issues it: each part marked `"thoughtSignature": SIGN` gets a
     signature over the whole turn (its text and calls), answering ASK."""
-    signature = mint_signature(gemini.SIGNATURE_KIND, model, gemini.signed_content(list(parts)), ASK.content)
+    signature = mint_signature(gemini_server.SIGNATURE_KIND, model, gemini_server.signed_content(list(parts)),
+                               ASK.content)
     return {"role": "model", "parts": [{**p, "thoughtSignature": signature} if p.get("thoughtSignature") is SIGN
                                        else p for p in parts]}
 
@@ -184,7 +188,7 @@ def gemini_body(*contents: dict) -> dict:
 
 
 def test_a_parallel_batch_needs_a_signature_on_its_first_call_only():
-    gemini.parse_request(gemini_body(model_turn(fc("get_weather", "Tokyo", SIGN), fc("get_weather", "Osaka")),
+    gemini_server.parse_request(gemini_body(model_turn(fc("get_weather", "Tokyo", SIGN), fc("get_weather", "Osaka")),
                                      {"role": "user", "parts": [fr("Tokyo"), fr("Osaka")]}), model=G3)
     error = refusal(gemini, gemini_body(model_turn(fc("get_weather", "Tokyo"), fc("get_weather", "Osaka", SIGN)),
                                         {"role": "user", "parts": [fr("Tokyo"), fr("Osaka")]}), model=G3)
@@ -204,26 +208,26 @@ def test_every_sequential_step_of_the_current_turn_needs_its_own_signature():
     # Once a new user message starts a new turn, the earlier turn is no longer checked.
     later = gemini_body(*steps, {"role": "model", "parts": [{"text": "Sunny in both."}]},
                         {"role": "user", "parts": [{"text": "Thanks!"}]})
-    gemini.parse_request(later, model=G3)
+    gemini_server.parse_request(later, model=G3)
 
 
 def test_the_placeholder_passes_and_a_signature_that_is_not_geminis_is_corrupted():
     body = gemini_body({"role": "model", "parts": [fc("get_weather", "Tokyo",
                                                       gemini.THOUGHT_SIGNATURE_PLACEHOLDER)]},
                        {"role": "user", "parts": [fr("Tokyo")]})
-    gemini.parse_request(body, model=G3)
+    gemini_server.parse_request(body, model=G3)
     # Another Gemini model's signature is accepted (Google: its thought is left out of the context)...
     body["contents"][1] = model_turn(fc("get_weather", "Tokyo", SIGN), model="gemini-3-pro-preview")
-    gemini.parse_request(body, model=G3)
+    gemini_server.parse_request(body, model=G3)
     # ... one that is truncated, or another API's, is not.
-    for foreign in (signed()[:-8], mint_signature(anthropic.SIGNATURE_KIND, None, "t"), signed()):
+    for foreign in (signed()[:-8], mint_signature(anthropic_server.SIGNATURE_KIND, None, "t"), signed()):
         body["contents"][1]["parts"][0]["thoughtSignature"] = foreign
         assert refusal(gemini, body, model=G3).message == "Corrupted thought signature."
     body["contents"][1]["parts"][0]["thoughtSignature"] = "not base64!"
     assert "Base64 decoding failed" in refusal(gemini, body, model=G3).message
     # Older models check nothing.
     body["contents"][1]["parts"][0].pop("thoughtSignature")
-    gemini.parse_request(body, model="gemini-2.5-flash")
+    gemini_server.parse_request(body, model="gemini-2.5-flash")
 
 
 def test_signatures_go_back_on_the_parts_they_came_with_for_the_same_model_only():
@@ -265,7 +269,7 @@ def test_thought_summaries_and_a_signature_on_the_last_text_piece_stream_to_the_
 # --- OpenAI Responses: reasoning items and stored responses ----------------------------------------------
 
 RS = {"type": "reasoning", "id": "rs_1", "summary": [],  # sealed as the simulator issues it, answering ASK
-      "encrypted_content": mint_signature(openai_responses.ENCRYPTED_KIND, "gpt-6.1-sol", "rs_1", ASK.content)}
+      "encrypted_content": mint_signature(openai_responses_server.ENCRYPTED_KIND, "gpt-6.1-sol", "rs_1", ASK.content)}
 FC = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather",
       "arguments": '{"city": "Tokyo"}'}
 OUT = {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
@@ -305,7 +309,7 @@ def kept(records: dict):
 
 def test_an_unknown_previous_response_is_refused_with_its_code():
     with pytest.raises(RequestInvalid) as info:
-        openai_responses.resolve_stored(responses_body(previous_response_id="resp_nope"), kept({}))
+        openai_responses_server.resolve_stored(responses_body(previous_response_id="resp_nope"), kept({}))
     error = info.value
     assert (error.message, error.param, error.code) == (
         "Previous response with id 'resp_nope' not found.", "previous_response_id", "previous_response_not_found")
@@ -314,24 +318,24 @@ def test_an_unknown_previous_response_is_refused_with_its_code():
 def test_a_stored_response_continues_from_only_the_new_items():
     first = responses_body()
     response = {"id": "resp_1", "output": [RS, FC]}
-    records = openai_responses.stored_records(first, response)
+    records = openai_responses_server.stored_records(first, response)
     assert set(records) == {"resp_1", "rs_1", "fc_1"} and records["fc_1"]["reasoning"] == "rs_1"
     follow_up = {"model": "gpt-6.1-sol", "previous_response_id": "resp_1", "input": [OUT]}
-    resolved = openai_responses.resolve_stored(follow_up, kept(records))
+    resolved = openai_responses_server.resolve_stored(follow_up, kept(records))
     assert resolved["input"] == [*first["input"], RS, FC, OUT]
-    request = openai_responses.parse_request(resolved)
+    request = openai_responses_server.parse_request(resolved)
     assert [m.name for m in request.messages if m.role == "tool"] == ["get_weather"]  # the call is known
-    assert openai_responses.stored_records({**first, "store": False}, response) == {}
+    assert openai_responses_server.stored_records({**first, "store": False}, response) == {}
 
 
 def test_a_stored_call_without_its_reasoning_item_is_refused():
-    records = openai_responses.stored_records(responses_body(), {"id": "resp_1", "output": [RS, FC]})
+    records = openai_responses_server.stored_records(responses_body(), {"id": "resp_1", "output": [RS, FC]})
     with pytest.raises(RequestInvalid) as info:
-        openai_responses.resolve_stored(responses_body(FC, OUT), kept(records))
+        openai_responses_server.resolve_stored(responses_body(FC, OUT), kept(records))
     assert info.value.message == ("Item 'fc_1' of type 'function_call' was provided without its required "
                                   "'reasoning' item: 'rs_1'.")
-    openai_responses.resolve_stored(responses_body(RS, FC, OUT), kept(records))  # with it: fine
-    openai_responses.resolve_stored(responses_body(FC, OUT), kept({}))  # a call the server never stored
+    openai_responses_server.resolve_stored(responses_body(RS, FC, OUT), kept(records))  # with it: fine
+    openai_responses_server.resolve_stored(responses_body(FC, OUT), kept({}))  # a call the server never stored
 
 
 @pytest.mark.parametrize("store, tail", [(None, ""), (False, " Items are not persisted when `store` is set to "
@@ -341,9 +345,9 @@ def test_a_reasoning_item_without_its_encrypted_content_must_be_stored(store, ta
     by_id = {k: v for k, v in RS.items() if k != "encrypted_content"}
     body = responses_body(by_id, FC, OUT, **({} if store is None else {"store": store}))
     with pytest.raises(RequestInvalid) as info:
-        openai_responses.resolve_stored(body, kept({}))
+        openai_responses_server.resolve_stored(body, kept({}))
     assert info.value.message == "Item with id 'rs_1' not found." + tail
-    openai_responses.resolve_stored(body, kept({"rs_1": {"response": "resp_1"}}))
+    openai_responses_server.resolve_stored(body, kept({"rs_1": {"response": "resp_1"}}))
 
 
 def test_stored_response_id_follows_the_store_switch():
@@ -391,13 +395,13 @@ def test_openrouter_reasoning_details_streamed_in_pieces_join_by_index():
 def test_ollama_thinking_streams_in_pieces_and_goes_back_on_the_assistant_message():
     request = ChatRequest("qwen3", (ASK,), (WEATHER,), extras={"think": True})
     turn = ModelTurn(None, (call(1, "Tokyo"),), "tool_calls", model="qwen3")
-    turn = replace(turn, reasoning=ollama.reasoning_for(turn, request))
-    lines = ollama.build_stream(turn, request)
+    turn = replace(turn, reasoning=ollama_server.reasoning_for(turn, request))
+    lines = ollama_server.build_stream(turn, request)
     assert sum('"thinking"' in line.data for line in lines) >= 2
     assembler = ollama.StreamAssembler()
     for line in lines:
         assembler.feed(None, line.data)
-    plain = ollama.parse_response(ollama.build_response(turn, request))
+    plain = ollama.parse_response(ollama_server.build_response(turn, request))
     assert assembler.turn().reasoning == turn.reasoning == plain.reasoning
     wire = ollama.build_request("qwen3", [ASK, turn.as_message(), *results(turn)]).body
     assert wire["messages"][1]["thinking"] == turn.reasoning.items[0]["thinking"]

@@ -8,8 +8,8 @@ from typing import Callable
 import httpx
 import pytest
 
-from agentkit.providers import openai_responses
 from agentkit.sim.fidelity import WORDING_KINDS, Entry, ledger, ledger_table
+from agentkit.sim.wire import openai_responses as openai_responses_server
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 ASK = "Weather in Paris and in Tokyo?"
@@ -148,7 +148,7 @@ PROBES: dict[str, Callable[[Sim], tuple[int, str]]] = {
         {"model": "gpt-6.1-sol", "messages": USER,
          "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]},
         {"authorization": "Bearer k"})),
-    "openai-responses.strict_by_default": lambda sim: (200, str(openai_responses.tool_from_wire(
+    "openai-responses.strict_by_default": lambda sim: (200, str(openai_responses_server.tool_from_wire(
         {"type": "function", "name": "get_weather", "parameters": WEATHER}).strict)),
     "openai-responses.reasoning_without_following_item": reasoning_alone,
     "openai-responses.call_without_reasoning": call_without_reasoning,

@@ -37,9 +37,10 @@ from agentkit.errors import (
     ServerError,
 )
 from agentkit.http import HTTPModel, retry_after_seconds
+from agentkit.providers import FORMATS, get_codec
 from agentkit.redaction import redact
 from agentkit.retries import Attempt, RetryPlan, backoff_delay, moves_to_fallback
-from agentkit.providers import FORMATS, get_codec
+from agentkit.sim.wire import get_server
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec, Usage
 
 KEY = "-".join(["sk", "test", "SECRET", "0123456789abcdef"])  # built at run time: no key-shaped literal
@@ -101,7 +102,7 @@ class Fake:
     encoded by the codec's server side, streamed when the request asked for it."""
 
     def __init__(self, fmt: str = "openai-chat", script=(), turn: ModelTurn = TURN):
-        self.fmt, self.codec, self.turn = fmt, get_codec(fmt), turn
+        self.fmt, self.wire, self.turn = fmt, get_server(fmt), turn
         self.script = list(script)
         self.requests: list[httpx.Request] = []
 
@@ -120,12 +121,12 @@ class Fake:
         match = re.search(r"/models/([^/:]+):(\w+)", request.url.path)
         if match:  # Gemini: model and streaming are in the URL
             model, stream = match.group(1), match.group(2).startswith("stream")
-        chat = self.codec.parse_request(body, model)
+        chat = self.wire.parse_request(body, model)
         if stream:
-            events = self.codec.build_stream(self.turn, chat)
+            events = self.wire.build_stream(self.turn, chat)
             return httpx.Response(200, headers={"content-type": "text/event-stream"},
                                   content="".join(e.encode() for e in events).encode())
-        return httpx.Response(200, json=self.codec.build_response(self.turn, chat))
+        return httpx.Response(200, json=self.wire.build_response(self.turn, chat))
 
     @property
     def models(self) -> list[str]:

@@ -24,7 +24,7 @@ from agentkit import Limits, Retry, ScriptedModel, StopReason, Tool, call, tool
 from agentkit.mcp import (McpConnectionError, McpToolError, StaleToolError, ToolServer, WireLog, aconnect,
                           connect)
 from agentkit.mcp.client import _says_unknown_tool
-from agentkit.providers.mcp import McpError
+from agentkit.providers.mcp_codec import McpError
 
 TESTS = Path(__file__).parent
 PYTHON = sys.executable

@@ -10,8 +10,8 @@ import json
 import re
 from pathlib import Path
 
+from agentkit.sim.behaviours import PRESETS, QUIRK_MODELS
 from agentkit.sim.faults import FAULTS
-from agentkit.sim.models import PRESETS, QUIRK_MODELS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

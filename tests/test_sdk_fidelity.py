@@ -25,9 +25,9 @@ import openai  # noqa: E402
 from google import genai  # noqa: E402
 from google.genai import errors as genai_errors  # noqa: E402
 from google.genai import types as gt  # noqa: E402
-from agentkit.providers import anthropic as anthropic_codec  # noqa: E402
 
 from agentkit import sim  # noqa: E402
+from agentkit.sim.wire import anthropic as anthropic_server  # noqa: E402
 
 ASK = "東京の天気と、1ドル何円か教えて"
 CLAUDE = "claude-sonnet-5-5"  # an id from the anthropic SDK's model list (the 4-5 ids warn: deprecated)
@@ -226,7 +226,7 @@ def test_anthropic_forced_tool_choice_on_opus_5_5_is_a_bad_request_error(claude,
     with pytest.raises(anthropic.BadRequestError) as info:
         claude.messages.create(model=model, max_tokens=1024, tool_choice=choice,
                                messages=[{"role": "user", "content": ASK}], tools=ANTHROPIC_TOOLS)
-    assert info.value.body["error"] == {"type": "invalid_request_error", "message": anthropic_codec.FORCED_TOOL_USE}
+    assert info.value.body["error"] == {"type": "invalid_request_error", "message": anthropic_server.FORCED_TOOL_USE}
     # ... and tool_choice auto is fine on the same model.
     ok = claude.messages.create(model=model, max_tokens=1024, tool_choice={"type": "auto"},
                                 messages=[{"role": "user", "content": ASK}], tools=ANTHROPIC_TOOLS)
@@ -296,7 +296,7 @@ def test_openrouter_fallback_list_through_the_openai_sdk(server):
 # --- model lists ------------------------------------------------------------------------------------
 
 def test_each_sdk_lists_the_simulators_models(oai, claude, gemini):
-    from agentkit.sim.models import KNOWN_MODELS
+    from agentkit.sim.behaviours import KNOWN_MODELS
 
     assert [m.id for m in oai.models.list()] == list(KNOWN_MODELS)
     assert [m.id for m in claude.models.list()] == list(KNOWN_MODELS)

@@ -19,10 +19,10 @@ import pytest
 
 from agentkit import sim
 from agentkit.http import HTTPModel
-from agentkit.providers.common import ChatRequest
-from agentkit.sim import models as sim_models
+from agentkit.sim import behaviours as sim_models
 from agentkit.sim import reasoner as R
 from agentkit.sim.reasoner import choose, plan
+from agentkit.sim.wire.common import ChatRequest
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolSpec, Usage
 
 WEATHER = ToolSpec("get_weather", "Current weather for a city",

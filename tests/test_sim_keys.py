@@ -13,8 +13,9 @@ import pytest
 from agentkit import HTTPModel, Message
 from agentkit import sim
 from agentkit.errors import AuthenticationError
-from agentkit.providers import FORMATS, get_codec
+from agentkit.providers import FORMATS
 from agentkit.sim.server import base_path
+from agentkit.sim.wire import get_server
 
 ASK = [Message.user("What is 2 + 3?")]
 
@@ -54,9 +55,9 @@ def test_httpmodel_without_a_key_is_answered_by_an_embedded_simulator(clean_env)
         assert model.complete(ASK, []).text
 
 
-@pytest.mark.parametrize("fmt", [f for f in FORMATS if get_codec(f).SERVER.no_key is not None])
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if get_server(f).SERVER.no_key is not None])
 def test_a_simulator_that_requires_a_key_refuses_none_with_the_providers_status(clean_env, fmt):
-    status = get_codec(fmt).SERVER.no_key[0]
+    status = get_server(fmt).SERVER.no_key[0]
     with sim.serve(require_key=True) as server:
         keyless = HTTPModel("sim-reasoner", fmt, base_url=server.base_url(fmt), api_key="", max_retries=0)
         with pytest.raises(AuthenticationError) as caught:

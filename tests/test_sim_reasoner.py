@@ -8,8 +8,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from agentkit.providers.common import ChatRequest
 from agentkit.sim import reasoner as R
+from agentkit.sim.wire.common import ChatRequest
 from agentkit.types import Message, ModelOptions, ToolCall, ToolResult, ToolSpec
 
 # ── the seed tools ─────────────────────────────────────────────────────────────────────────────────

@@ -19,9 +19,9 @@ import httpx
 import pytest
 
 from agentkit import sim
-from agentkit.providers.common import ChatRequest
 from agentkit.sim import faults as F
 from agentkit.sim.app import UnknownModel
+from agentkit.sim.wire.common import ChatRequest
 from agentkit.types import ModelTurn, ToolCall, Usage
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,7 @@
 
 Each reasoning-state string the simulator hands out (an Anthropic thinking `signature` or redacted `data`, a
 Gemini `thoughtSignature`, a Responses `encrypted_content`) is an HMAC, with this process's key, over the
-content it belongs to, the model and the user request it answers (`providers.common.mint_signature`). Here a
+content it belongs to, the model and the user request it answers (`sim.wire.common.mint_signature`). Here a
 conversation is issued the way the server issues it (client encode -> server decode -> the simulator's model
 -> the codec's reasoning state -> server encode -> client decode), replayed with its tool results, and the
 replay tampered with in every way a learner or a proxy might: flipped, truncated, random, foreign (from
@@ -22,8 +22,12 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agentkit.providers import anthropic, gemini, openai_responses
-from agentkit.providers.common import RequestInvalid, mint_signature
-from agentkit.sim import models as sim_models
+from agentkit.sim import behaviours as sim_models
+from agentkit.sim.wire import anthropic as anthropic_server
+from agentkit.sim.wire import gemini as gemini_server
+from agentkit.sim.wire import get_server
+from agentkit.sim.wire import openai_responses as openai_responses_server
+from agentkit.sim.wire.common import RequestInvalid, mint_signature
 from agentkit.types import Message, ModelOptions, ToolResult, ToolSpec
 
 WEATHER = ToolSpec("get_weather", "Current weather for a city",
@@ -38,8 +42,8 @@ FORMATS = {
     "gemini": (gemini, "gemini-3-flash-preview", {}, "thoughtSignature"),
     "openai-responses": (openai_responses, "gpt-6.1-sol", {"reasoning": {"effort": "low"}}, "encrypted_content"),
 }
-KIND = {"anthropic": anthropic.SIGNATURE_KIND, "anthropic-redacted": anthropic.REDACTED_KIND,
-        "gemini": gemini.SIGNATURE_KIND, "openai-responses": openai_responses.ENCRYPTED_KIND}
+KIND = {"anthropic": anthropic_server.SIGNATURE_KIND, "anthropic-redacted": anthropic_server.REDACTED_KIND,
+        "gemini": gemini_server.SIGNATURE_KIND, "openai-responses": openai_responses_server.ENCRYPTED_KIND}
 
 
 def wire_json(body: dict) -> dict:
@@ -50,12 +54,13 @@ def issued_turn(fmt: str, asked: str):
     """The client's view of the simulator's answer to `asked`, reasoning state included."""
     codec, model, extras, _ = FORMATS[fmt]
     wire = codec.build_request(model, [Message.user(asked)], [WEATHER], ModelOptions(max_tokens=2048), **extras)
-    request = codec.parse_request(wire_json(wire.body), model=model)
+    server = get_server(codec.NAME)
+    request = server.parse_request(wire_json(wire.body), model=model)
     turn = sim_models.respond(request)
-    turn = replace(turn, reasoning=codec.reasoning_for(turn, request))
-    turn = codec.parse_response(wire_json(codec.build_response(turn, request)))
+    turn = replace(turn, reasoning=server.reasoning_for(turn, request))
+    turn = codec.parse_response(wire_json(server.build_response(turn, request)))
     if fmt == "anthropic-redacted":  # the block a redacting model would have sent instead of its thinking
-        turn = replace(turn, reasoning=replace(turn.reasoning, items=(anthropic.redacted_thinking(asked),)))
+        turn = replace(turn, reasoning=replace(turn.reasoning, items=(anthropic_server.redacted_thinking(asked),)))
     return turn
 
 
@@ -85,7 +90,7 @@ def state_fields(body, field: str) -> list[tuple[dict, str]]:
 
 def decode(fmt: str, body: dict) -> None:
     codec, model, _, _ = FORMATS[fmt]
-    codec.parse_request(body, model=model)
+    get_server(codec.NAME).parse_request(body, model=model)
 
 
 def expected_refusal(fmt: str, error: RequestInvalid) -> bool:
@@ -172,7 +177,7 @@ def test_a_signature_names_no_secret_and_cannot_be_rebuilt_from_what_it_shows():
     body = replay_body("gemini", "Weather in Tokyo?")
     holder, key = state_fields(body, "thoughtSignature")[0]
     mark, kind, model, tag = base64.b64decode(holder[key]).decode().split("|")
-    assert (mark, kind, model) == ("agentkit-sim", gemini.SIGNATURE_KIND, "gemini-3-flash-preview")
+    assert (mark, kind, model) == ("agentkit-sim", gemini_server.SIGNATURE_KIND, "gemini-3-flash-preview")
     import hashlib
 
     unkeyed = hashlib.sha256(json.dumps([kind, model]).encode()).hexdigest()[:32]

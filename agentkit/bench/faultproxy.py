@@ -10,7 +10,7 @@ its answer comes back — unless the request asks for a fault, in the simulator'
 `x-sim-fault` header (and `x-sim-latency-ms`), with `agentkit.sim.faults`' vocabulary. The proxy removes
 those headers before forwarding. What each fault does is the simulator's (`agentkit/sim/faults.py`):
 
-- 429, 500, 503, 529: answered by the proxy in the format's own error shape (the codec's `build_error`,
+- 429, 500, 503, 529: answered by the proxy in the format's own error shape (its server half's `build_error`,
   the status the provider really sends for it), with retry-after for a 429; the upstream is not asked;
 - drop: the connection is closed without an answer; truncate: half the upstream's body, then closed;
 - cut: a stream's first half of events, then closed (a plain answer is truncated instead);
@@ -36,9 +36,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..providers import get_codec
-from ..providers.common import ChatRequest, JSONLine, SSEvent, dumps
+from ..providers.common import JSONLine, SSEvent, dumps
 from ..sim import faults as F
+from ..sim.wire import get_server
+from ..sim.wire.common import ChatRequest
 
 #: Headers that belong to one hop (RFC 9110 §7.6.1) or that httpx recomputes: not forwarded.
 HOP_HEADERS = {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
@@ -88,7 +89,7 @@ class _State:
 
         parts = urlsplit(upstream)
         self.origin = f"{parts.scheme}://{parts.netloc}"
-        self.codec = get_codec(fmt)
+        self.wire = get_server(fmt)  # the format's server half: its error shapes and fault wording
         self.attempts = F.AttemptCounter(10_000)
         self.client = httpx.AsyncClient(timeout=timeout)
         self.loop: Any = None  # the server's event loop, seen on the first request
@@ -158,9 +159,9 @@ def create_app(upstream: str, fmt: str, *, timeout: float = 120.0) -> tuple[Any,
         events = _split_events(body, sse="event-stream" in kind)
         if failure.instream is not None:
             sent = events[: len(events) // 2]
-            status = F.answered_status(state.codec.SERVER, failure.instream)
+            status = F.answered_status(state.wire.SERVER, failure.instream)
             request_seen = ChatRequest(model=_model_of(raw), messages=())
-            error = state.codec.build_stream_error(status, failure.message(state.codec.SERVER, request_seen.model,
+            error = state.wire.build_stream_error(status, failure.message(state.wire.SERVER, request_seen.model,
                                                                            status), request_seen,
                                                    [_parsed(e) for e in sent])
             return Reply(200, headers, sent + [error.encode().encode()], stream=True, pace_ms=plan.pace_ms)
@@ -186,7 +187,7 @@ def _error(state: _State, status: int, message: str, *, failure: F.Failure | Non
     """An error answer in the format's own shape, with the status this provider really sends for it."""
     from ..sim.app import Reply
 
-    server = state.codec.SERVER
+    server = state.wire.SERVER
     answered = F.answered_status(server, status)
     headers = {"content-type": "application/json"}
     extras: dict[str, Any] = {}
@@ -195,7 +196,7 @@ def _error(state: _State, status: int, message: str, *, failure: F.Failure | Non
         headers.update(failure.headers(server, answered))
         if answered == 429:
             extras["retry_after"] = failure.retry_after_ms / 1000
-    body = state.codec.build_error(answered, message, None, **extras)
+    body = state.wire.build_error(answered, message, None, **extras)
     return Reply(answered, headers, [dumps(body).encode()])
 
 
@@ -223,7 +224,7 @@ def _split_events(body: bytes, *, sse: bool) -> list[bytes]:
 
 
 def _parsed(event: bytes) -> Any:
-    """An event's bytes as the codec's own event type (build_stream_error reads the events sent before it)."""
+    """An event's bytes as the format's own event type (build_stream_error reads the events sent before it)."""
     text = event.decode("utf-8", "replace").strip()
     if not text.startswith(("data:", "event:", ":")):
         return JSONLine(text)

@@ -7,7 +7,7 @@
 
 If the oracle does not score 100 %, something between the data and the score is broken: the type
 conversion, a codec, the runner or the checker. Any other model name on that server is passed on to
-the simulator's own models (`agentkit.sim.models.respond`), so the oracle, sim-reasoner and
+the simulator's own models (`agentkit.sim.behaviours.respond`), so the oracle, sim-reasoner and
 sim-noisy-SEED can run side by side on one server.
 
 For a BFCL case it sends, in the first turn, one call per expected call, under the provider's
@@ -37,7 +37,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable
 
-from ..providers.common import ChatRequest, stable_id
+from ..providers.common import stable_id
+from ..sim.wire.common import ChatRequest
 from ..types import ModelTurn, ToolCall, Usage
 from .bfcl import BFCLCase, provider_name
 
@@ -143,7 +144,7 @@ class Oracle:
     def respond(self, request: ChatRequest) -> ModelTurn:
         if request.model.rsplit("/", 1)[-1] != self.name:
             if self._fallback is None:
-                from ..sim.models import respond as sim_respond
+                from ..sim.behaviours import respond as sim_respond
 
                 self._fallback = sim_respond
             return self._fallback(request)
@@ -168,7 +169,7 @@ class Oracle:
         return self._turn(request, calls, text)
 
     def _turn(self, request: ChatRequest, calls: list[tuple[str, dict]], text: str | None) -> ModelTurn:
-        from ..sim.models import count_tokens
+        from ..sim.behaviours import count_tokens
 
         conversation = [m.to_dict() for m in request.messages]
         fingerprint = stable_id(request.model, conversation, length=32)

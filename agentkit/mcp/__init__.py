@@ -17,7 +17,7 @@ From a shell: `python -m agentkit.mcp serve myapp.tools:TOOLS` (stdio) or `... -
     __main__    the command line
 
 The pure conversions (tool definitions, CallToolResult, JSON-RPC messages) live in
-`agentkit.providers.mcp`. `import agentkit` does not import this package or the SDK; it needs the
+`agentkit.providers.mcp_codec`. `import agentkit` does not import this package or the SDK; it needs the
 optional extra: `pip install 'agentkit-lab[mcp]'`.
 """
 

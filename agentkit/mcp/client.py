@@ -18,7 +18,7 @@ and error policies work unchanged. How answers map:
 
     result                          the tool returns `structuredContent` (or the text): the loop wraps it
     isError: true                   raises McpToolError: the error policy decides (report, raise, retry)
-    JSON-RPC error                  raises McpError (agentkit.providers.mcp) with the code; also an answer
+    JSON-RPC error                  raises McpError (agentkit.providers.mcp_codec) with the code; also an answer
                                     the SDK cannot read (it breaks the protocol), with INTERNAL_ERROR
     no answer within `timeout`      raises ToolTimeout (the envelope's kind is "timeout"); the SDK sends
                                     notifications/cancelled to the server
@@ -79,8 +79,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 
 from ..errors import AgentkitError, ToolDefinitionError, ToolFailure, ToolTimeout
-from ..providers import mcp as codec
-from ..providers.mcp import McpError
+from ..providers import mcp_codec as codec
+from ..providers.mcp_codec import McpError
 from ..tools import Tool, ToolContext
 from ..types import ToolCall, ToolResult
 from ..validate import validate_arguments, validator_for

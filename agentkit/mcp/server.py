@@ -48,7 +48,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..errors import ToolDefinitionError, ToolReturnError
 from ..execute import AsyncioExecutor, Job
-from ..providers import mcp as codec
+from ..providers import mcp_codec as codec
 from ..tools import Tool, ToolContext
 from ..trace import Trace
 from ..types import ToolCall, ToolResult

@@ -1,8 +1,12 @@
-"""Provider codecs: one pure module per wire format, the same verbs in each (see `contract`).
+"""Provider codecs, the client's half of each wire format: one pure module per format, the same verbs in
+each (see `contract`).
 
     from agentkit.providers import get_codec
     codec = get_codec("anthropic")
     request = codec.build_request("claude-sonnet-4-5", messages, tools, options)
+
+The server half of each format (what the simulator answers) is `agentkit.sim.wire`, registered there under
+the same names; nothing here imports it.
 """
 
 from __future__ import annotations

@@ -1,44 +1,37 @@
-"""What every codec shares: the request/response shapes that are not any one provider's.
+"""What every client codec shares: the request/response shapes that are not any one provider's.
 
 Each codec module (`openai_chat`, `openai_responses`, `anthropic`, `gemini`, `openrouter`, `ollama`) is
-pure (no I/O) and offers the same verbs for both sides of its wire format; `contract.py` names them all
-and `tests/test_codec_contract.py` checks every registered format against it. This module holds only
-what those verbs pass around:
+pure (no I/O) and offers the same client verbs; `contract.py` names them all and
+`tests/test_codec_contract.py` checks every registered format against it. This module holds only what
+those verbs pass around:
 
     WireRequest    an HTTP request ready to send (path, body, headers without auth)
     SSEvent        one server-sent event (`event:` name, `data:` text, or a comment)
     JSONLine       one line of a newline-delimited JSON stream (Ollama)
-    ChatRequest    a decoded request, provider-neutral: what the simulator's models decide on
-    RequestInvalid a client mistake found while decoding; the server answers it with the format's 4xx
 
-plus small helpers every codec needs: stable ids, compact JSON, reading error bodies and Retry-After,
-`schema_problem` (is a tool's parameter schema valid JSON Schema?), and for reasoning state:
+plus small helpers every codec needs: stable ids, compact JSON, reading error bodies and Retry-After, and
+for reasoning state:
 
-    own_reasoning      the one place a codec asks "may this request carry this message's reasoning state?"
-                       (only the format and model that produced it; anything else is dropped, never forwarded)
-    simulated_thought  the simulator's stand-in for a model's reasoning text, read from the turn
-    mint_signature     the simulator's opaque signatures (an HMAC with a per-process key), `signature_valid`
-                       to check one, `conversation_of` for the conversation a signature is bound to
+    own_reasoning  the one place a codec asks "may this request carry this message's reasoning state?"
+                   (only the format and model that produced it; anything else is dropped, never forwarded)
 
-A round trip (client build_request -> server parse_request -> server build_response -> client
-parse_response) must give back what went in; the codec tests check it for every format.
+What only a server needs (the decoded `ChatRequest`, `RequestInvalid`, checking a tool's schema, the
+simulator's signatures) is `agentkit.sim.wire.common`. A round trip (client build_request -> server
+parse_request -> server build_response -> client parse_response) must give back what went in; the codec
+tests check it for every format.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import hmac
 import json
 import math
-import secrets
 import time
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Union
 
-from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolSpec, json_shape
+from ..types import Message, ModelTurn, ReasoningState
 
 
 @dataclass(frozen=True)
@@ -74,7 +67,7 @@ class SSEvent:
 class JSONLine:
     """One line of a newline-delimited JSON stream (`application/x-ndjson`, Ollama's framing).
 
-    It has the same three fields as SSEvent, so code that walks a codec's `build_stream` output reads
+    It has the same three fields as SSEvent, so code that walks a server half's `build_stream` output reads
     either kind alike; only `encode()` differs: the JSON text and a newline, nothing else.
     """
 
@@ -86,32 +79,8 @@ class JSONLine:
         return self.data + "\n"
 
 
-#: What `build_stream` returns and `StreamAssembler.feed` reads, whatever the framing.
+#: What a server half's `build_stream` returns and `StreamAssembler.feed` reads, whatever the framing.
 StreamEvent = Union[SSEvent, JSONLine]
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """A decoded request, provider-neutral: what the simulator's models decide on."""
-
-    model: str
-    messages: tuple[Message, ...]
-    tools: tuple[ToolSpec, ...] = ()
-    options: ModelOptions = field(default_factory=ModelOptions)
-    fallback_models: tuple[str, ...] = ()  # OpenRouter `models`
-    extras: dict = field(default_factory=dict)  # fields a codec accepted but the kit does not model
-
-
-class RequestInvalid(ValueError):
-    """A client mistake found while decoding a request; the server answers it with the format's 4xx.
-
-    `code` is the format's machine-readable code where it has one (OpenAI: "missing_required_parameter",
-    "invalid_type", ...); pass it on to `build_error(..., param=e.param, code=e.code)`.
-    """
-
-    def __init__(self, message: str, param: str | None = None, status: int = 400, code: str | None = None):
-        super().__init__(message)
-        self.message, self.param, self.status, self.code = message, param, status, code
 
 
 def stable_id(*parts: Any, length: int = 24) -> str:
@@ -188,38 +157,6 @@ def retry_after_seconds(headers: Any, now: float | None = None) -> float | None:
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-# -- checking a tool's parameter schema ---------------------------------------------------------------
-
-#: Schemas nested deeper than this are refused before any recursive validator sees them.
-MAX_SCHEMA_DEPTH = 64
-
-
-def schema_problem(schema: Any) -> str | None:
-    """Why `schema` is not a valid JSON Schema (Draft 2020-12), or None when it is.
-
-        schema_problem({"type": "nope"})        ->  "'nope' is not valid under any of the given schemas"
-        schema_problem({"properties": -1})      ->  "-1 is not of type 'object'"
-    The wording is python-jsonschema's, which is also what OpenAI's 400 quotes. The quick yes comes
-    from jsonschema-rs (a few microseconds); only a refusal loads python-jsonschema to explain itself.
-    """
-    if json_shape(schema, max_depth=MAX_SCHEMA_DEPTH)[1] > MAX_SCHEMA_DEPTH:
-        return f"the schema is nested more than {MAX_SCHEMA_DEPTH} levels deep"
-    try:
-        import jsonschema_rs
-
-        if jsonschema_rs.meta.is_valid(schema):
-            return None
-    except ImportError:  # pragma: no cover - jsonschema-rs is a dependency; python-jsonschema decides alone
-        pass
-    except Exception:  # noqa: BLE001 - a value it cannot even read: let python-jsonschema word it
-        pass
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
-
-    error = best_match(Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema))
-    return None if error is None else error.message
-
-
 # -- reasoning state ------------------------------------------------------------------------------------
 
 def own_reasoning(message: Message, fmt: str, model: str) -> ReasoningState | None:
@@ -231,102 +168,6 @@ def own_reasoning(message: Message, fmt: str, model: str) -> ReasoningState | No
     """
     state = message.reasoning
     return state if state is not None and state.usable_for(fmt, model) else None
-
-
-def simulated_thought(turn: ModelTurn, request: ChatRequest) -> str:
-    """What the simulator's models "thought" before this turn: one English sentence read from the turn.
-
-    A real model's reasoning is free text the client never parses; this stand-in only has to be
-    deterministic (same request, same thought) and honest about what the turn does.
-    """
-    asked = next((m.content for m in reversed(request.messages) if m.role == "user" and m.content), "")
-    asked = asked if len(asked) <= 80 else asked[:77] + "..."
-    if turn.tool_calls:
-        names = [c.name for c in turn.tool_calls]
-        plan = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-        how = " in parallel" if len(names) > 1 else ""
-        return f"The user asks: \u201c{asked}\u201d. I should call {plan}{how}, then answer from the results."
-    results = 0
-    for m in reversed(request.messages):
-        if m.role == "user":
-            break
-        results += m.role == "tool"
-    if results:
-        return f"I have {results} tool result{'s' if results > 1 else ''} for \u201c{asked}\u201d; I can answer now."
-    return f"The user asks: \u201c{asked}\u201d. I can answer without a tool."
-
-
-#: What every simulator signature starts with, inside its base64.
-_SIGNATURE_MARK = "agentkit-sim"
-#: The simulator's signing key: fresh in every process, so no client (and no other process) can mint a
-#: signature the simulator accepts, as no client can mint a provider's. Within one process the same
-#: request still gets the same signature (an HMAC is deterministic), so the simulator stays repeatable.
-_SIGNING_KEY = secrets.token_bytes(32)
-
-
-def conversation_of(messages: Any) -> str:
-    """The conversation a piece of reasoning state belongs to, as the simulator binds it: the user
-    request the turn answers (the latest user message with text before it; "" when there is none)."""
-    return next((m.content for m in reversed(list(messages)) if m.role == "user" and m.content), "")
-
-
-def _seal(kind: str, model: str, payload: Any, conversation: str) -> str:
-    text = json.dumps([kind, model, payload, conversation], sort_keys=True, ensure_ascii=False, default=str)
-    return hmac.new(_SIGNING_KEY, text.encode(), hashlib.sha256).hexdigest()[:32]
-
-
-def mint_signature(kind: str, model: str | None, payload: Any, conversation: str = "") -> str:
-    """An opaque signature as the simulator issues them: base64 text, like the real ones.
-
-        mint_signature("gemini-thought", "gemini-3-flash-preview", ["", [["get_weather", {}]]], "Weather?")
-        -> "YWdlbnRraXQtc2ltfGdlbWluaS10aG91Z2h0fGdlbWluaS0zLWZsYXNoLXByZXZpZXd8..."
-    It names the kind of state and the model that made it, and carries an HMAC (this process's key) over
-    those, `payload` (what it signs: a thinking text, a call, an item id) and `conversation` (see
-    `conversation_of`). `signature_valid` recomputes the HMAC from what comes back, so a signature that
-    was altered, cut, invented, moved onto other content or into another conversation is refused.
-    """
-    model = model or "*"
-    tag = _seal(kind, model, payload, conversation)
-    return base64.b64encode(f"{_SIGNATURE_MARK}|{kind}|{model}|{tag}".encode()).decode()
-
-
-def signature_fields(signature: Any) -> tuple[str, str, str] | None:
-    """(kind, model, tag) of something shaped like a `mint_signature` signature, or None for anything else.
-    The shape says nothing about validity: only `signature_valid` checks the tag."""
-    if not isinstance(signature, str):
-        return None
-    try:
-        text = base64.b64decode(signature, validate=True).decode()
-    except (binascii.Error, ValueError):
-        return None
-    parts = text.split("|")
-    if len(parts) != 4 or parts[0] != _SIGNATURE_MARK or len(parts[3]) != 32:  # a cut one is no signature
-        return None
-    return parts[1], parts[2], parts[3]
-
-
-def signature_valid(signature: Any, kind: str, payload: Any, conversation: str = "") -> bool:
-    """Did this process mint `signature` for this kind of state, over this payload, in this conversation?
-    Any model it names will do (Gemini takes another Gemini model's signature); the HMAC covers the name,
-    so it cannot be changed either."""
-    fields = signature_fields(signature)
-    if fields is None or fields[0] != kind:
-        return False
-    return hmac.compare_digest(fields[2], _seal(kind, fields[1], payload, conversation))
-
-
-# -- formats that keep nothing between requests ------------------------------------------------------------
-# Every API but OpenAI Responses answers each request from its body alone: these are their stored-state
-# verbs of the contract (`resolve_stored`, `stored_records`, `stored_response_id`).
-
-def nothing_stored(body: dict, recall: Any) -> dict:
-    """The body as sent: this API resolves no references to earlier responses."""
-    return body
-
-
-def no_records(body: dict, response: dict) -> dict:
-    """Nothing to remember: this API stores no responses."""
-    return {}
 
 
 def no_stored_id(body: dict, turn: ModelTurn) -> None:

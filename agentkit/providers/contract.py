@@ -1,33 +1,27 @@
-"""The codec contract: every name a wire-format module provides, for the client and for the server.
+"""The client codec contract: every name a wire-format module in `providers/` provides.
 
-A codec is a plain module (`openai_chat`, `anthropic`, `ollama`, ...). `HTTPModel` uses its client
-side, the simulator its server side, and neither knows any format by name: everything a format knows
-lives in its one file. `Codec` below lists the names; `conforms(module)` says what a module lacks, and
-`tests/test_codec_contract.py` runs it (and a behavioural round trip) over every registered format.
+A codec is a plain module (`openai_chat`, `anthropic`, `ollama`, ...) that encodes a request and decodes
+a response, a stream and an error. `HTTPModel` uses it and knows no format by name: everything a client
+knows about a format lives in its one file. `ClientCodec` below lists the names; `conforms(module)` says
+what a module lacks, and `tests/test_codec_contract.py` runs it (and a behavioural round trip through
+the simulator's server half) over every registered format.
 
     from agentkit.providers import contract, get_codec
     contract.conforms(get_codec("ollama"))      # [] : nothing missing
 
-Adding a format is: one codec file that satisfies this contract, one line in `providers.FORMATS`, its
-tests, and its docs. Nothing in `http.py` or `sim/` changes.
+The same format's server half (decoding requests the way the real API validates them, writing its
+answers, streams, errors and model list) is the simulator's: `agentkit.sim.wire.<format>`, checked
+against `agentkit.sim.wire.contract.ServerCodec`. Adding a format is: one client file that satisfies
+this contract plus one line in `providers.FORMATS`; one server file plus one line in `sim.wire.SERVERS`;
+their tests and docs. Nothing in `http.py` or the rest of `sim/` changes.
 
-The three groups:
-
-* **Client side** (what `HTTPModel` reads): where the API lives and how a key is sent, how a request
-  is built, how a response, a stream and an error are read, and whether a later request can continue
-  from a response the API stored.
-* **Server side** (what the simulator calls): decoding a request the way the real API validates it,
-  and writing its responses, streams, errors (plain and in-stream) and model list; the reasoning state
-  this API's models attach to a turn; and what the API remembers between requests (stored responses).
+What `HTTPModel` reads: where the API lives and how a key is sent, how a request is built, how a
+response, a stream and an error are read, and whether a later request can continue from a response the
+API stored.
 
 Reasoning state (`types.ReasoningState`) is part of the verbs, not an extra: `parse_response` and the
-`StreamAssembler` put the provider's state on the ModelTurn, `build_request` sends it back only when
-`common.own_reasoning` says the request's format and model may receive it, `parse_request` reads it the
-way the real API does (and refuses a request that drops or alters it, in the API's own words), and
-`build_response` / `build_stream` write a turn's state the way the API does.
-* **Server facts** (`SERVER`, a `ServerFacts`): the rest of what a real server does around the body —
-  its routes, which headers carry the key, what it says when the key or a header is missing, which
-  header carries the request id, how it words an unknown model, a failure or a body that is not JSON.
+`StreamAssembler` put the provider's state on the ModelTurn, and `build_request` sends it back only when
+`common.own_reasoning` says the request's format and model may receive it.
 
 Left out on purpose: an abstract base class (a module cannot inherit; the Protocol documents the shape
 and `conforms` checks it) and anything about transport (retries, timeouts, SSE parsing: `http.py`).
@@ -35,78 +29,17 @@ and `conforms` checks it) and anything about transport (retries, timeouts, SSE p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, Literal, Protocol
 
 from ..errors import ProviderError
-from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolChoice, ToolSpec
-from .common import ChatRequest, RequestInvalid, StreamEvent, WireRequest
+from ..types import Message, ModelOptions, ModelTurn, ToolChoice, ToolSpec
+from .common import WireRequest
 
 
-@dataclass(frozen=True)
-class Route:
-    """One HTTP route of a format: `action` is "chat" (a model call) or "models" (the model list).
-
-    `path` uses Starlette's syntax, so a model named in the URL is `{model}` (Gemini). `stream` is True
-    or False when the route itself decides (Gemini's `:streamGenerateContent`), None when the body's
-    `stream` field does.
-    """
-
-    method: str
-    path: str
-    action: Literal["chat", "models"] = "chat"
-    stream: bool | None = None
-
-
-@dataclass(frozen=True)
-class ServerFacts:
-    """What a real server of one format does beyond encoding bodies (the simulator reads these).
-
-    Messages may hold `{model}` (and fault messages `{retry_ms}`); they are filled in by the server.
-    """
-
-    routes: tuple[Route, ...]
-    #: The base URL the format's official SDK wants, relative to the server root ("" = the root).
-    #: (agentkit's own base URL is the path part of the codec's DEFAULT_BASE_URL.)
-    sdk_base_path: str
-    #: (status, message) a request without any key gets; None when the API needs no key (local Ollama).
-    no_key: tuple[int, str] | None
-    #: Headers that can carry the key ("authorization" counts only as `Bearer <token>`).
-    key_headers: tuple[str, ...]
-    #: "The model does not exist" in the provider's words (the status: `unknown_model_status`).
-    unknown_model: str
-    #: How the provider words a body that is not JSON; `{detail}` is the parser's complaint.
-    not_json: str
-    #: The provider's words for injected failures, by the status it answers (429, 500, 503, ...).
-    fault_messages: Mapping[int, str]
-    #: A query parameter that can carry the key instead (Gemini's `?key=`).
-    key_query_param: str | None = None
-    #: Headers the API requires, with the message it answers (400) when one is missing.
-    required_headers: Mapping[str, str] = field(default_factory=dict)
-    #: Headers only this format's clients send: they decide which format a shared path (GET /v1/models)
-    #: answers in. The first registered format on a path answers when no client header matches.
-    client_headers: tuple[str, ...] = ()
-    #: The response header that carries the request id (None: the API sends none).
-    request_id_header: str | None = None
-    #: A response header that repeats the response body's `id` (OpenRouter's X-Generation-Id).
-    response_id_header: str | None = None
-    #: Statuses this API never answers, mapped to its nearest one (529 is Anthropic's alone).
-    nearest_status: Mapping[int, int] = field(default_factory=dict)
-    #: Extra headers on a 429 (`{retry_ms}` is filled in), besides retry-after and retry-after-ms.
-    rate_limit_headers: Mapping[str, str] = field(default_factory=dict)
-    #: True when GET on the model list needs no key (OpenRouter's list is public).
-    public_model_list: bool = False
-    #: (name, value) of the query parameter that makes a stream SSE; without it the stream route
-    #: answers one JSON array written element by element (Gemini's `?alt=sse`). None: always framed.
-    sse_query: tuple[str, str] | None = None
-    #: The status of the unknown-model answer: 404 almost everywhere; OpenRouter answers 400.
-    unknown_model_status: int = 404
-
-
-class Codec(Protocol):
-    """The names every codec module defines. Signatures are the ones to implement."""
+class ClientCodec(Protocol):
+    """The names every client codec module defines. Signatures are the ones to implement."""
 
     # -- client side: where the API lives ---------------------------------------------------------------
     NAME: str                     # the format's name, as in providers.FORMATS ("openai-chat", ...)
@@ -150,81 +83,35 @@ class Codec(Protocol):
         """The id a later request may continue from (with CONTINUATION_FIELD), when the API stored the
         response to `body`; None when it did not (or the format stores nothing)."""
 
-    # -- server side: verbs (the simulator) ---------------------------------------------------------------
-    SERVER: ServerFacts
-
-    def tool_from_wire(self, d: Any, param: str = ...) -> ToolSpec:
-        """One tool definition back to a ToolSpec; RequestInvalid in the API's words when it is wrong."""
-
-    def parse_request(self, body: Any, model: str | None = None) -> ChatRequest:
-        """A request body -> ChatRequest, or RequestInvalid with the 4xx the real API would give.
-        `model` is the model named in the URL, for formats that put it there."""
-
-    def model_refusal(self, request: ChatRequest) -> RequestInvalid | None:
-        """A documented refusal of a model family (e.g. GPT-6 tools on Chat Completions), or None."""
-
-    def reasoning_for(self, turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
-        """The reasoning state this API's model attaches to `turn` when `request` asks for reasoning in
-        this format's words (a signed thinking block, a thought signature, a reasoning item, ...), or None."""
-
-    def resolve_stored(self, body: dict, recall: Callable[[str], Any]) -> dict:
-        """The request body with what the server remembers filled in (`recall(id)` -> a record that
-        `stored_records` made, or None): Responses' `previous_response_id`. RequestInvalid, in the API's
-        words, for a reference it does not know. Formats that store nothing return `body` unchanged."""
-
-    def stored_records(self, body: dict, response: dict) -> dict[str, Any]:
-        """What the server keeps after answering `body` with `response`: {id: record} for `recall`.
-        {} when nothing is stored (every format but Responses, and Responses with `store: false`)."""
-
-    def response_id(self, turn: ModelTurn, request: ChatRequest) -> str:
-        """The response's id as this API writes it (`chatcmpl-…`, `msg_01…`, ...), deterministic."""
-
-    def build_response(self, turn: ModelTurn, request: ChatRequest) -> dict:
-        """The JSON body a real server answers."""
-
-    def build_stream(self, turn: ModelTurn, request: ChatRequest) -> list[StreamEvent]:
-        """The same answer as the events (SSE) or lines (NDJSON) a real server streams."""
-
-    def build_error(self, status: int, message: str, error_type: str | None = None, **details: Any) -> dict:
-        """The API's error body. `details` may hold param=, code=, retry_after=, request_id=; a codec
-        uses those its format has and ignores the rest."""
-
-    def build_stream_error(self, status: int, message: str, request: ChatRequest,
-                           sent: Sequence[StreamEvent] = ()) -> StreamEvent:
-        """A failure after the stream started (the HTTP status was already 200), as this API sends it.
-
-        `status` is the status the same failure has as a plain answer (429, 500, 503, 529: already
-        mapped through `SERVER.nearest_status`); `sent` are the events already written (a format that
-        numbers its events, or repeats an id, continues from them)."""
-
-    def build_model_list(self, names: Sequence[str]) -> dict:
-        """The body of GET on the format's model list."""
-
 
 #: Every name of the contract: (name, what it must be).
 REQUIRED: tuple[tuple[str, type | tuple[type, ...] | str], ...] = (
     ("NAME", str), ("DEFAULT_BASE_URL", str), ("API_KEY_ENVS", tuple), ("KEY_REQUIRED", bool),
     ("DEFAULT_MODEL", str),
     ("STREAM_FRAMING", str), ("SERVER_SIDE_FALLBACK", bool), ("CONTINUATION_FIELD", (str, type(None))),
-    ("SERVER", ServerFacts),
     ("auth_headers", "callable"), ("tool_to_wire", "callable"), ("tool_choice_to_wire", "callable"),
     ("build_request", "callable"), ("parse_response", "callable"), ("StreamAssembler", "class"),
-    ("parse_error", "callable"), ("stored_response_id", "callable"), ("tool_from_wire", "callable"),
-    ("parse_request", "callable"), ("model_refusal", "callable"), ("reasoning_for", "callable"),
-    ("resolve_stored", "callable"), ("stored_records", "callable"), ("response_id", "callable"),
-    ("build_response", "callable"), ("build_stream", "callable"), ("build_error", "callable"),
-    ("build_stream_error", "callable"), ("build_model_list", "callable"),
+    ("parse_error", "callable"), ("stored_response_id", "callable"),
 )
 
 
 def conforms(codec: ModuleType) -> list[str]:
     """What `codec` lacks or has wrong, one line each; [] when it satisfies the contract."""
+    problems = missing_or_wrong(codec, REQUIRED)
+    if getattr(codec, "STREAM_FRAMING", "sse") not in ("sse", "ndjson"):
+        problems.append("STREAM_FRAMING is neither 'sse' nor 'ndjson'")
+    return problems
+
+
+def missing_or_wrong(module: ModuleType, required: Sequence[tuple[str, Any]]) -> list[str]:
+    """Each (name, kind) of `required` that `module` lacks or has of the wrong kind, one line each.
+    A kind is a type (or tuple of types), "callable", or "class" (a class with feed() and turn())."""
     problems = []
-    for name, kind in REQUIRED:
-        if not hasattr(codec, name):
+    for name, kind in required:
+        if not hasattr(module, name):
             problems.append(f"missing {name}")
             continue
-        value = getattr(codec, name)
+        value = getattr(module, name)
         if kind == "callable" and not callable(value):
             problems.append(f"{name} is not callable")
         elif kind == "class" and not (isinstance(value, type) and callable(getattr(value, "feed", None))
@@ -233,6 +120,4 @@ def conforms(codec: ModuleType) -> list[str]:
         elif isinstance(kind, (type, tuple)) and not isinstance(value, kind):
             names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
             problems.append(f"{name} is not a {names}")
-    if getattr(codec, "STREAM_FRAMING", "sse") not in ("sse", "ndjson"):
-        problems.append("STREAM_FRAMING is neither 'sse' nor 'ndjson'")
     return problems

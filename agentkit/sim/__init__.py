@@ -11,15 +11,17 @@
     $ python -m agentkit.sim --port 8765                         # from a shell
 
 What is here:
-    server.py   serve(), shared(), SimServer: uvicorn in a background thread
-    app.py      create_app(): the request recipe, reading each format's routes and rules from its codec
-    faults.py   errors on demand (model suffix "-429" or header "x-sim-fault: 429"), as a table
-    store.py    what a stateful API keeps between requests (Responses' stored responses), bounded
-    models.py   respond(ChatRequest) -> ModelTurn: what the simulated models decide
-    reasoner/   sim-reasoner, the default model: plain rules that decide like a small model
+    server.py      serve(), shared(), SimServer: uvicorn in a background thread
+    app.py         create_app(): the request recipe, reading each format's routes and rules from sim/wire
+    wire/          each format's server half: decode requests, encode answers, streams, errors (one file each)
+    faults.py      errors on demand (model suffix "-429" or header "x-sim-fault: 429"), as a table
+    store.py       what a stateful API keeps between requests (Responses' stored responses), bounded
+    behaviours.py  respond(ChatRequest) -> ModelTurn: what the simulated models decide, by model name
+    reasoner/      sim-reasoner, the default model: plain rules that decide like a small model
 
-Nothing here is about one wire format: the codecs (`agentkit.providers`) say what each format's server
-does, and the simulator serves every registered format that way. It needs no API key and takes any;
+Nothing outside `wire/` is about one wire format: each format's server half (`sim/wire/<format>.py`,
+beside its client half in `agentkit.providers`) says what that format's server does, and the simulator
+serves every registered format that way. It needs no API key and takes any;
 `serve(require_key=True)` (`--require-key` from a shell) answers a request with no key at all with the
 provider's own 401 or 403 (a local Ollama needs none), so the "forgot the key" mistake can be shown as it
 looks against the real API.

@@ -1,9 +1,9 @@
 """The simulator's HTTP side: one ASGI app that answers in every provider's wire format.
 
 Routes mirror the real APIs, so a client changes only its base URL. They are not listed here: each
-codec declares its own (`SERVER.routes`) and `create_app` serves every registered format's, so a new
-format needs no line in this file. `GET /` (and `python -m agentkit.sim`) shows the current list; for
-example:
+format's server half (`sim/wire/`) declares its own (`SERVER.routes`) and `create_app` serves every
+registered format's, so a new format needs no line in this file. `GET /` (and `python -m agentkit.sim`)
+shows the current list; for example:
 
     POST /v1/chat/completions                    openai-chat
     POST /v1beta/models/{model}:generateContent  gemini (the model is in the path; also under /v1/)
@@ -11,25 +11,25 @@ example:
     GET  /v1/models                              shared by three formats: the client's own headers decide
 
 Every POST walks the same recipe (`SimApp.handle`), one step per provider rule, reading each rule from
-the format's codec (`codec.SERVER` and the server-side verbs, see `providers/contract.py`):
+the format's server half (`wire.SERVER` and the verbs of `sim/wire/contract.py`):
 
     1. credentials   no key is needed; with require_key=True any key works, but none at all gets the
                      provider's 401 or 403 (none where the real API needs no key)
     2. headers       the provider's required headers (e.g. anthropic-version); a JSON body (else 415)
     3. body          read up to `max_body_bytes` (413 beyond); strict UTF-8 JSON (400 when broken)
-    4. decode        codec.resolve_stored fills in what the server stored (`store.py`: Responses'
-                     previous_response_id), then codec.parse_request -> ChatRequest; RequestInvalid -> its 4xx
-    5. refusals      codec.model_refusal: a documented per-model refusal -> 400
+    4. decode        wire.resolve_stored fills in what the server stored (`store.py`: Responses'
+                     previous_response_id), then wire.parse_request -> ChatRequest; RequestInvalid -> its 4xx
+    5. refusals      wire.model_refusal: a documented per-model refusal -> 400
     6. faults        asked for by model suffix or `x-sim-fault` header (see `faults.py`)
     7. decide        respond(request) -> ModelTurn, in a worker thread (a slow decision holds up no other
-                     request); UnknownModel -> 404; codec.reasoning_for adds the reasoning state this API's
+                     request); UnknownModel -> 404; wire.reasoning_for adds the reasoning state this API's
                      model attaches (thinking blocks, signatures, reasoning items), signed with a key made
-                     fresh in each process (`providers.common.mint_signature`), checked in step 4
-    8. encode        codec.build_response / build_stream (+ build_stream_error), framed as the codec says;
-                     codec.stored_records says what to keep for later requests
+                     fresh in each process (`sim.wire.common.mint_signature`), checked in step 4
+    8. encode        wire.build_response / build_stream (+ build_stream_error), framed as the client codec
+                     says (`STREAM_FRAMING`); wire.stored_records says what to keep for later requests
 
 Every error, including a genuine bug (500), is written in the provider's own error shape by its
-codec's `build_error`, so SDKs raise their usual exception classes. Responses are deterministic: the
+server half's `build_error`, so SDKs raise their usual exception classes. Responses are deterministic: the
 same request gives byte-identical bodies and the same request-id header (within one process: the
 signatures in reasoning state change with each process's key, and so does a replayed request's id).
 
@@ -59,12 +59,14 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.routing import Route
 
 from ..providers import FORMATS, get_codec
-from ..providers.common import ChatRequest, RequestInvalid, StreamEvent, dumps
-from ..providers.contract import ServerFacts
+from ..providers.common import StreamEvent, dumps
 from ..types import ModelTurn
 from . import faults as F
-from .models import UnknownModel
+from .behaviours import UnknownModel
 from .store import DEFAULT_MAX_ENTRIES, ResponseStore
+from .wire import get_server
+from .wire.common import ChatRequest, RequestInvalid
+from .wire.contract import ServerFacts
 
 log = logging.getLogger("agentkit.sim")
 
@@ -224,7 +226,8 @@ class SimApp:
         self.default_plan = F.parse_spec(faults) if isinstance(faults, str) else F.FaultPlan()
         self.attempts = F.AttemptCounter(10_000)
         self.models = models
-        self.codecs: dict[str, ModuleType] = {fmt: get_codec(fmt) for fmt in FORMATS}
+        self.servers: dict[str, ModuleType] = {fmt: get_server(fmt) for fmt in FORMATS}  # sim/wire/<format>
+        self.clients: dict[str, ModuleType] = {fmt: get_codec(fmt) for fmt in FORMATS}  # providers/<format>
         # The model's work runs on these threads, owned by this app so that stopping the server also ends
         # them (a shared pool's idle workers outlived the server that started them).
         self.workers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="agentkit-sim-model")
@@ -241,43 +244,43 @@ class SimApp:
 
     def error(self, fmt: str, status: int, message: str, *, rid: str, error_type: str | None = None,
               headers: dict | None = None, **details: Any) -> Reply:
-        """An error answer in `fmt`'s own shape (the codec knows the shape; we choose the words).
+        """An error answer in `fmt`'s own shape (its server half knows the shape; we choose the words).
 
-        `details` (param=, code=, retry_after=) go to the codec's build_error; left out, the codec
+        `details` (param=, code=, retry_after=) go to the format's build_error; left out, it
         picks its format's defaults (e.g. OpenAI's code "rate_limit_exceeded" for a 429).
         """
         extras = {k: v for k, v in details.items() if v is not None}
-        body = self.codecs[fmt].build_error(status, message, error_type, request_id=rid, **extras)
+        body = self.servers[fmt].build_error(status, message, error_type, request_id=rid, **extras)
         return Reply(status, {"content-type": JSON_TYPE, **self.id_headers(fmt, rid), **(headers or {})},
                      [dumps(body).encode()])
 
     def id_headers(self, fmt: str, rid: str) -> dict[str, str]:
-        name = self.codecs[fmt].SERVER.request_id_header
+        name = self.servers[fmt].SERVER.request_id_header
         return {name: rid} if name else {}
 
     def success(self, fmt: str, turn: ModelTurn, request: ChatRequest, *, rid: str, stream: bool,
                 sse: bool = True, failure: F.Failure | None = None, pace_ms: int = 0) -> Reply:
-        codec = self.codecs[fmt]
-        server: ServerFacts = codec.SERVER
+        wire = self.servers[fmt]
+        server: ServerFacts = wire.SERVER
         transport = failure.transport if failure else None
         headers = self.id_headers(fmt, rid)
         if not stream:
-            payload = codec.build_response(turn, request)
+            payload = wire.build_response(turn, request)
             if server.response_id_header and isinstance(payload, dict) and payload.get("id"):
                 headers[server.response_id_header] = str(payload["id"])
             body = dumps(payload).encode()
             if transport == "badjson":
                 body, transport = body[: len(body) // 2], None
             return Reply(200, {"content-type": JSON_TYPE, **headers}, [body], transport=transport)
-        events = list(codec.build_stream(turn, request))
+        events = list(wire.build_stream(turn, request))
         if failure is not None and failure.instream is not None:
             # Half of the answer, then the provider's own error event: the status line already said 200.
             # A one-event answer (Gemini writes a lone tool call as one event) sends nothing before the
             # error: sending its one event would deliver the whole answer, and the fault would not fail.
             sent = events[: len(events) // 2]
             status = F.answered_status(server, failure.instream)
-            events = sent + [codec.build_stream_error(status, failure.message(server, request.model, status),
-                                                      request, sent)]
+            events = sent + [wire.build_stream_error(status, failure.message(server, request.model, status),
+                                                     request, sent)]
         if transport == "badjson":  # one event in the middle carries half a JSON document
             events, transport = _corrupt_middle(events), None
         if not sse:  # e.g. Gemini without ?alt=sse: one JSON array, written one element at a time
@@ -287,7 +290,8 @@ class SimApp:
             headers = {"content-type": JSON_TYPE, **headers}
         else:
             chunks = [event.encode().encode() for event in events]
-            headers = {"content-type": CONTENT_TYPES[codec.STREAM_FRAMING], "cache-control": "no-cache", **headers}
+            framing = self.clients[fmt].STREAM_FRAMING
+            headers = {"content-type": CONTENT_TYPES[framing], "cache-control": "no-cache", **headers}
         return Reply(200, headers, chunks, stream=True, pace_ms=pace_ms, transport=transport)
 
     # -- the recipe ---------------------------------------------------------------------------------
@@ -297,7 +301,7 @@ class SimApp:
         """One POST, start to finish (the numbered steps of the module docstring)."""
         path = request.url.path
         rid = _request_id(path, b"")
-        server: ServerFacts = self.codecs[fmt].SERVER
+        server: ServerFacts = self.servers[fmt].SERVER
 
         # 1. credentials: presence only, when asked for and where the format wants a key at all
         if self.require_key and server.no_key is not None and not _has_key(request, server):
@@ -327,8 +331,8 @@ class SimApp:
         except (ValueError, RecursionError) as exc:
             return self.error(fmt, 400, server.not_json.format(detail=_json_problem(exc)), rid=rid)
         if not isinstance(body, dict):
-            # Still the codec's words: each API has its own for a body that is not an object.
-            body_error = _decode(self.codecs[fmt], body, model)
+            # Still the format's words: each API has its own for a body that is not an object.
+            body_error = _decode(self.servers[fmt], body, model)
             message = body_error.message if body_error else "The request body must be a JSON object."
             return self.error(fmt, 400, message, rid=rid)
 
@@ -346,13 +350,13 @@ class SimApp:
 
     async def _answer(self, request: Request, fmt: str, body: dict, raw: bytes, plan: F.FaultPlan, rid: str,
                       *, model: str | None, stream: bool | None) -> Reply | _NoReply:
-        codec = self.codecs[fmt]
-        server: ServerFacts = codec.SERVER
+        wire, client = self.servers[fmt], self.clients[fmt]
+        server: ServerFacts = wire.SERVER
 
         # 4. decode, after filling in what the server stored for this request
         try:
-            body = codec.resolve_stored(body, self.stored.recall)
-            chat = codec.parse_request(body, model=model)
+            body = wire.resolve_stored(body, self.stored.recall)
+            chat = wire.parse_request(body, model=model)
         except RequestInvalid as exc:
             return self.error(fmt, exc.status or 400, exc.message, rid=rid, param=exc.param, code=exc.code)
         except RecursionError:
@@ -363,7 +367,7 @@ class SimApp:
             clean = F.split_model(chat.model)[0] if self.faults_enabled else chat.model
         except ValueError as exc:
             return self.error(fmt, 400, f"model {chat.model[:60]!r}: {exc}", rid=rid, param="model")
-        refusal = codec.model_refusal(replace(chat, model=clean))
+        refusal = wire.model_refusal(replace(chat, model=clean))
         if refusal is not None:
             return self.error(fmt, refusal.status or 400, refusal.message, rid=rid, param=refusal.param,
                               code=refusal.code)
@@ -371,7 +375,7 @@ class SimApp:
         # 6 + 7. faults, then the model decides; a format that takes a fallback list walks it here
         want_stream = stream if stream is not None else bool(chat.options.stream)
         candidates = [chat.model]
-        if codec.SERVER_SIDE_FALLBACK:
+        if client.SERVER_SIDE_FALLBACK:
             candidates += [m for m in chat.fallback_models if m not in candidates]
         fault_header = request.headers.get("x-sim-fault", "")
         last_error: Reply | None = None
@@ -410,9 +414,9 @@ class SimApp:
                 turn = replace(turn, model=candidate)
             answered = replace(chat, model=candidate)
             if turn.reasoning is None:  # what this API's model hands back to be returned (None: nothing)
-                turn = replace(turn, reasoning=codec.reasoning_for(turn, answered))
-            if codec.CONTINUATION_FIELD is not None and failure is None:  # an API that keeps responses
-                self.stored.keep(codec.stored_records(body, codec.build_response(turn, answered)))
+                turn = replace(turn, reasoning=wire.reasoning_for(turn, answered))
+            if client.CONTINUATION_FIELD is not None and failure is None:  # an API that keeps responses
+                self.stored.keep(wire.stored_records(body, wire.build_response(turn, answered)))
             # 8. encode (the query is read only by a format that frames its stream by it)
             sse = server.sse_query is None or request.query_params.get(server.sse_query[0]) == server.sse_query[1]
             return self.success(fmt, turn, answered, rid=rid, stream=want_stream, sse=sse, failure=failure,
@@ -424,7 +428,7 @@ class SimApp:
 
     def model_list(self, fmt: str) -> dict:
         """GET on a model list, in `fmt`'s shape."""
-        return self.codecs[fmt].build_model_list(list(self.models))
+        return self.servers[fmt].build_model_list(list(self.models))
 
     def format_for(self, request: Request, candidates: list[str] | None = None) -> str:
         """Which format a request speaks, when its path alone does not say.
@@ -435,21 +439,21 @@ class SimApp:
         """
         if candidates is None:
             path = request.url.path
-            shared = {fmt: max(_common_prefix(path, r.path) for r in codec.SERVER.routes)
-                      for fmt, codec in self.codecs.items()}
+            shared = {fmt: max(_common_prefix(path, r.path) for r in wire.SERVER.routes)
+                      for fmt, wire in self.servers.items()}
             best = max(shared.values())
-            candidates = [fmt for fmt in self.codecs if shared[fmt] == best]
+            candidates = [fmt for fmt in self.servers if shared[fmt] == best]
         for fmt in candidates:
-            server = self.codecs[fmt].SERVER
+            server = self.servers[fmt].SERVER
             if any(request.headers.get(h) for h in server.client_headers) or (
                     server.key_query_param and request.query_params.get(server.key_query_param)):
                 return fmt
         return candidates[0]
 
 
-def _decode(codec: ModuleType, body: Any, model: str | None) -> RequestInvalid | None:
+def _decode(wire: ModuleType, body: Any, model: str | None) -> RequestInvalid | None:
     try:
-        codec.parse_request(body, model=model)
+        wire.parse_request(body, model=model)
     except RequestInvalid as exc:
         return exc
     except Exception:  # noqa: BLE001 - only its words are wanted here
@@ -544,18 +548,18 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
                max_stored: int = DEFAULT_MAX_ENTRIES, require_key: bool = False) -> Starlette:
     """The simulator as a Starlette app, serving every registered format's routes.
 
-        app = create_app()                          # the real models (agentkit.sim.models.respond)
+        app = create_app()                          # the real models (agentkit.sim.behaviours.respond)
         app = create_app(my_respond)                # any ChatRequest -> ModelTurn function
         app = create_app(faults="slow=200")         # every request 200 ms slow, on top of asked-for faults
         app = create_app(faults=False)              # ignore x-sim-fault headers and model suffixes
 
-    `models` is what the model-list routes list (default: agentkit.sim.models.KNOWN_MODELS).
+    `models` is what the model-list routes list (default: agentkit.sim.behaviours.KNOWN_MODELS).
     `max_stored` bounds the table of stored responses (`store.py`): the oldest go first beyond it.
     No key is needed; `require_key=True` refuses a request without one as the real API does (each
     provider's own 401 or 403), for lessons about a forgotten key.
     """
     if respond is None or models is None:
-        from . import models as sim_models  # the decision logic, imported when an app is made
+        from . import behaviours as sim_models  # the decision logic, imported when an app is made
 
         respond = respond or sim_models.respond
         if models is None:
@@ -563,10 +567,10 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
     sim = SimApp(respond, max_body_bytes=max_body_bytes, faults=faults, models=tuple(models),
                  max_stored=max_stored, require_key=require_key)
 
-    # Every (method, path) any codec declares, with the formats that declare it, in registry order.
+    # Every (method, path) any format's server half declares, with the formats that declare it, in registry order.
     table: dict[tuple[str, str], list[tuple[str, Any]]] = {}
-    for fmt, codec in sim.codecs.items():
-        for route in codec.SERVER.routes:
+    for fmt, wire in sim.servers.items():
+        for route in wire.SERVER.routes:
             table.setdefault((route.method, route.path), []).append((fmt, route))
 
     def endpoint(claims: list[tuple[str, Any]]) -> Callable:
@@ -588,7 +592,7 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
 
         async def list_models(request: Request) -> Reply:
             fmt = fmts[0] if len(fmts) == 1 else sim.format_for(request, fmts)
-            server = sim.codecs[fmt].SERVER
+            server = sim.servers[fmt].SERVER
             rid = _request_id(request.url.path, b"")
             if server.no_key is not None and not server.public_model_list and not _has_key(request, server):
                 status, message = server.no_key
@@ -600,7 +604,7 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
 
     async def index(request: Request) -> Reply:
         routes = [f"{', '.join(sorted(r.methods - {'HEAD'}))} {r.path}" for r in app.routes]
-        body = {"simulator": "agentkit.sim", "routes": routes, "formats": list(sim.codecs),
+        body = {"simulator": "agentkit.sim", "routes": routes, "formats": list(sim.servers),
                 "faults": {k: v[1] for k, v in F.FAULTS.items()}, "models": list(sim.models)}
         return Reply(200, {"content-type": JSON_TYPE}, [dumps(body).encode()])
 

@@ -31,8 +31,8 @@ to the first one (so `x-sim-fault: 503` plus a fallback list shows the fallback 
 
 Every delay is capped at MAX_DELAY_MS (a minute): a longer one is a 400, never a request that sleeps
 for ever. How each provider words a failure, and which status it answers instead of one it never
-sends (529 outside Anthropic), is the codec's business (`SERVER.fault_messages`, `nearest_status`);
-this module is pure data and arithmetic. Left out on purpose: random faults (every fault is asked
+sends (529 outside Anthropic), is the format's server half's business (`sim/wire/`: `SERVER.fault_messages`,
+`nearest_status`); this module is pure data and arithmetic. Left out on purpose: random faults (every fault is asked
 for, so every run is reproducible) and slow-reading/slowloris behaviour.
 """
 
@@ -135,7 +135,7 @@ class Failure:
 
 
 def answered_status(server: Any, status: int) -> int:
-    """The status this provider answers for a failure of `status` (`server` is a codec's ServerFacts):
+    """The status this provider answers for a failure of `status` (`server` is a format's ServerFacts, sim/wire):
     529 becomes 503 where the API never sends 529."""
     return server.nearest_status.get(status, status)
 

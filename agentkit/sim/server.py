@@ -16,7 +16,7 @@ own loop; callers just see a URL.
 Base URLs differ by client, and each codec knows its own. `base_url(fmt)` is what agentkit's codecs add
 their paths to: the path of the provider's documented base URL (`codec.DEFAULT_BASE_URL`) on this server,
 e.g. {url}/v1 for openai-chat, {url}/v1beta for gemini. `sdk_base_url(fmt)` is what the format's official
-SDK wants (`codec.SERVER.sdk_base_path`), e.g. {url} for Anthropic(base_url=…), which adds /v1 itself.
+SDK wants (`sim.wire.<format>.SERVER.sdk_base_path`), e.g. {url} for Anthropic(base_url=…), which adds /v1 itself.
 `python -m agentkit.sim` prints both for every registered format.
 
 Left out on purpose: TLS, binding anything but 127.0.0.1, multiple workers, auto-reload.
@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..providers import get_codec
+from .wire import get_server
 
 _protocol_class: type | None = None
 
@@ -43,7 +44,7 @@ def base_path(fmt: str) -> str:
 
 def sdk_base_path(fmt: str) -> str:
     """Where the format's official SDK wants its base URL on the simulator."""
-    return get_codec(fmt).SERVER.sdk_base_path
+    return get_server(fmt).SERVER.sdk_base_path
 
 
 def http_protocol() -> type:

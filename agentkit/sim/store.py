@@ -2,8 +2,8 @@
 
 OpenAI's Responses API keeps every response made with `store` (the default), so a later request can
 continue from it by id (`previous_response_id`) and send only the new items, and a reasoning item or a
-call can be named by its id alone. The simulator keeps the same records here — what each codec's
-`stored_records` says to keep, read back through its `resolve_stored` — and nothing else: the table
+call can be named by its id alone. The simulator keeps the same records here — what each format's server half
+(`sim/wire/`) says to keep with `stored_records`, read back through its `resolve_stored` — and nothing else: the table
 does not know any format.
 
     store = ResponseStore(max_entries=4)

@@ -21,7 +21,7 @@ One module per step, read in this order (each imports only the ones above it):
     answer.py      step 5
     __init__.py    the whole pipeline: decide()
 
-    >>> from agentkit.providers.common import ChatRequest
+    >>> from agentkit.sim.wire.common import ChatRequest
     >>> from agentkit.types import Message, ToolSpec
     >>> weather = ToolSpec("get_weather", "Current weather for a city",
     ...                    {"type": "object", "properties": {"city": {"type": "string"}}})
@@ -47,7 +47,7 @@ purpose — extend them to teach the reasoner a new domain.
 
 from __future__ import annotations
 
-from ...providers.common import ChatRequest
+from ..wire.common import ChatRequest
 from .answer import compose_answer, render, reply_without_tools
 from .choose import Ask, best_tool, can_fill, choose_tools, score_tool, split_asks
 from .facts import Facts, read_facts

@@ -1,6 +1,6 @@
 """The simulated models: a model name picks a behaviour; `respond` turns a request into a ModelTurn.
 
-    from agentkit.sim.models import respond
+    from agentkit.sim.behaviours import respond
     turn = respond(ChatRequest("sim-reasoner", (Message.user("東京の天気は？"),), tools))
     turn.tool_calls[0].arguments        # {'city': '東京'}
 
@@ -26,10 +26,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..providers.common import ChatRequest, stable_id
+from ..providers.common import stable_id
 from ..types import ModelTurn, ToolCall, ToolSpec, Usage
 from . import reasoner as R
 from .reasoner import Decision, PlannedCall
+from .wire.common import ChatRequest
 
 __all__ = ["respond", "describe", "resolve", "UnknownModel", "KNOWN_MODELS", "PRESETS", "to_turn",
            "count_tokens", "MISTAKE_RATE", "MISTAKES"]
