@@ -369,7 +369,7 @@ class LimitHit:
 
 
 #: The error message of an over-limit call's envelope under exit_behavior="continue": LangChain's
-#: ToolCallLimitMiddleware sentence (langchain/agents/middleware/tool_call_limit.py, the seed's wording).
+#: ToolCallLimitMiddleware sentence (langchain/agents/middleware/tool_call_limit.py; README claim C9).
 CONTINUE_TEXT = "Tool call limit exceeded. Do not make additional tool calls."
 
 

@@ -21,7 +21,7 @@ from agentkit.providers import gemini as codec
 from agentkit.providers.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
-# --- recorded shapes (reference §4.4-§4.6) ---------------------------------------------------------
+# --- recorded shapes: _4_5 a response with two parallel calls ---------------------------------------------------------
 
 RESPONSE_4_5 = {
     "candidates": [

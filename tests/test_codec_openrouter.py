@@ -39,7 +39,7 @@ from agentkit.providers import openai_chat, openrouter
 from agentkit.providers.common import RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, Usage
 
-# --- recorded shapes (reference §6.3–6.6) ---------------------------------------------------------------
+# --- recorded shapes: _6_3 a routed request (models, provider), _6_4 its answer, _6_5 a stream ------------------------
 
 ROUTED_6_3 = {
     "model": "openai/gpt-4.1",
