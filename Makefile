@@ -85,6 +85,7 @@ measure: $(STAMP)
 	$(BIN)/python measurements/deadlines.py
 	$(BIN)/python measurements/mcp_roundtrip.py
 	$(BIN)/python measurements/bench_concurrency.py
+	$(BIN)/python measurements/single_stream.py --answer 1 --timeout 3
 	$(BIN)/python measurements/bfcl_multiturn.py
 	$(BIN)/python measurements/noise_floor.py
 

@@ -18,8 +18,15 @@ wrapped this way. httpx has no public hook for a network backend yet (encode/htt
 one private attribute of the transport's connection pool; `is_bounded(transport)` says whether that
 worked, and a test checks it, so an httpx upgrade that moves the attribute cannot go unnoticed.
 
-Left out on purpose: a deadline over a client or transport you pass in yourself, or over a proxy set in
-the environment (httpx mounts its own transport for it): those have only httpx's per-read timeouts.
+A client you make yourself gets the same treatment: `bound_client(client)` wraps every transport it
+holds that is httpx's connection pool (its own, and those it mounts for proxies set in the environment).
+The wrapped sockets act only inside `reading()`: the client behaves as before for every other use.
+A transport of your own that wraps httpx's (a cache, a retry layer) has the pools it holds wrapped too.
+It returns False when some transport is not itself a pool: for those an async call is bounded by
+asyncio as well (`HTTPModel` cancels the read at the deadline).
+
+Left out on purpose: a sync transport of your own that holds no httpx pool: nothing can interrupt its
+blocking reads from outside, so it has only the timeouts it sets itself.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from typing import Any
 import httpcore
 import httpx
 
-__all__ = ["AttemptClock", "bounded_async_transport", "bounded_transport", "is_bounded"]
+__all__ = ["AttemptClock", "bound_client", "bounded_async_transport", "bounded_transport", "is_bounded"]
 
 #: A bound counts as passed this close to its end: sockets and event loops may wake a hair early.
 SLACK = 0.005
@@ -60,6 +67,11 @@ class AttemptClock:
 
     def restart(self) -> None:
         self.since = time.monotonic()
+
+    def left(self) -> float | None:
+        """Seconds until the deadline (never below 0), or None when there is none."""
+        deadline = self.deadline()
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
 
     def expired(self) -> str | None:
         """Which bound has passed: "total_timeout" (the call's budget), "timeout" (this attempt's), or None."""
@@ -198,8 +210,36 @@ def is_bounded(transport: Any) -> bool:
     return isinstance(backend, (_Backend, _AsyncBackend))
 
 
+def bound_client(client: httpx.Client | httpx.AsyncClient) -> bool:
+    """Wrap every connection pool `client` holds so its sockets honour the deadline (see the module
+    docstring); True when every transport it can use is bounded. Calling it again changes nothing."""
+    wrapper = _AsyncBackend if isinstance(client, httpx.AsyncClient) else _Backend
+    transports = [getattr(client, "_transport", None), *getattr(client, "_mounts", {}).values()]
+    bounded = True
+    for transport in transports:
+        if transport is None:  # a mount that says "no proxy for these hosts": the client's own transport
+            continue
+        for inner in _held(transport):  # a transport of yours that wraps httpx's (a cache, a retry layer)
+            _wrap_backend(inner, wrapper)
+        _wrap_backend(transport, wrapper)
+        bounded = bounded and is_bounded(transport)  # a wrapper may wait on its own: not bounded as a whole
+    return bounded
+
+
+def _held(transport: Any, depth: int = 3) -> list[Any]:
+    """The transports a transport holds in its attributes, a few levels down (not itself)."""
+    if depth == 0:
+        return []
+    found = []
+    for value in getattr(transport, "__dict__", {}).values():
+        if isinstance(value, (httpx.BaseTransport, httpx.AsyncBaseTransport)) and value is not transport:
+            found += [value, *_held(value, depth - 1)]
+    return found
+
+
 def _wrap_backend(transport: Any, wrapper: type) -> None:
     pool = getattr(transport, "_pool", None)
     if isinstance(pool, (httpcore.ConnectionPool, httpcore.AsyncConnectionPool)) \
-            and hasattr(pool, "_network_backend"):
+            and hasattr(pool, "_network_backend") \
+            and not isinstance(pool._network_backend, (_Backend, _AsyncBackend)):  # once, never twice
         pool._network_backend = wrapper(pool._network_backend)

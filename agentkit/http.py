@@ -71,7 +71,7 @@ from urllib.parse import urlsplit
 import httpx
 import httpx_sse
 
-from .deadlines import AttemptClock, bounded_async_transport, bounded_transport
+from .deadlines import AttemptClock, bound_client, bounded_async_transport, bounded_transport
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -300,8 +300,10 @@ class HTTPModel:
     For tests and notebooks: `transport=httpx.MockTransport(handler)` (or `client=`/`async_client=`)
     replaces the network, `sleep=`/`asleep=` replace waiting, `seed=` fixes the jitter, and
     `on_attempt=` sees every Attempt as it happens. `codec=` takes any module with the codec verbs.
-    The deadlines are enforced at the socket by the clients made here; with your own client or
-    transport only httpx's per-read timeouts apply.
+    The deadlines hold for your own `client=`/`async_client=` too: their connection pools (and those a
+    transport of yours wraps) are bounded at the socket like ours (`agentkit.deadlines.bound_client`), and
+    an async transport of your own that is not a pool is cancelled at the deadline. (A sync transport of
+    your own that holds no httpx pool keeps only its own timeouts.)
     """
 
     def __init__(self, model: str, format: str = "openai-chat", *, base_url: str | None = None,
@@ -371,6 +373,9 @@ class HTTPModel:
         self._transport, self._client, self._async_client = transport, client, async_client
         self._owns_client, self._owns_async_client = client is None, async_client is None
         self._async_loop: asyncio.AbstractEventLoop | None = None
+        self._bounded_client: httpx.Client | None = None  # the clients bound_client() has seen
+        self._bounded_async_client: httpx.AsyncClient | None = None
+        self._async_at_socket = True  # does the async client's transport enforce deadlines itself?
         self._lock = threading.Lock()
         self.continuation_field = getattr(self.codec, "CONTINUATION_FIELD", None)
         self.continue_stored = bool(continue_stored_responses) and self.continuation_field is not None
@@ -464,6 +469,9 @@ class HTTPModel:
             if self._client is None:
                 transport = self._transport if self._transport is not None else bounded_transport()
                 self._client = httpx.Client(transport=transport, timeout=self.timeout)
+            if self._client is not self._bounded_client:  # a client of yours: its pools honour our deadlines
+                bound_client(self._client)
+                self._bounded_client = self._client
             return self._client
 
     def _aclient(self) -> httpx.AsyncClient:
@@ -477,7 +485,24 @@ class HTTPModel:
                 transport = self._transport if self._transport is not None else bounded_async_transport()
                 self._async_client = httpx.AsyncClient(transport=transport, timeout=self.timeout)
                 self._async_loop = loop
+            if self._async_client is not self._bounded_async_client:
+                # Pools (ours or yours) honour the deadline at the socket; any other transport is cancelled.
+                self._async_at_socket = bound_client(self._async_client)
+                self._bounded_async_client = self._async_client
             return self._async_client
+
+    async def _by_deadline(self, request: _Request, awaitable: Awaitable[Any]) -> Any:
+        """`awaitable`, cancelled at the attempt's deadline when the transport cannot enforce it itself."""
+        left = None if self._async_at_socket else request.clock.left()
+        if left is None:
+            return await awaitable
+        try:
+            if hasattr(asyncio, "timeout"):  # 3.11+: cancelled in this task (a transport's own scopes stay whole)
+                async with asyncio.timeout(left):
+                    return await awaitable
+            return await asyncio.wait_for(awaitable, left)
+        except asyncio.TimeoutError:
+            raise httpx.ReadTimeout("the deadline has passed") from None
 
     def close(self) -> None:
         """Close the sync client made here (an injected client is the caller's to close)."""
@@ -739,7 +764,7 @@ class HTTPModel:
         else:
             client = self._aclient()
             with self._classify(request), self._io(request):
-                response = await client.send(self._http_request(client, request))
+                response = await self._by_deadline(request, client.send(self._http_request(client, request)))
             turn = self._decode(response, request)
         self._remember(request, turn)
         return turn
@@ -748,16 +773,17 @@ class HTTPModel:
         client, clock = self._aclient(), request.clock
         with self._classify(request):
             with self._io(request):
-                response = await client.send(self._http_request(client, request), stream=True)
+                response = await self._by_deadline(
+                    request, client.send(self._http_request(client, request), stream=True))
             async with aclosing(response):
                 if not response.is_success:
                     with self._io(request):
-                        await response.aread()
+                        await self._by_deadline(request, response.aread())
                     raise self._status_error(response, request)
                 async with aclosing(self._aframes(response)) as frames:
                     while True:
                         with self._io(request):
-                            event = await anext(frames, None)
+                            event = await self._by_deadline(request, anext(frames, None))
                         if event is None:
                             return
                         yield event

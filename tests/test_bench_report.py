@@ -75,7 +75,7 @@ def test_shards_merge_and_a_later_line_for_the_same_trial_wins(tmp_path):
     first.write_text("\n".join(json.dumps(r) for r in RECORDS[:5]) + "\n")
     retried = record("a", "c3", 2, True)  # the resumed run got this trial right after a provider error
     second.write_text("\n".join(json.dumps(r) for r in RECORDS[5:] + [retried]) + "\n")
-    report = Report.load(tmp_path)
+    report = Report.load(tmp_path, check_cases=False)  # made-up case ids
     a = report.summary()["models"]["a"]
     assert a["records"] == 9 and a["labels"]["missing_argument"] == 2
     with pytest.raises(FileNotFoundError):

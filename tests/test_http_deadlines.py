@@ -228,3 +228,118 @@ def test_our_own_clients_enforce_deadlines_at_the_socket():
     from agentkit.deadlines import bounded_async_transport, bounded_transport, is_bounded
 
     assert is_bounded(bounded_transport()) and is_bounded(bounded_async_transport())
+
+
+# --- a client of your own is bounded too (issue 16: `bench run` hands HTTPModel its own client) -----------
+
+@pytest.mark.parametrize("mode", ["headers", "body"])
+def test_your_own_sync_client_is_bounded_by_the_deadline(mode):
+    with HostileServer(mode) as server, httpx.Client(timeout=TIMEOUT) as client:
+        model = model_for(server, client=client)
+        error = ends(lambda: model.complete(MESSAGES))
+    assert isinstance(error, ProviderTimeout) and error.error_type == "timeout"
+
+
+@pytest.mark.parametrize("mode", ["headers", "body", "keepalive"])
+def test_your_own_async_client_is_bounded_by_the_deadline(mode):
+    stream = mode == "keepalive"
+    with HostileServer(mode) as server:
+        async def call():
+            async with httpx.AsyncClient(timeout=TIMEOUT) as client:
+                model = model_for(server, async_client=client)
+                return await model.acomplete(MESSAGES, options=ModelOptions(stream=stream))
+
+        error = aends(call)
+    assert isinstance(error, ProviderTimeout) and error.error_type == ("stalled" if stream else "timeout")
+
+
+class _NeverAnswers(httpx.AsyncBaseTransport):
+    """A transport of your own that is not httpx's connection pool: it waits for ever."""
+
+    async def handle_async_request(self, request):
+        await asyncio.Event().wait()
+
+
+def test_an_async_transport_of_your_own_is_bounded_by_the_deadline():
+    async def call():
+        async with httpx.AsyncClient(transport=_NeverAnswers()) as client:
+            model = HTTPModel("m", base_url="http://x/v1", api_key="k", timeout=TIMEOUT, max_retries=0,
+                              async_client=client)
+            return await model.acomplete(MESSAGES)
+
+    error = aends(call)
+    assert isinstance(error, ProviderTimeout) and error.error_type == "timeout"
+
+
+def test_bench_runner_clients_are_bounded_by_timeout():
+    """`python -m agentkit.bench run --timeout 1` against a server that trickles: the case ends in a
+    provider_error naming the timeout, not in a hang."""
+    from agentkit.bench.runner import HTTPModels, run_benchmark
+    from agentkit.bench.suites import load_cases
+
+    cases = load_cases("agentkit:error_recovery", limit=1)
+    with HostileServer("body") as server:
+        make_model = HTTPModels("m", "openai-chat", base_url=server.url, api_key="k", timeout=TIMEOUT,
+                                max_retries=0)
+        records: list = []
+
+        async def call():
+            return await run_benchmark(cases, make_model=make_model, progress=False, on_record=records.append)
+
+        aends(call, guard=3 * GUARD)
+    assert [r["label"] for r in records] == ["provider_error"]
+    assert "ProviderTimeout" in records[0]["detail"]
+
+
+def test_bound_client_wraps_every_pool_a_client_holds_proxies_included():
+    from agentkit.deadlines import bound_client, is_bounded
+
+    client = httpx.AsyncClient(mounts={"http://proxied.test": httpx.AsyncHTTPTransport()})
+    assert bound_client(client) and bound_client(client)  # once wrapped, a second call changes nothing
+    assert is_bounded(client._transport) and all(is_bounded(t) for t in client._mounts.values())
+    assert not bound_client(httpx.AsyncClient(transport=httpx.MockTransport(lambda r: httpx.Response(200))))
+
+
+class _OneEventThenSilence(httpx.AsyncBaseTransport):
+    """A transport of your own whose SSE stream brings one event, then nothing for ever."""
+
+    async def handle_async_request(self, request):
+        from hostile_server import EVENT
+
+        class Body(httpx.AsyncByteStream):
+            async def __aiter__(self):
+                yield EVENT
+                await asyncio.Event().wait()
+
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Body())
+
+
+def test_a_stream_from_an_async_transport_of_your_own_is_stalled_by_the_deadline():
+    seen: list = []
+
+    async def consume():
+        async with httpx.AsyncClient(transport=_OneEventThenSilence()) as client:
+            model = HTTPModel("m", base_url="http://x/v1", api_key="k", timeout=TIMEOUT, max_retries=0,
+                              async_client=client)
+            async for event in model.astream(MESSAGES):
+                seen.append(event)
+
+    error = aends(consume)
+    assert len(seen) == 1 and isinstance(error, ProviderTimeout) and error.error_type == "stalled"
+
+
+class _Wrapping(httpx.BaseTransport):
+    """A sync transport of your own that wraps httpx's (as a cache or a retry layer does)."""
+
+    def __init__(self):
+        self.inner = httpx.HTTPTransport()
+
+    def handle_request(self, request):
+        return self.inner.handle_request(request)
+
+
+def test_a_sync_transport_that_wraps_httpxs_is_bounded_by_the_deadline():
+    with HostileServer("body") as server, httpx.Client(transport=_Wrapping()) as client:
+        model = model_for(server, client=client)
+        error = ends(lambda: model.complete(MESSAGES))
+    assert isinstance(error, ProviderTimeout) and error.error_type == "timeout"

@@ -7,6 +7,7 @@ the venv; the dependencies come from uv's cache (or the package index, the first
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -100,7 +101,8 @@ def test_a_bench_run_on_the_simulator_from_the_wheel(with_bench):
     _run(with_bench, "-m", "agentkit.bench", "run", "--suite", "agentkit:limits", "--provider", "sim",
          "--model", "oracle", "--limit", "2", "--out", "results")
     lines = (work / "results" / "oracle.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 1 + 2  # the run's configuration, then one record per case
+    assert sorted(json.loads(line).get("ok") for line in lines[1:]) == [True, True]
 
 
 def test_agentkit_run_and_the_fixtures_from_the_wheel(installed):

@@ -19,6 +19,7 @@ The modules, in the order a benchmark uses them:
     suites.py     "bfcl:parallel,agentkit:limits" -> cases with one shape
     oracle.py     a simulated model that answers from the known answers (proves the pipeline: 100 %)
     runner.py     async, N in flight, rate limit, JSONL results that resume, trials for pass^k
+    results.py    a results file's run configuration, and reading it back line by line whatever its state
     record.py     record HTTP exchanges (vcrpy), replay them offline with identical scores
     report.py     accuracy by category, failure labels, latency, tokens, cost; Markdown, JSON, charts
     noise.py      the noise floor: pass@1's bootstrap interval, pass^k, flip rate, model vs model
@@ -41,10 +42,10 @@ __all__ = ["check_calls", "Verdict", "LABELS", "load_cases", "run_benchmark", "H
 
 _LAZY = {"load_cases": "suites", "parse_suites": "suites", "run_benchmark": "runner", "RateLimit": "runner",
          "HTTPModels": "runner", "OracleModel": "oracle",
-         "read_records": "runner", "Report": "report", "Price": "report", "Oracle": "oracle",
+         "read_records": "runner", "read_results": "results", "Report": "report", "Price": "report", "Oracle": "oracle",
          "serve_with_oracle": "oracle", "recording": "record", "replaying": "record"}
-_MODULES = {"bfcl", "multiturn", "noise", "scenarios", "world", "suites", "oracle", "runner", "record", "report",
-            "scoring"}
+_MODULES = {"bfcl", "multiturn", "noise", "scenarios", "world", "suites", "oracle", "runner", "results", "record",
+            "report", "scoring"}
 
 
 def __getattr__(name: str) -> Any:

@@ -28,8 +28,10 @@ picks its wire format); any wire format (openai-chat, openai-responses, anthropi
 also openai, claude, google) talks to that provider with its usual key variable (OPENAI_API_KEY,
 ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY), or to --base-url (no key needed there).
 A model name with {seed} in it gets trial i's seed (seed+i): --model sim-noisy-{seed} --trials 5.
-Results go to OUT/<label>.jsonl, one line per (case, trial); running the same command again
-resumes. report merges any number of files or folders (shards, models) side by side.
+Results go to OUT/<label>.jsonl: the run's configuration, then one line per (case, trial); running
+the same command again resumes (another configuration under the same label is refused: change --label
+or --out). A local server that answers one request at a time: --concurrency 1 and a --timeout two or
+three times its slowest answer. report merges any number of files or folders (shards, models).
 """
 
 
@@ -39,12 +41,16 @@ class UsageProblem(Exception):
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help (0), or a bad flag value already told in one line (2)
+        return exit_.code if isinstance(exit_.code, int) else 2
     if args.command is None:
         parser.print_help()
         return 2
     from .bfcl import DataNotFetched, FetchError
-    from .record import NoRecording
+    from .record import BadRecording, NoRecording
+    from .results import ConfigMismatch, ResultsError
     from .runner import BenchAborted
     from .scenarios import ScenarioError
     from .suites import UnknownSuite
@@ -53,8 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _needs_extras(args)
         return args.handler(args)
-    except (UsageProblem, UnknownSuite, DataNotFetched, NoRecording, ScenarioError, AuthenticationError,
-            FileNotFoundError, MissingExtra) as exc:
+    except (UsageProblem, UnknownSuite, DataNotFetched, NoRecording, BadRecording, ScenarioError,
+            AuthenticationError, ConfigMismatch, ResultsError, MissingExtra, OSError) as exc:
+        # OSError: a path that is a folder, a file we may not read or write, ...
         print(f"agentkit.bench: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except (BenchAborted, FetchError) as exc:
@@ -68,17 +75,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc) if str(exc) else type(exc).__name__
-    if isinstance(exc, FileNotFoundError) and exc.filename and exc.filename not in text:
+    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
         text = f"{text}: {exc.filename}"
     return " ".join(text.split())
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m agentkit.bench", description=(
+    from ..cli import OneLineParser, folder, http_url, number, seconds, whole, writable_file
+    from ..sim.faults import MAX_DELAY_MS
+
+    parser = OneLineParser(prog="python -m agentkit.bench", description=(
         "Benchmark a model's tool calling: BFCL's public data and agentkit's own loop-robustness suite, "
         "native tool calling, scored, resumable, recordable."), epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", metavar="{run,fetch,report,suites}")
+    sub = parser.add_subparsers(dest="command", metavar="{run,fetch,report,suites}", parser_class=OneLineParser)
+    price = number(0.0)
 
     run = sub.add_parser("run", help="run suites against a model", epilog=EPILOG,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -86,22 +97,26 @@ def _parser() -> argparse.ArgumentParser:
                                                     "agentkit alone: every category)")
     run.add_argument("--provider", required=True, help="sim, or a wire format / provider name")
     run.add_argument("--model", help="model name (default: sim-reasoner on sim, else the format's default)")
-    run.add_argument("--base-url", help="an OpenAI-compatible (or other format's) server instead of the provider")
+    run.add_argument("--base-url", type=http_url,
+                     help="an OpenAI-compatible (or other format's) server instead of the provider")
     run.add_argument("--format", default="openai-chat", help="the simulator's wire format (default openai-chat)")
-    run.add_argument("--trials", type=int, default=1, help="runs per case (pass@1 and pass^k are reported)")
-    run.add_argument("--concurrency", type=int, default=8, help="cases in flight at once (default 8)")
-    run.add_argument("--limit", type=int, help="the first N cases of each category")
-    run.add_argument("--shard", help="i/n: run every n-th case starting at the i-th (1-based)")
-    run.add_argument("--out", default="bench-results", help="folder for the results (default bench-results)")
+    run.add_argument("--trials", type=whole(1), default=1, help="runs per case (pass@1 and pass^k are reported)")
+    run.add_argument("--concurrency", type=whole(1), default=8, help="cases in flight at once (default 8; "
+                                                                     "1 for a server that answers one at a time)")
+    run.add_argument("--limit", type=whole(1), help="the first N cases of each category")
+    run.add_argument("--shard", type=_shard, help="i/n: run every n-th case starting at the i-th (1-based)")
+    run.add_argument("--out", type=folder, default=Path("bench-results"),
+                     help="folder for the results (default bench-results)")
     run.add_argument("--label", help="the model's name in results and reports (default: --model)")
-    run.add_argument("--seed", type=int, default=0, help="seed of trial 0; trial i uses seed+i")
-    run.add_argument("--rpm", type=float, help="at most this many model calls per minute")
-    run.add_argument("--max-retries", type=int, default=2, help="HTTPModel retries per model call")
-    run.add_argument("--timeout", type=float, default=60.0, help="seconds per HTTP attempt")
+    run.add_argument("--seed", type=whole(0), default=0, help="seed of trial 0; trial i uses seed+i")
+    run.add_argument("--rpm", type=number(0.0, above=True), help="at most this many model calls per minute")
+    run.add_argument("--max-retries", type=whole(0), default=2, help="HTTPModel retries per model call")
+    run.add_argument("--timeout", type=seconds, default=60.0, help="seconds per HTTP attempt (default 60)")
     run.add_argument("--stream", action="store_true", help="ask for streamed answers")
-    run.add_argument("--sim-latency-ms", type=int, help="sim only: every answer this many ms late")
-    run.add_argument("--price-in", type=float, help="USD per million input tokens (adds cost to the report)")
-    run.add_argument("--price-out", type=float, help="USD per million output tokens")
+    run.add_argument("--sim-latency-ms", type=whole(0, MAX_DELAY_MS),
+                     help="sim only: every answer this many ms late")
+    run.add_argument("--price-in", type=price, help="USD per million input tokens (adds cost to the report)")
+    run.add_argument("--price-out", type=price, help="USD per million output tokens")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--lenient-scoring", action="store_true", help="BFCL cases: accept ints in lists of floats and "
                      "count non-JSON calls on irrelevance (default: BFCL's own verdict; the report says which)")
@@ -110,21 +125,26 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--faults", help="... and under each of these injected faults, e.g. none,429,cut,instream,badjson "
                      "(simulator faults; a real server gets a fault proxy on 127.0.0.1)")
     tape = run.add_mutually_exclusive_group()
-    tape.add_argument("--record", metavar="FILE", help="store every HTTP exchange in this cassette (keys removed)")
-    tape.add_argument("--replay", metavar="FILE", help="answer every HTTP request from this cassette, offline")
+    tape.add_argument("--record", metavar="FILE", type=writable_file,
+                      help="store every HTTP exchange in this cassette (keys removed)")
+    tape.add_argument("--replay", metavar="FILE", type=writable_file,
+                      help="answer every HTTP request from this cassette, offline")
     run.set_defaults(handler=_run)
 
     fetch = sub.add_parser("fetch", help="download a suite's data into the cache (once)")
     fetch.add_argument("what", nargs="?", default="bfcl", choices=["bfcl"])
-    fetch.add_argument("--wheel", help="use this bfcl-eval wheel instead of downloading it")
+    fetch.add_argument("--wheel", type=writable_file, help="use this bfcl-eval wheel instead of downloading it")
     fetch.set_defaults(handler=_fetch)
 
     report = sub.add_parser("report", help="merge results files and print the report")
     report.add_argument("paths", nargs="+", help="results files or folders of them")
-    report.add_argument("--json", action="store_true", help="JSON instead of Markdown")
-    report.add_argument("--charts", metavar="DIR", help="also save accuracy, labels and latency charts (PNG)")
-    report.add_argument("--price-in", type=float, help="USD per million input tokens")
-    report.add_argument("--price-out", type=float, help="USD per million output tokens")
+    form = report.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="JSON instead of Markdown")
+    form.add_argument("--csv", action="store_true", help="CSV instead of Markdown: a row per model and category")
+    report.add_argument("--charts", metavar="DIR", type=folder,
+                        help="also save accuracy, labels and latency charts (PNG)")
+    report.add_argument("--price-in", type=price, help="USD per million input tokens")
+    report.add_argument("--price-out", type=price, help="USD per million output tokens")
     report.set_defaults(handler=_report)
 
     suites = sub.add_parser("suites", help="list the suites and their categories")
@@ -181,11 +201,9 @@ def _run(args: argparse.Namespace) -> int:
     from ..errors import AuthenticationError
     from ..http import HTTPModel
     from ..providers import FORMATS
-    from .runner import HTTPModels, RateLimit, run_benchmark
+    from .runner import HTTPModels, RateLimit, check_resume, run_benchmark
     from .suites import load_cases
 
-    if args.trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
-        raise UsageProblem("--trials, --concurrency and --limit must be at least 1")
     if args.formats or args.faults:  # the format x fault matrix: its own runner and report section
         from .matrix import run_from_args
 
@@ -193,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
             return run_from_args(args, _provider(args.provider, FORMATS))
         except ValueError as exc:
             raise UsageProblem(str(exc)) from None
-    shard = _shard(args.shard) if args.shard else None
+    shard = args.shard
     provider = _provider(args.provider, FORMATS)
     cases = load_cases(args.suite, limit=args.limit, shard=shard, lenient=args.lenient_scoring)
     if not cases:
@@ -204,6 +222,11 @@ def _run(args: argparse.Namespace) -> int:
     model_name = args.model or ("sim-reasoner" if provider == "sim" else _default_model(fmt))
     label = args.label or model_name
     out = Path(args.out) / (_slug(label) + (f".shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".jsonl")
+    if out.is_dir():
+        raise UsageProblem(f"the results file {out} is a folder: move it away, or choose another --label or --out")
+    # Before anything starts: a file holding another run's results is refused now, not after the set-up.
+    check_resume(out, cases, label=label, provider=fmt, stream=args.stream, seed=args.seed,
+                 config=_run_config(args, provider, args.base_url, model_name))
 
     with contextlib.ExitStack() as stack:
         base_url = args.base_url
@@ -244,13 +267,31 @@ def _run(args: argparse.Namespace) -> int:
         summary = asyncio.run(run_benchmark(
             cases, make_model=make_model, out=out, label=label, provider=fmt, trials=args.trials,
             concurrency=args.concurrency, seed=args.seed, rate=rate, stream=args.stream,
-            progress=not args.no_progress, replayed=bool(args.replay)))
+            progress=not args.no_progress, replayed=bool(args.replay), secrets=secrets,
+            config=_run_config(args, provider, base_url, model_name)))
     print(f"{summary.done} run, {summary.skipped} already done, {summary.passed} passed this time, "
-          f"{summary.errors} failed model calls; results in {out}", file=sys.stderr)
+          f"{summary.errors} not scored (failed model calls); results in {out}", file=sys.stderr)
     from .report import Report
 
-    print(Report.load(out, prices=_price(args)).to_markdown())
+    report = Report.load(out, prices=_price(args))
+    _warn(report.warnings)
+    print(report.to_markdown())
     return 0
+
+
+def _run_config(args: argparse.Namespace, provider: str, base_url: str | None, model_name: str) -> dict:
+    """What decides the meaning of this run's results, beyond what the runner knows itself. A new flag that
+    changes what a case asks or how it is judged belongs in "options", so a resumed run compares it."""
+    return {"base_url": "sim" if provider == "sim" else base_url, "model": model_name,
+            "options": {"lenient_scoring": args.lenient_scoring},
+            "transport": {"timeout": args.timeout, "max_retries": args.max_retries, "rpm": args.rpm}}
+
+
+def _warn(warnings: list[str], shown: int = 10) -> None:
+    for warning in warnings[:shown]:
+        print(f"agentkit.bench: warning: {warning}", file=sys.stderr)
+    if len(warnings) > shown:
+        print(f"agentkit.bench: warning: ... and {len(warnings) - shown} more lines skipped", file=sys.stderr)
 
 
 def _provider(name: str, formats: Any) -> str:
@@ -281,7 +322,7 @@ def _has_key(fmt: str) -> bool:
 def _shard(text: str) -> tuple[int, int]:
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise UsageProblem(f"--shard {text!r}: write i/n with 1 <= i <= n, e.g. 2/4")
+        raise argparse.ArgumentTypeError(f"{text!r}: write i/n with 1 <= i <= n, e.g. 2/4")
     return int(match[1]), int(match[2])
 
 
@@ -303,9 +344,11 @@ def _report(args: argparse.Namespace) -> int:
     from .report import Report
 
     report = Report.load(*args.paths, prices=_price(args))
+    _warn(report.warnings)
     if not report.records:
         raise UsageProblem(f"no results in {', '.join(args.paths)}")
-    print(report.to_json() if args.json else report.to_markdown())
+    text = report.to_json() + "\n" if args.json else report.to_csv() if args.csv else report.to_markdown()
+    sys.stdout.write(text)
     if args.charts:
         for path in report.save_charts(args.charts):
             print(f"chart: {path}", file=sys.stderr)

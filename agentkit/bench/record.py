@@ -22,6 +22,10 @@ variables in the environment (every codec's API_KEY_ENVS) — is replaced by "<r
 it appears, in URLs, headers or bodies, as is or escaped (`agentkit.redaction.secret_forms`), before
 the cassette is written.
 
+A cassette cut short (a run killed while it wrote) or edited by hand is checked before replaying:
+`BadRecording` says in one line what is wrong and where (not YAML at line N, interaction 3 has no
+response status ...), instead of an error deep inside vcrpy in the middle of a run.
+
 Left out on purpose: editing cassettes, and matching requests loosely (a changed prompt is a
 different benchmark, so it must not be answered from a recording).
 """
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +51,10 @@ REDACTED = "<redacted>"
 
 class NoRecording(FileNotFoundError):
     """--replay names a cassette that does not exist."""
+
+
+class BadRecording(ValueError):
+    """--replay names a cassette that is cut short, edited by hand, or not a cassette: the message says where."""
 
 
 def _secrets(extra: Iterable[str | None]) -> tuple[str, ...]:
@@ -114,5 +122,75 @@ def replaying(path: str | os.PathLike) -> Iterator[Any]:
     """Every httpx exchange inside the block is answered from the cassette; none reaches the network."""
     if not Path(path).is_file():
         raise NoRecording(f"no recording at {path}: record one first with --record {path}")
-    with _vcr(()).use_cassette(str(path), record_mode="none") as cassette:
+    check_cassette(path)
+    with ExitStack() as stack:
+        try:
+            cassette = stack.enter_context(_vcr(()).use_cassette(str(path), record_mode="none"))
+        except Exception as exc:  # noqa: BLE001 - whatever vcrpy trips over in a file that passed our checks
+            raise BadRecording(f"{path} cannot be replayed ({type(exc).__name__}: {exc}); "
+                               "record it again") from None
         yield cassette
+
+
+def check_cassette(path: str | os.PathLike) -> None:
+    """Raise BadRecording naming the first thing in the cassette at `path` that vcrpy could not replay."""
+    import yaml
+
+    again = "record it again with --record"
+    try:
+        data = yaml.safe_load(Path(path).read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BadRecording(f"{path} is not UTF-8 text (byte {exc.start}): not a cassette; {again}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise BadRecording(f"{path} is not valid YAML{where} ({problem}): cut short or edited? {again}") from None
+    except RecursionError:
+        raise BadRecording(f"{path} is nested too deep to be a cassette; {again}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+        raise BadRecording(f"{path} has no list of interactions: not a cassette, or cut short; {again}")
+    for number, item in enumerate(data["interactions"], start=1):
+        problem = _interaction_problem(item)
+        if problem:
+            raise BadRecording(f"{path}: interaction {number} {problem}: cut short or edited? {again}")
+
+
+_TEXT = (str, bytes)
+
+
+def _interaction_problem(item: Any) -> str | None:
+    """What makes one stored exchange unplayable, in words; None when vcrpy can replay it."""
+    if not isinstance(item, dict):
+        return "is not a mapping"
+    request, response = item.get("request"), item.get("response")
+    if not isinstance(request, dict):
+        return "has no request"
+    for name in ("method", "uri"):
+        if not isinstance(request.get(name), str):
+            return f"has no request {name}"
+    if not isinstance(request.get("body"), (*_TEXT, type(None))):
+        return "has a request body that is not text"
+    if not _headers_ok(request.get("headers")):
+        return "has request headers that are not name: [values]"
+    if not isinstance(response, dict):
+        return "has no response"
+    status = response.get("status")
+    if not isinstance(status, dict) or type(status.get("code")) is not int or not 100 <= status["code"] <= 599:
+        return "has no response status code (100-599)"
+    if not isinstance(status.get("message"), (str, type(None))):
+        return "has a response status message that is not text"
+    if isinstance(status.get("message"), str) and not status["message"].isascii():
+        return "has a response status message that is not ASCII"
+    if not _headers_ok(response.get("headers")):
+        return "has response headers that are not name: [values]"
+    body = response.get("body")
+    if not isinstance(body, dict) or not isinstance(body.get("string"), _TEXT):
+        return "has no response body string"
+    return None
+
+
+def _headers_ok(headers: Any) -> bool:
+    return isinstance(headers, dict) and all(
+        isinstance(name, str) and isinstance(values, list) and all(isinstance(v, str) for v in values)
+        for name, values in headers.items())

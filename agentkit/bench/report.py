@@ -16,6 +16,14 @@ who asks three times sees.
 
 Merging: files from several shards (or several models) are read together; when the same (model,
 case, trial) appears twice, the later line wins (a resumed run that retried a failed model call).
+Files whose run lines give one label two different configurations are refused (`ResultsError`).
+
+Reading (`results.read_results`): a damaged line is skipped and named in `warnings` (file and line
+number), as is a record of a case the suite no longer has: a report never counts a case the suite did
+not run. When the models compared ran different case sets, the report says so.
+
+Provider errors are not the model's mistakes: accuracy is over the *scored* trials, and the trials lost
+to failed model calls (timeouts, dropped connections, after HTTPModel's retries) are counted apart.
 
 Left out on purpose: statistical tests between models, and BFCL's own weighted overall score (the
 per-category numbers are BFCL's; how to weigh them is the reader's choice).
@@ -23,6 +31,8 @@ per-category numbers are BFCL's; how to weigh them is the reader's choice).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -34,8 +44,11 @@ from pathlib import Path
 from typing import Any
 
 from ..viz import PALETTE, finish, pyplot
-from .runner import MODE, read_records, record_key
+from .results import ResultsError, differences, known_cases, merged_config, read_results, scrub_keys
+from .runner import MODE, record_key
 from .scoring import LABELS, RULES
+
+NOT_SCORED = "provider_error"
 
 
 @dataclass(frozen=True)
@@ -82,20 +95,49 @@ def percentile(values: list[float], q: float) -> float | None:
 class Report:
     """Numbers for one or several models from benchmark records (see the module docstring)."""
 
-    def __init__(self, records: Iterable[dict], prices: Price | Mapping[str, Price] | None = None):
+    def __init__(self, records: Iterable[dict], prices: Price | Mapping[str, Price] | None = None,
+                 warnings: Iterable[str] = ()):
         latest: dict[tuple, dict] = {}
         for record in records:
             latest[record_key(record)] = record
-        self.records = list(latest.values())
+        self.records = scrub_keys(list(latest.values()))  # a file written before records were scrubbed
         self.prices = prices
         self.models = list(dict.fromkeys(r["model"] for r in self.records))  # in the order they were given
+        self.warnings = list(warnings)  # lines skipped while loading, each with its file and line number
 
     @classmethod
-    def load(cls, *paths: str | os.PathLike, prices: Price | Mapping[str, Price] | None = None) -> Report:
+    def load(cls, *paths: str | os.PathLike, prices: Price | Mapping[str, Price] | None = None,
+             check_cases: bool = True) -> Report:
+        """Every results file of `paths`; with `check_cases`, records of cases the suites no longer hold
+        are skipped with a warning (BFCL's are checked once it is fetched)."""
         records: list[dict] = []
+        warnings: list[str] = []
+        configs: dict[str, tuple[Path, dict]] = {}
+        current: dict[tuple[str, str], dict[str, set[str]] | None] = {}
         for path in result_files(paths):
-            records += read_records(path)
-        return cls(records, prices)
+            results = read_results(path, missing_ok=False)
+            warnings += results.warnings
+            config = merged_config(results.runs)
+            for label in {r["model"] for r in results.records} if config is not None else ():
+                if label in configs and (found := differences(configs[label][1], config)):
+                    raise ResultsError(f"{configs[label][0]} and {path} both hold {label!r} but from different "
+                                       f"run configurations ({'; '.join(found)}): report them one at a time")
+                configs.setdefault(label, (path, config))
+            for record, line in zip(results.records, results.lines):
+                where = (record["suite"], record["category"])
+                if check_cases and where not in current:
+                    current[where] = known_cases(*where)
+                known = current.get(where)
+                if known is not None and record["case"] not in known:
+                    warnings.append(f"{path} line {line}: case {record['case']!r} is not in "
+                                    f"{record['suite']}:{record['category']} (any more); skipped")
+                    continue
+                if known is not None and record.get("case_version", "") not in known[record["case"]] | {""}:
+                    warnings.append(f"{path} line {line}: case {record['case']!r} has changed since it was run; "
+                                    "skipped")
+                    continue
+                records.append(record)
+        return cls(records, prices, warnings)
 
     def _price(self, model: str) -> Price | None:
         if isinstance(self.prices, Price):
@@ -115,20 +157,32 @@ class Report:
         return sorted(found, key=lambda sc: (order.get(sc, len(order)), sc))
 
     def labels(self) -> list[str]:
-        """Every failure label seen, the most frequent first (ties by name, so the order is stable)."""
-        return list(_most_frequent_first(Counter(r["label"] for r in self.records if not r["ok"])))
+        """Every failure label of the model's own (provider errors are not), the most frequent first."""
+        return list(_most_frequent_first(Counter(r["label"] for r in self.records
+                                                 if not r["ok"] and r["label"] != NOT_SCORED)))
 
     def summary(self) -> dict:
         """Everything the report shows, as plain JSON-able data."""
         return {"mode": MODE, "replayed": any(r.get("replayed") for r in self.records),
-                "models": {m: self._model_summary(m) for m in self.models}}
+                "models": {m: self._model_summary(m) for m in self.models},
+                "case_sets": self.case_sets(), "warnings": self.warnings}
+
+    def case_sets(self) -> dict:
+        """Whether the models ran the same cases: {"same": bool, "shared": n, "only": {model: n not shared}}."""
+        ran = {m: {(r["suite"], r["category"], r["case"]) for r in self.records if r["model"] == m}
+               for m in self.models}
+        shared = set.intersection(*ran.values()) if ran else set()
+        return {"same": all(cases == shared for cases in ran.values()), "shared": len(shared),
+                "only": {m: len(cases - shared) for m, cases in ran.items()}}
 
     def _model_summary(self, model: str) -> dict:
         mine = [r for r in self.records if r["model"] == model]
+        scored = [r for r in mine if r["label"] != NOT_SCORED]
         by_case: dict[tuple, list[dict]] = defaultdict(list)
-        for r in mine:
+        for r in scored:
             by_case[(r["suite"], r["category"], r["case"])].append(r)
-        k = min(len(v) for v in by_case.values())
+        k = min((len(v) for v in by_case.values()), default=1)
+        all_cases = {(r["suite"], r["category"], r["case"]) for r in mine}
 
         def accuracy(groups: list[list[dict]]) -> dict:
             if not groups:
@@ -144,7 +198,7 @@ class Report:
             groups = [g for (s, c, _), g in by_case.items() if (s, c) == (suite, category)]
             if groups:
                 categories[f"{suite}:{category}"] = accuracy(groups)
-        failed = _most_frequent_first(Counter(r["label"] for r in mine if not r["ok"]))
+        failed = _most_frequent_first(Counter(r["label"] for r in scored if not r["ok"]))
         latencies = [r["latency_ms"] for r in mine if r.get("latency_ms") is not None]
         tokens_in = sum(r.get("input_tokens", 0) for r in mine)
         tokens_out = sum(r.get("output_tokens", 0) for r in mine)
@@ -161,7 +215,8 @@ class Report:
             "input_tokens_per_case": tokens_in / len(mine), "output_tokens_per_case": tokens_out / len(mine),
             "input_tokens": tokens_in, "output_tokens": tokens_out,
             "cost_usd": price.cost(tokens_in, tokens_out) if price else None,
-            "provider_errors": failed.get("provider_error", 0),
+            "provider_errors": len(mine) - len(scored),  # trials not scored: the model call failed
+            "scored_trials": len(scored), "cases_not_scored": len(all_cases) - len(by_case),
         }
 
     # -- text -----------------------------------------------------------------------------------------------
@@ -185,6 +240,21 @@ class Report:
             lines.append("BFCL scoring: " + "; ".join(RULES.get(r, r) for r in rules) + ".")
         lines += ["", "Models: " + "; ".join(f"{n} ({m['provider'] or '?'}, {m['trials']} trial"
                                              f"{'s' if m['trials'] > 1 else ''})" for n, m in models.items()), ""]
+        sets = data["case_sets"]
+        if not sets["same"]:
+            only = ", ".join(f"{n} ran {c} case{'s' if c != 1 else ''} the others did not"
+                             for n, c in sets["only"].items() if c)
+            lines += [f"**The models ran different case sets**: {only}; {sets['shared']} cases are shared. "
+                      "Compare them on the same cases (the same --suite, --limit and --shard).", ""]
+        lost = {n: m["provider_errors"] for n, m in models.items() if m["provider_errors"]}
+        if lost:
+            lines += ["Accuracy is over the scored trials only. Not scored (the model call failed after its "
+                      "retries: timeouts, dropped connections, server errors): "
+                      + ", ".join(f"{n} {c} trial{'s' if c != 1 else ''}" for n, c in lost.items())
+                      + ". Run the same command again to retry them.", ""]
+        if self.warnings:
+            lines += [f"{len(self.warnings)} line{'s' if len(self.warnings) != 1 else ''} of the results files "
+                      "skipped (damaged, or a case the suite no longer has): see the warnings.", ""]
 
         head = "pass@1" + (f", pass^{k}" if k > 1 else "")
         lines += [f"## Accuracy by category ({head})", "",
@@ -219,16 +289,34 @@ class Report:
         if any(m["cost_usd"] is not None for m in models.values()):
             rows.append(("cost, all trials (USD)",
                          lambda m: "—" if m["cost_usd"] is None else f"{m['cost_usd']:.4f}"))
-        rows.append(("failed model calls", lambda m: str(m["provider_errors"])))
+        rows.append(("failed model calls", lambda m: str(m["provider_errors"])))  # not scored: see the note above
         for title, show in rows:
             lines.append(f"| {title} | " + " | ".join(show(models[n]) for n in names) + " |")
         from .noise import markdown as noise_floor  # pass@1's interval, pass^k, flip rate, model vs model
 
-        lines += [""] + noise_floor(self.records)
+        lines += [""] + noise_floor([r for r in self.records if r["label"] != NOT_SCORED])  # scored trials only
         from .matrix import markdown as format_fault_matrix  # only records of a --formats/--faults run
 
         lines += format_fault_matrix(self.records)
         return "\n".join(lines).rstrip("\n") + "\n"
+
+    def to_csv(self) -> str:
+        """One row per model and category (and an "all" row per model): cases, pass@1, pass^k, not scored."""
+        data = self.summary()["models"]
+        k = max((m["trials"] for m in data.values()), default=1)
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["model", "suite", "category", "cases", "pass@1", *(f"pass^{j}" for j in range(2, k + 1)),
+                         "not_scored_trials"])
+        for name, m in data.items():
+            rows = [(*key.split(":", 1), acc) for key, acc in m["categories"].items()]
+            rows.append(("all", "", m["overall"]))
+            for suite, category, acc in rows:
+                lost = sum(1 for r in self.records if r["model"] == name and r["label"] == NOT_SCORED
+                           and (suite == "all" or (r["suite"], r["category"]) == (suite, category)))
+                writer.writerow([name, suite, category, acc.get("cases", 0), _num(acc.get("pass@1")),
+                                 *(_num(acc.get(f"pass^{j}")) for j in range(2, k + 1)), lost])
+        return out.getvalue()
 
     def _repr_markdown_(self) -> str:  # Jupyter shows the report as a table
         return self.to_markdown(latency=False)
@@ -332,6 +420,10 @@ def _grouped_bars(keys: list[str], series: Mapping[str, list[float]], row_height
     ax.invert_yaxis()
     ax.legend(loc="lower right", fontsize=8)
     return fig, ax
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
 
 
 def _ms(value: float | None) -> str:

@@ -12,6 +12,15 @@ What it promises:
 - every finished (case, trial) is appended to the JSONL file and flushed at once, so an interrupted
   run resumes where it stopped: lines already there are skipped (except failed model calls, which
   are tried again), and results are not kept in memory, so memory stays flat over 10,000 cases;
+- the file starts with the run's configuration (`results.run_config`: model, format, base URL, seed,
+  streaming, options, the scorer's version) and every record carries its case's version; a run whose
+  configuration differs from the file's, or whose cases changed since, raises `ConfigMismatch` naming
+  the differences instead of appending (`check_resume`; `config=` adds what the caller knows, e.g.
+  {"base_url": "sim"} for a simulator on a new port each run);
+- every record is scrubbed of the keys the run holds (`secrets=`, and the provider key variables)
+  before it is written: a server that echoes headers cannot put a key into the file;
+- the progress line shows, live, the attempts that failed and were retried, the timeouts among them,
+  and the trials lost to provider errors (not scored), so a slow server is visible while it is slow;
 - `trials=k` runs each case k times with seeds seed, seed+1, ..., so pass@1 and pass^k can be
   reported together; `make_model(seed)` builds a model for each trial *and worker*, so every worker
   has its own connection pool: `HTTPModels("sim-noisy-{seed}", ...)` does that for HTTP. (One httpx
@@ -35,6 +44,7 @@ import contextlib
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +53,13 @@ from typing import Any
 from ..errors import AuthenticationError, ProviderError, RunError
 from ..execute import AsyncioExecutor
 from ..loop import arun
+from .results import (RECORD_VERSION, ConfigMismatch, Results, case_version, differences, merged_config,
+                      read_results, run_config, scrub_keys)
 from .suites import Case
 
-RECORD_VERSION = 1
 MODE = "native tool calling"
+__all__ = ["BenchAborted", "ConfigMismatch", "HTTPModels", "RateLimit", "Summary", "check_resume", "read_records",
+           "run_benchmark", "RECORD_VERSION", "MODE"]
 
 
 class BenchAborted(RuntimeError):
@@ -147,20 +160,8 @@ class Summary:
 
 
 def read_records(path: str | os.PathLike) -> list[dict]:
-    """Every complete line of a results file (a line cut short by an interrupted run is ignored)."""
-    records = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and "case" in record:
-                    records.append(record)
-    except FileNotFoundError:
-        pass
-    return records
+    """Every good record of a results file (damaged lines and a line cut short are skipped: see results.py)."""
+    return read_results(path).records
 
 
 def record_key(record: dict) -> tuple:
@@ -172,7 +173,8 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
                         concurrency: int = 8, seed: int = 0, rate: RateLimit | None = None,
                         make_model: Callable[[int], Any] | None = None, stream: bool = False,
                         progress: bool | dict = True, on_record: Callable[[dict], None] | None = None,
-                        replayed: bool = False) -> Summary:
+                        replayed: bool = False, config: dict | None = None,
+                        secrets: Iterable[str | None] = ()) -> Summary:
     """Run every (case, trial) not yet in `out`; see the module docstring."""
     if (model is None) == (make_model is None):
         raise ValueError("give either model= or make_model=")
@@ -181,23 +183,37 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
     label = label or getattr(model, "model", None) or "model"
     provider = provider or getattr(model, "format", None)
     cases = list(cases)
-    finished = {record_key(r) for r in read_records(out) if r.get("label") != "provider_error"} if out else set()
+    secrets = list(secrets)
+    this_run, versions, previous = check_resume(out, cases, label=label, provider=provider, stream=stream, seed=seed,
+                                                config=config, secrets=secrets, concurrency=concurrency, rate=rate,
+                                                source=model if model is not None else make_model)
+    finished = {record_key(r) for r in previous.records if r.get("label") != "provider_error"} if previous else set()
     todo = [(case, trial) for trial in range(trials) for case in cases
             if (label, case.suite, case.id, trial) not in finished]
     summary = Summary(planned=len(cases) * trials, out=str(out) if out else None)
     summary.skipped = summary.planned - len(todo)
     models: dict[tuple[int, int], Any] = {}
+    def scrub(record: dict) -> dict:
+        return scrub_keys(record, secrets)
+
+    bar = _progress(len(todo), label, progress if isinstance(progress, dict) else {}) if progress else None
+    tally = _Tally(bar)
+    restore: list[tuple[Any, Any]] = []  # a model of yours gets its on_attempt hook back at the end
 
     def model_for(trial: int, worker: int) -> Any:
         key = (trial, worker) if make_model is not None else (0, 0)
         if key not in models:
             chosen = model if model is not None else make_model(seed + trial)
+            if hasattr(chosen, "on_attempt"):
+                restore.append((chosen, chosen.on_attempt))
+                chosen.on_attempt = tally.watching(chosen.on_attempt)
             models[key] = _Throttled(chosen, rate) if rate is not None else chosen
         return models[key]
 
     started = time.perf_counter()
-    writer = _Appender(out) if out else None
-    bar = _progress(len(todo), label, progress if isinstance(progress, dict) else {}) if progress else None
+    writer = _Appender(out) if out and todo else None
+    if writer is not None:
+        writer.write(scrub({"run": this_run, "v": RECORD_VERSION}))
     executor = AsyncioExecutor()  # one tool pool for the whole benchmark, not one per case
     queue = iter(todo)
     aborted: list[BaseException] = []
@@ -209,11 +225,13 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
             try:
                 record = await _run_one(case, trial, seed + trial, model_for(trial, number), label, provider,
                                         stream, executor)
+                record["case_version"] = versions[(case.suite, case.category, case.id)]
             except BenchAborted as exc:  # the other workers stop at their next case; the run raises it
                 aborted.append(exc)
                 return
             if replayed:
                 record["replayed"] = True
+            record = scrub(record)
             if writer is not None:
                 writer.write(record)
             if on_record is not None:
@@ -221,13 +239,14 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
             summary.done += 1
             summary.passed += bool(record["ok"])
             summary.errors += record["label"] == "provider_error"
-            if bar is not None:
-                bar.update(1)
+            tally.finished(record)
 
     try:
         await asyncio.gather(*(worker(n) for n in range(min(concurrency, max(1, len(todo))))))
     finally:
         executor.close()
+        for chosen, hook in restore:
+            chosen.on_attempt = hook
         if hasattr(make_model, "aclose"):
             await make_model.aclose()
         if bar is not None:
@@ -318,26 +337,93 @@ def _fatal(error: BaseException) -> str | None:
 
 
 class _Appender:
-    """Appends one JSON line per record and flushes it, so a crash loses at most the line being written."""
+    """Appends one JSON line per record and flushes it, so a crash loses at most the line being written.
+
+    Half a line left by an interrupted run is cut off first: its case runs again, and the file stays clean."""
 
     def __init__(self, path: str | os.PathLike):
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        cut_short = False
-        if path.exists() and path.stat().st_size > 0:  # an interrupted run may have left half a line
-            with open(path, "rb") as f:
-                f.seek(-1, os.SEEK_END)
-                cut_short = f.read(1) != b"\n"
-        self.file = open(path, "a", encoding="utf-8")
-        if cut_short:
-            self.file.write("\n")
+        self.file = open(path, "ab")
+        size = self.file.seek(0, os.SEEK_END)
+        if size:
+            with open(path, "rb") as f:  # the last MiB is enough: a record line is a few hundred bytes
+                f.seek(max(0, size - (1 << 20)))
+                tail = f.read()
+            if not tail.endswith(b"\n"):
+                cut = tail.rfind(b"\n")
+                self.file.truncate(size - len(tail) + cut + 1 if cut >= 0 else size - len(tail))
 
     def write(self, record: dict) -> None:
-        self.file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self.file.write((json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
         self.file.flush()
 
     def close(self) -> None:
         self.file.close()
+
+
+def check_resume(out: str | os.PathLike | None, cases: list[Case], *, label: str, provider: str | None = None,
+                 stream: bool = False, seed: int = 0, config: dict | None = None, secrets: Iterable[str | None] = (),
+                 concurrency: int = 8, rate: RateLimit | None = None, source: Any = None
+                 ) -> tuple[dict, dict[tuple[str, str, str], str], Results | None]:
+    """This run's configuration, its cases' versions, and what `out` holds; `ConfigMismatch` when `out` holds
+    another run's results (or a file that is not a results file). The command line calls it before it
+    starts anything; run_benchmark calls it again, for callers of its own."""
+    # Compared as it is written: a base URL's ?key= is masked in the file, so it is masked here too.
+    this_run = scrub_keys(_config(cases, label, provider, source, stream, seed, concurrency, rate, config or {}),
+                          list(secrets))
+    versions = {(c.suite, c.category, c.id): case_version(c) for c in cases}
+    previous = read_results(out) if out else None
+    if previous is not None and (previous.records or previous.runs or previous.warnings):  # a file not ours too
+        found = differences(merged_config(previous.runs), this_run, previous.records, versions)
+        if found:
+            raise ConfigMismatch(f"{out} holds results of another run configuration ({'; '.join(found)}): "
+                                 "choose another --label or --out, or move the file away")
+    return this_run, versions, previous
+
+
+def _config(cases: list[Case], label: str, provider: str | None, source: Any, stream: bool, seed: int,
+            concurrency: int, rate: RateLimit | None, given: dict) -> dict:
+    """This run's configuration: what the caller says (`given`), else what the model or factory tells."""
+    options = getattr(source, "options", None) or {}
+    transport = {"concurrency": concurrency, "rpm": (60 / rate.interval) if rate is not None else None,
+                 "timeout": options.get("timeout", getattr(source, "_attempt_timeout", None)),
+                 "max_retries": options.get("max_retries", getattr(source, "max_retries", None))}
+    base_url = given.get("base_url", options.get("base_url", getattr(source, "base_url", None)))
+    return run_config(cases, label=label, provider=given.get("format", provider),
+                      model=given.get("model", getattr(source, "model", None)), base_url=base_url,
+                      stream=stream, seed=seed, options=given.get("options"),
+                      transport={**transport, **given.get("transport", {})})
+
+
+class _Tally:
+    """Counts, for the progress line, failed attempts (each one retried or the last), timeouts, lost trials."""
+
+    TIMEOUTS = ("timeout", "stalled", "total_timeout")
+
+    def __init__(self, bar: Any):
+        self.bar, self.counts = bar, Counter()
+
+    def watching(self, previous: Callable[[Any], None] | None) -> Callable[[Any], None]:
+        def seen(attempt: Any) -> None:
+            if getattr(attempt, "error", None) is not None:
+                self.counts["failed attempts"] += 1
+                self.counts["timeouts"] += getattr(attempt, "error_type", None) in self.TIMEOUTS
+                self._show()
+            if previous is not None:
+                previous(attempt)
+        return seen
+
+    def finished(self, record: dict) -> None:
+        self.counts["not scored"] += record["label"] == "provider_error"
+        if self.bar is not None:
+            self.bar.update(1)
+            self._show()
+
+    def _show(self) -> None:
+        if self.bar is not None and self.counts:
+            self.bar.set_postfix({k: self.counts[k] for k in ("failed attempts", "timeouts", "not scored")},
+                                 refresh=True)
 
 
 def _progress(total: int, label: str, options: dict) -> Any:

@@ -131,12 +131,13 @@ def tool_definition_tokens(model: Any, prompt: str = "Say hello.") -> int:
 
 
 def explore(model: Any, input_budget: int = 6000, exit_behavior: str = "end", strategy: str = "no compaction",
-            keep: int = 2) -> Any:
+            keep: int = 2, summariser: Any = None) -> Any:
     """The playground: a never-ending `model` under an input-token budget and a compaction strategy; the
-    chart shows the input tokens of each model call, the budget and where the run stopped."""
+    chart shows the input tokens of each model call, the budget and where the run stopped. `summariser`
+    writes the summaries of "summarize" (default: `model` itself)."""
     from ..viz import finish, pyplot
 
-    hook = strategies(model, keep)[strategy] if strategy != "summarize" else Summarize(model, keep_rounds=keep)
+    hook = strategies(summariser or model, keep)[strategy]
     limits = Limits(max_steps=15, max_tokens={"input": input_budget}, exit_behavior=exit_behavior)
     try:
         r = run(model, "Search the archive for everything about the harbour.", tools=[search], compact=hook,

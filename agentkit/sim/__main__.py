@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..cli import OneLineParser, port, whole
 from ..providers import FORMATS
-from .faults import FAULTS
+from .faults import FAULTS, parse_spec
 from .server import base_path, http_protocol, listening_socket, sdk_base_path
 
 
@@ -18,16 +19,16 @@ def main(argv: list[str] | None = None) -> int:
     fault_lines = "\n".join(f"  {name + ('[=N]' if default is not None else ''):12} {text}"
                             + (f" (N={default})" if default is not None else "")
                             for name, (default, text) in FAULTS.items())
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m agentkit.sim", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="agentkit's provider simulator (the wire formats: " + ", ".join(FORMATS) + ").",
         epilog="Faults on demand, by model-name suffix (sim-reasoner-429-flaky2) or request header\n"
                f"(x-sim-fault: 429=2000, flaky=2):\n{fault_lines}")
-    parser.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (0: any free port)")
-    parser.add_argument("--faults", default=None, metavar="SPEC",
+    parser.add_argument("--port", type=port, default=8765, help="TCP port on 127.0.0.1 (0: any free port)")
+    parser.add_argument("--faults", type=_fault_spec, default=None, metavar="SPEC",
                         help='a fault spec applied to every request, e.g. "slow=200"')
     parser.add_argument("--no-faults", action="store_true", help="ignore x-sim-fault headers and model suffixes")
-    parser.add_argument("--max-body-bytes", type=int, default=None, help="request size limit (default 4 MiB)")
+    parser.add_argument("--max-body-bytes", type=whole(1), default=None, help="request size limit (default 4 MiB)")
     parser.add_argument("--require-key", action="store_true",
                         help="answer a request without an API key with the provider's own 401/403 (default: no "
                              "key needed)")
@@ -57,6 +58,15 @@ def main(argv: list[str] | None = None) -> int:
                             access_log=args.log_level == "debug", server_header=False, proxy_headers=False)
     uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def _fault_spec(text: str) -> str:
+    """A spec the simulator can read ("slow=200", "429,flaky2"), checked before the server starts."""
+    try:
+        parse_spec(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 if __name__ == "__main__":
