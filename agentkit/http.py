@@ -36,7 +36,7 @@ lets a request send only what is new since a stored response, plus that response
 remembers the last few stored responses it received and, when the messages of a call extend one of
 those conversations exactly, sends only the new messages and `previous_response_id`. The loop does not
 know: it always passes the whole conversation. If the server has forgotten the response (400), the call
-is sent again, whole, at once.
+is sent again, whole, at once. The bookkeeping is `agentkit.stored_conversations`.
 
 Keys (`agentkit.redaction`): checked when the model is built (surrounding whitespace stripped; whitespace,
 a control or a non-ASCII character inside is refused, naming where the key came from, never the key),
@@ -59,7 +59,6 @@ import os
 import random
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing, closing, contextmanager
 from contextvars import ContextVar
@@ -95,6 +94,7 @@ from .redaction import (
     url_secrets,
 )
 from .retries import Attempt, RetryPlan, attempt_outcome
+from .stored_conversations import StoredConversations
 from .types import Message, ModelOptions, ModelTurn, ToolSpec
 
 if TYPE_CHECKING:
@@ -193,7 +193,7 @@ class _Call:
         self._record(request, error)
         if request.continued is not None and error.status == 400:
             # The server does not know the stored response (expired, or another server): send it all.
-            self.owner._forget(request.continued)
+            self.owner._stored.forget(request.continued)
             self.may_continue = False
             return 0.0
         if self.ends is None:
@@ -379,8 +379,8 @@ class HTTPModel:
         self._lock = threading.Lock()
         self.continuation_field = getattr(self.codec, "CONTINUATION_FIELD", None)
         self.continue_stored = bool(continue_stored_responses) and self.continuation_field is not None
-        # The last stored responses: assistant message's fingerprint -> (response id, model, conversation).
-        self._stored: OrderedDict[tuple, tuple[str, str, tuple]] = OrderedDict()
+        # The last stored responses (agentkit.stored_conversations): continued from when a call extends one.
+        self._stored = StoredConversations()
 
     def _read_key(self, api_key: str | None) -> str | None:
         """The key, stripped and checked; where it came from is named in any complaint, the key never."""
@@ -619,7 +619,7 @@ class HTTPModel:
         extras: dict[str, Any] = {}
         continued, sent = None, messages
         if call.may_continue:
-            found = self._continuation(model, messages)
+            found = self._stored.continuation(model, messages)
             if found is not None:
                 continued, sent = found
                 extras[self.continuation_field] = continued
@@ -645,23 +645,6 @@ class HTTPModel:
 
     # -- stored conversations (continue_stored_responses) ----------------------------------------------
 
-    def _continuation(self, model: str, messages: list) -> tuple[str, list] | None:
-        """(stored response id, the messages to send) when `messages` extend a stored response's
-        conversation exactly, else None. Leading system messages are sent again: the API does not carry
-        instructions over."""
-        last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
-        if last is None or last == len(messages) - 1:
-            return None
-        with self._lock:
-            entry = self._stored.get(_fingerprint(messages[last]))
-        if entry is None:
-            return None
-        response_id, stored_model, conversation = entry
-        if stored_model != model or len(conversation) != last + 1 or tuple(messages[:last + 1]) != conversation:
-            return None
-        system = [m for m in messages[:1] if m.role == "system"]
-        return response_id, system + list(messages[last + 1:])
-
     def _remember(self, request: _Request, turn: ModelTurn) -> None:
         """Keep the conversation this turn completed when the API stored the response (bounded)."""
         if not self.continue_stored:
@@ -669,18 +652,7 @@ class HTTPModel:
         response_id = self.codec.stored_response_id(request.body, turn)
         if response_id is None:
             return
-        answer = turn.as_message()
-        key = _fingerprint(answer)
-        with self._lock:
-            self._stored[key] = (response_id, request.model, request.messages + (answer,))
-            self._stored.move_to_end(key)
-            while len(self._stored) > _STORED_CONVERSATIONS:
-                self._stored.popitem(last=False)
-
-    def _forget(self, response_id: str) -> None:
-        with self._lock:
-            for key in [k for k, entry in self._stored.items() if entry[0] == response_id]:
-                del self._stored[key]
+        self._stored.remember(response_id, request.model, request.messages + (turn.as_message(),))
 
     # -- steps 2, 3, 5 for one attempt (sync) ----------------------------------------------------------
 
@@ -977,15 +949,6 @@ class _Assembly:
 # --------------------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------------------
-
-#: How many stored conversations one HTTPModel remembers (a run needs one; concurrent runs one each).
-_STORED_CONVERSATIONS = 64
-
-
-def _fingerprint(message: Message) -> tuple:
-    """What identifies an assistant message cheaply: its text and its calls' ids and names."""
-    return message.content, tuple((c.id, c.name) for c in message.tool_calls)
-
 
 def _join(base_url: str, path: str) -> str:
     """base_url + the codec's path, keeping a query of either (`...?key=x` + `m:stream?alt=sse`)."""
