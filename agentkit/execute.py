@@ -26,7 +26,7 @@ same) caps the threads of the pool only. They differ under asyncio, where async 
 All three: carry `contextvars` into worker threads, enforce per-call timeouts, retry per the call's
 `Retry` policy, and record a span (start, end, worker, ok) per attempt into the trace. A job never
 raises out of an executor: its exception comes back in `Outcome.error`. The retry decisions live in
-`Attempts`, which the sync `run_job` and the async `arun_job` share.
+`JobRetries`, which the sync `run_job` and the async `arun_job` share.
 
 Left out on purpose: process pools (tools share the run's state) and killing a hung thread (Python
 cannot; a timed-out sync tool keeps running in a daemon thread, and its late result is dropped).
@@ -102,15 +102,15 @@ def run_in_daemon_thread(fn: Callable[[], Any], timeout: float | None, name: str
     return box["value"]
 
 
-class Attempts:
+class JobRetries:
     """The attempts of one job: what to record, and whether to try again. No I/O, no sleeping.
 
-        attempts = Attempts(job, trace, rng)
-        attempts.started("worker-1")      # tool_start of attempt 1
-        attempts.failed(exc)  -> 0.52     # tool_end (failed) and a retry event: wait, then attempt 2
-        attempts.failed(exc)  -> None     # no retry left, or not one to retry: give up
-        attempts.gave_up(exc) -> Outcome(error=exc, attempts=2)
-        attempts.succeeded(v) -> Outcome(value=v, attempts=...)   # tool_end (ok)
+        retries = JobRetries(job, trace, rng)
+        retries.started("worker-1")      # tool_start of attempt 1
+        retries.failed(exc)  -> 0.52     # tool_end (failed) and a retry event: wait, then attempt 2
+        retries.failed(exc)  -> None     # no retry left, or not one to retry: give up
+        retries.gave_up(exc) -> Outcome(error=exc, attempts=2)
+        retries.succeeded(v) -> Outcome(value=v, attempts=...)   # tool_end (ok)
 
     `run_job` and `arun_job` share these decisions, so the sync and the async path cannot drift apart:
     they differ only in how they call the tool and how they wait.
@@ -210,18 +210,18 @@ class Executor:
     # -- one job, synchronously, in whatever thread calls it ----------------------------------------------
     def run_job(self, job: Job, trace: Trace) -> Outcome:
         """Run one job to an Outcome: attempts, retries with backoff, a span per attempt."""
-        attempts = Attempts(job, trace, self.rng)
+        retries = JobRetries(job, trace, self.rng)
         while True:
-            attempts.started(threading.current_thread().name)
+            retries.started(threading.current_thread().name)
             try:
-                value = self._call(job, attempts.number)
+                value = self._call(job, retries.number)
             except Exception as exc:  # noqa: BLE001 — the policy decides, not the executor
-                delay = attempts.failed(exc)
+                delay = retries.failed(exc)
                 if delay is None:
-                    return attempts.gave_up(exc)
+                    return retries.gave_up(exc)
                 self.sleep(delay)
                 continue
-            return attempts.succeeded(value)
+            return retries.succeeded(value)
 
     @staticmethod
     def _call(job: Job, attempt: int) -> Any:
@@ -238,40 +238,40 @@ class Executor:
     # -- one job on the event loop --------------------------------------------------------------------------
     async def arun_job(self, job: Job, trace: Trace) -> Outcome:
         """The same as run_job, awaited: async tools on the event loop, sync ones on the pool (or in place)."""
-        attempts = Attempts(job, trace, self.rng)
+        retries = JobRetries(job, trace, self.rng)
         while True:
             try:
                 if job.is_async or job.timeout is not None or not (self._quick.get(job.tool) or _alone()):
-                    value = await self._acall(job, attempts)
+                    value = await self._acall(job, retries)
                 else:  # in place: quick last time, or nobody else on the loop (see RUN_IN_PLACE_BELOW)
-                    value = contextvars.copy_context().run(self._timed_call, job, attempts)
+                    value = contextvars.copy_context().run(self._timed_call, job, retries)
                     if inspect.isawaitable(value):
                         value = await value
             except Exception as exc:  # noqa: BLE001
-                delay = attempts.failed(exc)
+                delay = retries.failed(exc)
                 if delay is None:
-                    return attempts.gave_up(exc)
+                    return retries.gave_up(exc)
                 await self.asleep(delay)
                 continue
-            return attempts.succeeded(value)
+            return retries.succeeded(value)
 
-    async def _acall(self, job: Job, attempts: Attempts) -> Any:
+    async def _acall(self, job: Job, retries: JobRetries) -> Any:
         if job.is_async:
             task = asyncio.current_task()
-            attempts.started(task.get_name() if task else "asyncio")
+            retries.started(task.get_name() if task else "asyncio")
             # a task of its own: the tool's contextvars changes stay inside it, and a deadline can cancel it
-            return await _within(asyncio.ensure_future(_await(job.invoke(attempts.number))), job.timeout,
+            return await _within(asyncio.ensure_future(_await(job.invoke(retries.number))), job.timeout,
                                  job.tool)
         value = await _within(asyncio.get_running_loop().run_in_executor(
-            self.pool(), contextvars.copy_context().run, self._timed_call, job, attempts), job.timeout, job.tool)
+            self.pool(), contextvars.copy_context().run, self._timed_call, job, retries), job.timeout, job.tool)
         return await _await(value) if inspect.isawaitable(value) else value
 
-    def _timed_call(self, job: Job, attempts: Attempts) -> Any:
+    def _timed_call(self, job: Job, retries: JobRetries) -> Any:
         """One attempt of a sync tool under asyncio, remembering whether it was quick (see RUN_IN_PLACE_BELOW)."""
-        attempts.started(threading.current_thread().name)
+        retries.started(threading.current_thread().name)
         start = time.perf_counter()
         try:
-            return job.invoke(attempts.number)
+            return job.invoke(retries.number)
         finally:
             self._quick[job.tool] = time.perf_counter() - start < self.RUN_IN_PLACE_BELOW
 

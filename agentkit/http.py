@@ -14,6 +14,7 @@ follows one recipe, numbered the same way in the code below:
                   framed by httpx-sse, or NDJSON lines, as the codec's STREAM_FRAMING says)
     3. classify   2xx -> decode; error status -> codec.parse_error; no connection -> ProviderConnectionError;
                   a time limit passed -> ProviderTimeout. Each error is built once, whole and scrubbed
+                  (`agentkit.http_classify`, a part of HTTPModel in a file of its own)
     4. retry      a retryable failure (408/409/429/5xx/529, connection, timeout, bad body): wait, same model
        fall back  retries used up, a model-specific 4xx, or a wait too long to afford: the next model of
                   `fallback_models`
@@ -36,7 +37,7 @@ lets a request send only what is new since a stored response, plus that response
 remembers the last few stored responses it received and, when the messages of a call extend one of
 those conversations exactly, sends only the new messages and `previous_response_id`. The loop does not
 know: it always passes the whole conversation. If the server has forgotten the response (400), the call
-is sent again, whole, at once.
+is sent again, whole, at once. The bookkeeping is `agentkit.stored_conversations`.
 
 Keys (`agentkit.redaction`): checked when the model is built (surrounding whitespace stripped; whitespace,
 a control or a non-ASCII character inside is refused, naming where the key came from, never the key),
@@ -59,7 +60,6 @@ import os
 import random
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import aclosing, closing, contextmanager
 from contextvars import ContextVar
@@ -74,13 +74,10 @@ import httpx_sse
 from .deadlines import AttemptClock, bound_client, bounded_async_transport, bounded_transport
 from .errors import (
     AuthenticationError,
-    BadRequestError,
     BadResponseError,
-    ProviderConnectionError,
     ProviderError,
-    ProviderTimeout,
-    error_for_status,
 )
+from .http_classify import ClassifyStep
 from .providers import FORMATS, get_codec
 from .providers.common import SSEvent, retry_after_seconds
 from .redaction import (
@@ -89,12 +86,12 @@ from .redaction import (
     key_problem,
     protect_library_logs,
     redact,
-    redact_json,
     scrubbing_logs,
     secret_forms,
     url_secrets,
 )
-from .retries import Attempt, RetryPlan, attempt_outcome
+from .retries import Attempt, RetryPlan
+from .stored_conversations import StoredConversations
 from .types import Message, ModelOptions, ModelTurn, ToolSpec
 
 if TYPE_CHECKING:
@@ -193,7 +190,7 @@ class _Call:
         self._record(request, error)
         if request.continued is not None and error.status == 400:
             # The server does not know the stored response (expired, or another server): send it all.
-            self.owner._forget(request.continued)
+            self.owner._stored.forget(request.continued)
             self.may_continue = False
             return 0.0
         if self.ends is None:
@@ -265,7 +262,7 @@ def configured_model(format: str) -> str:
     return name or get_codec(format).DEFAULT_MODEL
 
 
-class HTTPModel:
+class HTTPModel(ClassifyStep):
     """A model behind an HTTP API, in any format agentkit has a codec for.
 
         model = HTTPModel("claude-haiku-4-5", "anthropic", fallback_models=["claude-sonnet-4-5"])
@@ -379,8 +376,8 @@ class HTTPModel:
         self._lock = threading.Lock()
         self.continuation_field = getattr(self.codec, "CONTINUATION_FIELD", None)
         self.continue_stored = bool(continue_stored_responses) and self.continuation_field is not None
-        # The last stored responses: assistant message's fingerprint -> (response id, model, conversation).
-        self._stored: OrderedDict[tuple, tuple[str, str, tuple]] = OrderedDict()
+        # The last stored responses (agentkit.stored_conversations): continued from when a call extends one.
+        self._stored = StoredConversations()
 
     def _read_key(self, api_key: str | None) -> str | None:
         """The key, stripped and checked; where it came from is named in any complaint, the key never."""
@@ -619,7 +616,7 @@ class HTTPModel:
         extras: dict[str, Any] = {}
         continued, sent = None, messages
         if call.may_continue:
-            found = self._continuation(model, messages)
+            found = self._stored.continuation(model, messages)
             if found is not None:
                 continued, sent = found
                 extras[self.continuation_field] = continued
@@ -645,23 +642,6 @@ class HTTPModel:
 
     # -- stored conversations (continue_stored_responses) ----------------------------------------------
 
-    def _continuation(self, model: str, messages: list) -> tuple[str, list] | None:
-        """(stored response id, the messages to send) when `messages` extend a stored response's
-        conversation exactly, else None. Leading system messages are sent again: the API does not carry
-        instructions over."""
-        last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
-        if last is None or last == len(messages) - 1:
-            return None
-        with self._lock:
-            entry = self._stored.get(_fingerprint(messages[last]))
-        if entry is None:
-            return None
-        response_id, stored_model, conversation = entry
-        if stored_model != model or len(conversation) != last + 1 or tuple(messages[:last + 1]) != conversation:
-            return None
-        system = [m for m in messages[:1] if m.role == "system"]
-        return response_id, system + list(messages[last + 1:])
-
     def _remember(self, request: _Request, turn: ModelTurn) -> None:
         """Keep the conversation this turn completed when the API stored the response (bounded)."""
         if not self.continue_stored:
@@ -669,18 +649,7 @@ class HTTPModel:
         response_id = self.codec.stored_response_id(request.body, turn)
         if response_id is None:
             return
-        answer = turn.as_message()
-        key = _fingerprint(answer)
-        with self._lock:
-            self._stored[key] = (response_id, request.model, request.messages + (answer,))
-            self._stored.move_to_end(key)
-            while len(self._stored) > _STORED_CONVERSATIONS:
-                self._stored.popitem(last=False)
-
-    def _forget(self, response_id: str) -> None:
-        with self._lock:
-            for key in [k for k, entry in self._stored.items() if entry[0] == response_id]:
-                del self._stored[key]
+        self._stored.remember(response_id, request.model, request.messages + (turn.as_message(),))
 
     # -- steps 2, 3, 5 for one attempt (sync) ----------------------------------------------------------
 
@@ -836,92 +805,6 @@ class HTTPModel:
         with request.clock.reading(), scrubbing_logs(self._secret_forms):
             yield
 
-    def _error(self, cls: type[ProviderError], message: Any, request: _Request, *, status: int | None = None,
-               error_type: str | None = None, retry_after: float | None = None, body: Any = None,
-               retryable: bool | None = None, provider: str | None = None,
-               model: str | None = None) -> ProviderError:
-        """Every error this model raises is built here, once and whole: scrubbed of the keys, naming the
-        format and model, listing the call's attempts up to and including this one."""
-        secrets = self._secrets
-        error_type = None if error_type is None else redact(str(error_type), secrets)
-        outcome = attempt_outcome(status, error_type, cls.__name__)
-        return cls(redact(str(message), secrets), status=status, error_type=error_type,
-                   provider=provider or self.format, model=model or request.model, retry_after=retry_after,
-                   body=redact_json(body, secrets), retryable=retryable,
-                   attempts=[*request.history, (request.model, outcome)])
-
-    def _from_codec(self, raw: ProviderError, request: _Request, status: int,
-                    retry_after: float | None = None) -> ProviderError:
-        """Our error from the codec's: the codec knows the format's error body, we know the rest."""
-        cls = type(raw) if type(raw).__init__ is ProviderError.__init__ else error_for_status(status)
-        return self._error(cls, raw.message, request, status=raw.status if raw.status is not None else status,
-                           error_type=raw.error_type,
-                           retry_after=retry_after if retry_after is not None else raw.retry_after,
-                           body=raw.body, retryable=raw.retryable if raw.retryable != cls.retryable else None,
-                           provider=raw.provider, model=raw.model)
-
-    @contextmanager
-    def _classify(self, request: _Request) -> Iterator[None]:
-        """Step 3 for what httpx raises; our own ProviderErrors pass through untouched."""
-        try:
-            yield
-        except ProviderError:
-            raise
-        except (httpx_sse.SSEError, httpx.DecodingError) as exc:  # before TransportError: SSEError is one
-            # A "stream" that is not text/event-stream, or a body whose gzip/brotli coding is broken.
-            raise self._error(BadResponseError, f"the response could not be read: {exc}", request,
-                              status=200, error_type=type(exc).__name__) from None
-        except httpx.TimeoutException as exc:
-            raise self._timeout(exc, request) from None
-        except httpx.LocalProtocolError:
-            # httpx refused to send what we built; its text would quote the offending header value.
-            raise self._error(BadRequestError, "httpx refused to send the request (a header value HTTP does "
-                              "not allow?)", request, error_type="LocalProtocolError") from None
-        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
-            # A base_url without http:// or https://, or not a URL: a setting to fix, not a failure to retry.
-            raise self._error(ProviderError, f"cannot send to this URL: {exc}", request,
-                              error_type=type(exc).__name__) from None
-        except httpx.TransportError as exc:
-            # Refused, reset, or dropped mid-body (a truncated response ends up here too).
-            name = type(exc).__name__
-            raise self._error(ProviderConnectionError, f"connection failed or dropped ({name}: {exc})",
-                              request, error_type=name) from None
-        except UnicodeEncodeError:
-            raise self._error(BadRequestError, "a request header holds a character HTTP cannot carry", request,
-                              error_type="UnicodeEncodeError") from None
-
-    def _timeout(self, exc: httpx.TimeoutException, request: _Request) -> ProviderError:
-        bound = request.clock.expired()
-        if bound == "total_timeout":
-            return self._error(ProviderTimeout, f"total_timeout={self.total_timeout:g} s used up by this call's "
-                               "attempts and waits", request, error_type="total_timeout")
-        limit = f"{self._attempt_timeout:g}" if self._attempt_timeout is not None else "?"
-        if bound == "timeout" and request.stream:
-            return self._error(ProviderTimeout, f"the stream brought no event for timeout={limit} s "
-                               "(`: keep-alive` comments are not events)", request, error_type="stalled")
-        if bound == "timeout":
-            return self._error(ProviderTimeout, f"no complete answer within timeout={limit} s", request,
-                               error_type="timeout")
-        return self._error(ProviderTimeout, f"httpx stopped waiting ({type(exc).__name__})", request,
-                           error_type=type(exc).__name__)
-
-    @contextmanager
-    def _decoding(self, request: _Request) -> Iterator[None]:
-        """Step 5 for what a codec raises on a 2xx body: its own ProviderError (an error inside a 200 body
-        or stream), or ValueError/KeyError/... and RecursionError (nested too deep): a bad response."""
-        try:
-            yield
-        except ProviderError as raw:
-            raise self._from_codec(raw, request, 200) from None
-        except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
-            reason = redact(f"{type(exc).__name__}: {exc}", self._secrets)[:200]
-            raise self._error(BadResponseError, f"the response does not fit the {self.format} format ({reason})",
-                              request, status=200, error_type="invalid_response") from None
-
-    def _empty_stream(self, request: _Request) -> ProviderError:
-        return self._error(BadResponseError, "the stream ended before its first event", request, status=200,
-                           error_type="empty_stream")
-
     def _decode(self, response: httpx.Response, request: _Request) -> ModelTurn:
         status, content = response.status_code, response.content
         if not response.is_success:
@@ -938,24 +821,6 @@ class HTTPModel:
                               status=status, error_type="invalid_json") from None
         with self._decoding(request):
             return self.codec.parse_response(body)
-
-    def _status_error(self, response: httpx.Response, request: _Request) -> ProviderError:
-        """An error status, typed by the codec (which reads the format's error body and body hints)."""
-        status, content = response.status_code, response.content
-        try:
-            body: Any = json.loads(content) if content else None
-        except (ValueError, RecursionError):
-            body = redact(content.decode("utf-8", "replace"), self._secrets)[:500]
-        try:
-            raw = self.codec.parse_error(status, body, response.headers)
-        except Exception:  # noqa: BLE001 - a codec that chokes on an odd error body must not hide the status
-            raw = None
-        hint = retry_after_seconds(response.headers)  # the header, when sent, wins over a hint in the body
-        if isinstance(raw, ProviderError):
-            return self._from_codec(raw, request, status, hint)
-        body = redact_json(body, self._secrets)  # also cuts hostile nesting, so str() below is safe
-        return self._error(error_for_status(status), f"HTTP {status}: {str(body)[:200]}", request,
-                           status=status, retry_after=hint, body=body)
 
 
 class _Assembly:
@@ -977,15 +842,6 @@ class _Assembly:
 # --------------------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------------------
-
-#: How many stored conversations one HTTPModel remembers (a run needs one; concurrent runs one each).
-_STORED_CONVERSATIONS = 64
-
-
-def _fingerprint(message: Message) -> tuple:
-    """What identifies an assistant message cheaply: its text and its calls' ids and names."""
-    return message.content, tuple((c.id, c.name) for c in message.tool_calls)
-
 
 def _join(base_url: str, path: str) -> str:
     """base_url + the codec's path, keeping a query of either (`...?key=x` + `m:stream?alt=sse`)."""

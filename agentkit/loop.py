@@ -45,6 +45,7 @@ forking one (agentkit.replay) and its OpenTelemetry spans (agentkit.otel).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import enum
 import inspect
 import json
@@ -157,10 +158,11 @@ class Thread:
 @dataclass(frozen=True)
 class Settings:
     """How a run behaves: what `run()` / `arun()` take besides the model, prompt, tools, thread, trace and
-    executor. The core reads its choices from here and nowhere else. Each setting is described once, in
-    the table below, which `help(run)` and `help(arun)` show too (a new field needs its line here).
+    executor. The core reads its choices from here and nowhere else. Each setting is defined and described
+    once, here: the drivers take them as `**settings`, and `takes_settings` puts each field in their
+    signatures and this table in their help (a new field needs its line here).
 
-    Settings (keywords of run() and arun()):
+    Settings (keywords of run(), arun(), resume() and aresume()):
         system               a system prompt, put first in the conversation unless it has one (default None)
         limits               Limits(...): the step cap, tool-call caps per run / thread / tool, repeated
                              calls, invalid calls, token / cost / time budgets, and what a hit cap does
@@ -201,6 +203,14 @@ class Settings:
     compact: Callable[[list[Message]], list[Message]] | None = None  # what to send: see agentkit.compaction
     policy: ErrorPolicy = field(init=False, repr=False)  # on_tool_error, resolved once
 
+    @classmethod
+    def from_keywords(cls, driver: str, keywords: dict[str, Any], leave_out: tuple[str, ...] = ()) -> Settings:
+        """The Settings a driver's `**settings` name; an unknown keyword is refused as Python refuses one."""
+        for name in keywords:
+            if name not in SETTING_NAMES or name in leave_out:
+                raise TypeError(f"{driver}() got an unexpected keyword argument {name!r}")
+        return cls(**keywords)
+
     def __post_init__(self) -> None:
         limits = Limits() if self.limits is None else self.limits
         if not isinstance(limits, Limits):
@@ -214,6 +224,10 @@ class Settings:
             raise TypeError(f"parallel_tool_calls={self.parallel_tool_calls!r}: use True, False or None")
         if self.compact is not None and not callable(self.compact):
             raise TypeError(f"compact={self.compact!r}: use a function messages -> messages, e.g. DropOldest()")
+
+
+#: The settings a driver takes as keywords (policy is derived, not given).
+SETTING_NAMES = frozenset(f.name for f in dataclasses.fields(Settings) if f.init)
 
 
 # -- what the core answers: the driver's next move ------------------------------------------------------
@@ -790,13 +804,8 @@ def _canonical(call: ToolCall) -> str:
 
 # -- the drivers: do what the core says, and nothing else ---------------------------------------------------
 
-def run(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = None,
-        limits: Limits | None = None, on_tool_error: ErrorPolicyLike = "report",
-        tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None, stream: bool = False,
-        approve: Callable | None = None, cancel: Any = None, tool_timeout: float | None = None,
-        compact: Callable[[list[Message]], list[Message]] | None = None,
-        on_event: Callable[[Event], Any] | None = None, thread: Thread | None = None, trace: Trace | None = None,
-        executor: str | Executor | None = "threads", max_concurrency: int = 64) -> Run:
+def run(model: Any, prompt: Any, tools: ToolsLike = (), *, thread: Thread | None = None, trace: Trace | None = None,
+        executor: str | Executor | None = "threads", max_concurrency: int = 64, **settings: Any) -> Run:
     """Run the loop to a stop reason and return the Run. A run that ends by raising raises a RunError
     whose `.run` is the partial Run, with every call answered.
 
@@ -813,10 +822,7 @@ def run(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = 
 
     The other keywords are the run's `Settings`, one object the core reads:
     """
-    core = LoopCore(tools, prompt, Settings(
-        system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
-        parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
-        tool_timeout=tool_timeout, on_event=on_event, compact=compact), thread=thread, trace=trace)
+    core = LoopCore(tools, prompt, Settings.from_keywords("run", settings), thread=thread, trace=trace)
     return drive(core, model, executor, max_concurrency)
 
 
@@ -845,14 +851,9 @@ def drive(core: LoopCore, model: Any, executor: str | Executor | None = "threads
     return core.result()
 
 
-async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | None = None,
-               limits: Limits | None = None, on_tool_error: ErrorPolicyLike = "report",
-               tool_choice: ToolChoicePolicy = "auto", parallel_tool_calls: bool | None = None,
-               stream: bool = False, approve: Callable | None = None, cancel: Any = None,
-               compact: Callable[[list[Message]], list[Message]] | None = None,
-               tool_timeout: float | None = None, on_event: Callable[[Event], Any] | None = None,
-               thread: Thread | None = None, trace: Trace | None = None,
-               executor: str | Executor | None = "asyncio", max_concurrency: int = 64) -> Run:
+async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, thread: Thread | None = None,
+               trace: Trace | None = None, executor: str | Executor | None = "asyncio", max_concurrency: int = 64,
+               **settings: Any) -> Run:
     """The same loop as `run`, driven from asyncio: model.acomplete and the tools are awaited (a model
     with only complete() runs in a worker thread). The keywords are run()'s:
 
@@ -861,10 +862,7 @@ async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, system: str | 
 
     The other keywords are the run's `Settings`, one object the core reads:
     """
-    core = LoopCore(tools, prompt, Settings(
-        system=system, limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
-        parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
-        tool_timeout=tool_timeout, on_event=on_event, compact=compact), thread=thread, trace=trace)
+    core = LoopCore(tools, prompt, Settings.from_keywords("arun", settings), thread=thread, trace=trace)
     return await adrive(core, model, executor, max_concurrency)
 
 
@@ -893,14 +891,27 @@ async def adrive(core: LoopCore, model: Any, executor: str | Executor | None = "
     return core.result()
 
 
-def _settings_help() -> str:
-    """The settings table of Settings' docstring: written once, shown by help(run) and help(arun) too."""
+def takes_settings(driver: Callable, leave_out: tuple[str, ...] = ()) -> None:
+    """Give a driver that takes `**settings` the settings as keywords of its signature and help: each
+    with its type (as written) and default from `Settings`, and the table of Settings' docstring appended to its own.
+    So `help(run)` and IDEs show every setting, and a setting is defined and described once, in Settings.
+    `leave_out` names settings the driver does not take (resume: `system` was sent when the run began)."""
+    own = inspect.signature(driver).parameters.values()
+    keywords = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
+                for f in dataclasses.fields(Settings) if f.init and f.name not in leave_out]
+    positional = [p for p in own if p.kind is p.POSITIONAL_OR_KEYWORD]
+    keyword_only = [p for p in own if p.kind is p.KEYWORD_ONLY]
+    signature = inspect.signature(driver).replace(parameters=positional + keywords + keyword_only)
+    driver.__signature__ = signature  # type: ignore[attr-defined]
     doc = Settings.__doc__ or ""
-    return doc[doc.index("    Settings (keywords"):].rstrip() + "\n"
+    table = doc[doc.index("    Settings (keywords"):].rstrip() + "\n"
+    if leave_out:
+        table += f"\n    ({', '.join(leave_out)}: not taken here)\n"
+    driver.__doc__ = (driver.__doc__ or "") + "\n" + table
 
 
-run.__doc__ = (run.__doc__ or "") + "\n" + _settings_help()
-arun.__doc__ = (arun.__doc__ or "") + "\n" + _settings_help()
+takes_settings(run)
+takes_settings(arun)
 
 
 def _sync_complete(model: Any) -> Callable[..., ModelTurn]:

@@ -122,7 +122,7 @@ def tool_results_since_last_user(messages: Sequence[Message]) -> list[Message]:
 
 
 def always_calls(tool: str, arguments: dict | Callable[[int], dict] | None = None) -> FunctionModel:
-    """Calls `tool` every turn and never answers: the model only a limit can stop (seed C8/C9).
+    """Calls `tool` every turn and never answers: the model only a limit can stop (claims C8, C9 in the README).
 
     `arguments` may be a function of the turn number (1, 2, ...) so that each call differs.
     """
@@ -133,13 +133,13 @@ def always_calls(tool: str, arguments: dict | Callable[[int], dict] | None = Non
 
 
 def repeats(tool: str, arguments: dict | None = None) -> FunctionModel:
-    """Asks for the very same call (same name, same arguments) every turn (seed C16)."""
+    """Asks for the very same call (same name, same arguments) every turn (claim C16 in the README)."""
     return FunctionModel(lambda m, t, o: [call(tool, arguments or {})], f"repeats({tool})")
 
 
 def parallel_calls(tool: str, n: int, arguments: Callable[[int], dict] | None = None,
                    answer: str = "All done.") -> FunctionModel:
-    """Emits `n` calls of `tool` in one turn, then answers once the results are in (seed C11)."""
+    """Emits `n` calls of `tool` in one turn, then answers once the results are in (claim C11 in the README)."""
     make = arguments or (lambda i: {"i": i})
 
     def fn(messages, tools, options):

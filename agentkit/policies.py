@@ -44,12 +44,26 @@ ExitBehavior = Literal["continue", "end", "error"]
 
 # -- error policies ------------------------------------------------------------------------------------
 
+def capped_backoff(retry: int, *, backoff: float, multiplier: float, max_delay: float) -> float:
+    """`backoff * multiplier**retry` seconds (retry 0 is the first), at most `max_delay`: the one back-off
+    shape, of tool retries (`Retry.delays`) and of HTTP retries (`agentkit.retries.backoff_delay`). Each
+    adds its own randomness on top, under its own name: Retry's `jitter` spreads a delay both ways (so a
+    delay may pass max_delay by that much); the HTTP retry's `shorten_by` only shortens one, as the OpenAI
+    and Anthropic SDKs do, so there `max_delay` is a hard cap."""
+    if backoff == 0:
+        return 0.0
+    try:
+        return min(max_delay, backoff * multiplier ** retry)
+    except OverflowError:  # a float power too large for a float: the cap, long before
+        return max_delay
+
+
 @dataclass(frozen=True)
 class Retry:
     """Run a failing tool again: `max_retries=2` means up to 3 runs in all.
 
-    Delays: backoff, backoff*multiplier, ... capped at max_delay, each scaled by a random factor in
-    [1-jitter, 1+jitter]. Only tools flagged `idempotent=True` are retried unless `only_idempotent=False`:
+    Delays: backoff, backoff*multiplier, ... capped at max_delay (`capped_backoff`), each scaled by a random
+    factor in [1-jitter, 1+jitter]. Only tools flagged `idempotent=True` are retried unless `only_idempotent=False`:
     running a payment twice is worse than reporting a timeout once.
     """
 
@@ -77,10 +91,9 @@ class Retry:
             raise ValueError("Retry(on_failure=Retry(...)) makes no sense: add the retries together")
 
     def delays(self, rng: random.Random) -> Iterator[float]:
-        delay = self.backoff
-        for _ in range(self.max_retries):
-            yield min(delay, self.max_delay) * (1 + self.jitter * (2 * rng.random() - 1))
-            delay *= self.multiplier
+        for retry in range(self.max_retries):
+            base = capped_backoff(retry, backoff=self.backoff, multiplier=self.multiplier, max_delay=self.max_delay)
+            yield base * (1 + self.jitter * (2 * rng.random() - 1))
 
     def applies_to(self, exc: BaseException, idempotent: bool) -> bool:
         return (idempotent or not self.only_idempotent) and isinstance(exc, self.retry_on)
@@ -356,7 +369,7 @@ class LimitHit:
 
 
 #: The error message of an over-limit call's envelope under exit_behavior="continue": LangChain's
-#: ToolCallLimitMiddleware sentence (langchain/agents/middleware/tool_call_limit.py, the seed's wording).
+#: ToolCallLimitMiddleware sentence (langchain/agents/middleware/tool_call_limit.py; README claim C9).
 CONTINUE_TEXT = "Tool call limit exceeded. Do not make additional tool calls."
 
 

@@ -21,12 +21,12 @@ expiring a pause (a decision days later is the caller's choice).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from .checkpoint import Paused, read_state, restored_fields
 from .execute import Executor
-from .loop import LoopCore, Run, Settings, Thread, ToolsLike, _size, adrive, drive
-from .policies import Approve, Deny, Edit, Limits, normalize_approval
+from .loop import LoopCore, Run, Settings, Thread, ToolsLike, _size, adrive, drive, takes_settings
+from .policies import Approve, Deny, Edit, normalize_approval
 from .trace import Trace
 from .types import Usage
 
@@ -76,29 +76,32 @@ def _prepare(state: str | dict, decisions: Mapping[str, Any], tools: ToolsLike, 
     return core, pending
 
 
+#: The settings resume does not take: the system prompt went into the conversation when the run began.
+LEFT_OUT = ("system",)
+
+
 def resume(state: str | dict, decisions: Mapping[str, Any], model: Any, tools: ToolsLike = (), *,
-           limits: Limits | None = None, on_tool_error: Any = "report", tool_choice: Any = "auto",
-           parallel_tool_calls: bool | None = None, stream: bool = False, approve: Callable | None = None,
-           cancel: Any = None, tool_timeout: float | None = None, on_event: Callable | None = None,
-           compact: Callable | None = None, thread: Thread | None = None, trace: Trace | None = None,
-           executor: str | Executor | None = "threads", max_concurrency: int = 64) -> Run:
+           thread: Thread | None = None, trace: Trace | None = None, executor: str | Executor | None = "threads",
+           max_concurrency: int = 64, **settings: Any) -> Run:
     """Continue a paused run from its saved state with a decision per waiting call, then run to its end.
 
     Takes the model, tools and settings again (they are code, not state); the same ones as the paused
-    run, or others."""
-    settings = Settings(limits=limits, on_tool_error=on_tool_error, tool_choice=tool_choice,
-                        parallel_tool_calls=parallel_tool_calls, stream=stream, approve=approve, cancel=cancel,
-                        tool_timeout=tool_timeout, on_event=on_event, compact=compact)
-    core, _ = _prepare(state, decisions, tools, thread, trace, settings)
+    run, or others. The settings are run()'s:
+    """
+    chosen = Settings.from_keywords("resume", settings, LEFT_OUT)
+    core, _ = _prepare(state, decisions, tools, thread, trace, chosen)
     return drive(core, model, executor, max_concurrency)
 
 
 async def aresume(state: str | dict, decisions: Mapping[str, Any], model: Any, tools: ToolsLike = (), *,
-                  limits: Limits | None = None, on_tool_error: Any = "report", approve: Callable | None = None,
-                  compact: Callable | None = None, thread: Thread | None = None, trace: Trace | None = None,
-                  executor: str | Executor | None = "asyncio", max_concurrency: int = 64) -> Run:
-    """`resume`, driven from asyncio."""
-    settings = Settings(limits=limits, on_tool_error=on_tool_error, approve=approve, compact=compact)
-    core, _ = _prepare(state, decisions, tools, thread, trace, settings)
+                  thread: Thread | None = None, trace: Trace | None = None,
+                  executor: str | Executor | None = "asyncio", max_concurrency: int = 64, **settings: Any) -> Run:
+    """`resume`, driven from asyncio. The settings are run()'s:
+    """
+    chosen = Settings.from_keywords("aresume", settings, LEFT_OUT)
+    core, _ = _prepare(state, decisions, tools, thread, trace, chosen)
     return await adrive(core, model, executor, max_concurrency)
 
+
+takes_settings(resume, LEFT_OUT)
+takes_settings(aresume, LEFT_OUT)

@@ -12,9 +12,11 @@ body by the caller), else `backoff_delay` — exponential, capped, jittered. A w
 `max_retry_wait`, or longer than what is left of the call's budget (`time_left`), is not waited for: the
 plan moves to the next model at once, or gives up.
 
-`backoff` and `max_delay` are the words `agentkit.Retry` uses for retrying tools: one back-off shape
-(backoff, backoff*multiplier, ... at most max_delay). Jitter here only ever shortens a wait (as the OpenAI
-and Anthropic SDKs do), so `max_delay` is a real cap while clients that failed together still spread out.
+`backoff` and `max_delay` are the words `agentkit.Retry` uses for retrying tools, and mean the same: one
+back-off shape, one function (`policies.capped_backoff`: backoff, backoff*multiplier, ... at most
+max_delay). The randomness differs, so its name does: here `shorten_by` only ever shortens a wait (as the
+OpenAI and Anthropic SDKs do), so `max_delay` is a real cap while clients that failed together still
+spread out; a tool Retry's `jitter` spreads a delay both ways.
 
 `Attempt` is the record of one try, as `HTTPModel.last_attempts` and `on_attempt` show it.
 
@@ -28,20 +30,22 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from .errors import ProviderError
+from .policies import capped_backoff
 
 __all__ = ["Attempt", "RetryPlan", "attempt_outcome", "backoff_delay", "moves_to_fallback"]
 
 
 def backoff_delay(retry: int, rng: random.Random, *, backoff: float = 0.5, max_delay: float = 8.0,
-                  multiplier: float = 2.0, jitter: float = 0.25) -> float:
+                  multiplier: float = 2.0, shorten_by: float = 0.25) -> float:
     """Seconds to wait before retry number `retry` (0 = the first): `backoff * multiplier**retry`, at most
-    `max_delay`, less up to `jitter` of it.
+    `max_delay` (`policies.capped_backoff`, the shape tool retries use too), less a random part of it, up
+    to `shorten_by` (0.25: up to a quarter shorter; 0: no randomness).
 
         backoff_delay(0, random.Random(1))  ->  between 0.375 and 0.5
         backoff_delay(9, random.Random(1))  ->  between 6.0 and 8.0   (capped)
     """
-    base = min(max_delay, backoff * multiplier ** min(retry, 64))  # min(): no float overflow
-    return base * (1 - jitter * rng.random())
+    base = capped_backoff(retry, backoff=backoff, multiplier=multiplier, max_delay=max_delay)
+    return base * (1 - shorten_by * rng.random())
 
 
 def moves_to_fallback(error: ProviderError, model: str) -> bool:

@@ -34,7 +34,8 @@ from typing import Any, Literal, NamedTuple
 
 from .errors import ToolDefinitionError
 from .strict import strict_problems, to_strict
-from .tools import RuleViolation, Tool, meta_schema_error
+from .schema_check import meta_schema_error
+from .tools import RuleViolation, Tool
 from .types import ToolCall, ToolResult, json_shape
 
 __all__ = [

@@ -21,7 +21,7 @@ from agentkit.sim.wire import anthropic as codec_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
-# --- recorded shapes (reference §3.4-§3.6) ---------------------------------------------------------
+# --- recorded shapes: _3_5 a response with two parallel calls ---------------------------------------------------------
 
 RESPONSE_3_5 = {
     "id": "msg_01Sim0001",

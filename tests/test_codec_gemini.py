@@ -22,7 +22,7 @@ from agentkit.sim.wire import gemini as codec_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
-# --- recorded shapes (reference §4.4-§4.6) ---------------------------------------------------------
+# --- recorded shapes: _4_5 a response with two parallel calls ---------------------------------------------------------
 
 RESPONSE_4_5 = {
     "candidates": [

@@ -17,7 +17,7 @@ from agentkit.types import ToolCall, ToolResult, ToolSpec
 
 JSONRPC_MESSAGE = pydantic.TypeAdapter(mcp_types.JSONRPCMessage)
 
-# --- captured from the SDK server (reference §5.2) ---------------------------------------------------------
+# --- captured verbatim from the MCP SDK's server over stdio (_5_2: its tools/list answer) -----------------------------
 
 TOOLS_LIST_5_2 = {"jsonrpc": "2.0", "id": 2, "result": {"tools": [
     {"name": "get_weather", "description": "Current weather for a city",

@@ -34,7 +34,7 @@ from agentkit.sim.wire import openai_chat as chat_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
-# --- recorded shapes (reference §1.4–1.8) ---------------------------------------------------------------
+# --- recorded shapes: _1_4 a request, _1_5 two parallel calls, _1_6 the results sent back, _1_8 a stream --------------
 
 WEATHER = ToolSpec("get_weather", "Current weather for a city",
                    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],

@@ -43,7 +43,7 @@ from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResul
 
 STREAM_EVENT = pydantic.TypeAdapter(ResponseStreamEvent)
 
-# --- recorded shapes (reference §2.4–2.8) ---------------------------------------------------------------
+# --- recorded shapes: _2_4 a request, _2_5 two parallel calls, _2_6 the results sent back -----------------------------
 
 TOOLS_2_4 = [
     {"type": "function", "name": "get_weather", "description": "Current weather for a city",
@@ -79,7 +79,7 @@ FOLLOW_UP_2_6 = [
 
 
 def _recorded_stream() -> list[tuple[str, str]]:
-    """§2.8, with the abbreviated parts filled in: (event name, data) pairs."""
+    """The stream of RESPONSE_2_5 as the API sends it: (event name, data) pairs."""
     start = {**RESPONSE_2_5, "status": "in_progress", "output": [], "usage": None}
     events: list[dict] = [{"type": "response.created", "response": start},
                           {"type": "response.in_progress", "response": start}]

@@ -40,7 +40,7 @@ from agentkit.sim.wire import openai_chat as openai_chat_server, openrouter as o
 from agentkit.sim.wire.common import RequestInvalid
 from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, Usage
 
-# --- recorded shapes (reference §6.3–6.6) ---------------------------------------------------------------
+# --- recorded shapes: _6_3 a routed request (models, provider), _6_4 its answer, _6_5 a stream ------------------------
 
 ROUTED_6_3 = {
     "model": "openai/gpt-4.1",

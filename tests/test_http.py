@@ -530,13 +530,13 @@ def test_backoff_doubles_and_is_capped():
     rng = random.Random(0)
 
     def flat(n):
-        return backoff_delay(n, rng, jitter=0)
+        return backoff_delay(n, rng, shorten_by=0)
 
     assert [flat(n) for n in range(7)] == [0.5, 1, 2, 4, 8, 8, 8]
     assert flat(10_000) == 8  # no overflow for absurd retry counts
     jittered = [backoff_delay(n, rng) for n in range(10)]
     assert all(0 < d <= 8 for d in jittered) and all(d >= 6 for d in jittered[4:])
-    assert backoff_delay(3, rng, backoff=1.0, max_delay=5.0, jitter=0) == 5.0
+    assert backoff_delay(3, rng, backoff=1.0, max_delay=5.0, shorten_by=0) == 5.0
 
 
 def test_httpmodel_backoff_uses_the_words_of_retry():

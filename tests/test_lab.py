@@ -4,6 +4,7 @@ import httpx
 import pytest
 
 from agentkit import lab, sim
+from agentkit.lab import connecting
 
 CHAT_REQUEST = {
     "model": "gpt-4.1",
@@ -76,7 +77,7 @@ def test_connect_loads_the_schema_validator_on_every_path(clean_env, configured)
         clean_env.setenv("AGENTKIT_BASE_URL", "http://127.0.0.1:9/v1")
         clean_env.setenv("AGENTKIT_MODEL", "qwen3")
     warmed = []
-    clean_env.setattr(lab, "_warm_up", lambda: warmed.append(True))
+    clean_env.setattr(connecting, "_warm_up", lambda: warmed.append(True))
     model = lab.connect("openai-chat")
     assert warmed and lab.simulated(model) is not configured
 

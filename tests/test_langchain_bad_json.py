@@ -10,7 +10,7 @@ Tutorial 04 shows the two side by side.
 import pytest
 
 import agentkit
-from agentkit.experiments import errors
+from agentkit.experiments import error_strategies
 
 langchain_agents = pytest.importorskip("langchain.agents", reason="LangChain v1 is a dev dependency")
 langchain_openai = pytest.importorskip("langchain_openai")
@@ -21,7 +21,7 @@ from langchain_core.tools import tool as langchain_tool  # noqa: E402
 @langchain_tool
 def get_forecast(city: str, days: int = 1) -> dict:
     """Weather forecast for a city."""
-    return {"city": city, "days": days, "sky": errors.FORECASTS.get(city, "unknown")}
+    return {"city": city, "days": days, "sky": error_strategies.FORECASTS.get(city, "unknown")}
 
 
 QUESTION = "What's the forecast for Tokyo?"
@@ -46,7 +46,7 @@ def test_agentkit_reports_the_same_call_and_the_model_repairs_it(server):
     model = agentkit.HTTPModel("sim-bad-json", "openai-chat", base_url=server.base_url("openai-chat"),
                                api_key="sim-key")
 
-    r = agentkit.run(model, QUESTION, tools=[errors.forecast_tool()])
+    r = agentkit.run(model, QUESTION, tools=[error_strategies.forecast_tool()])
 
     assert [res.error_kind if not res.ok else "ok" for res in r.results] == ["bad_json", "ok"]
     assert r.stop_reason == "final_answer" and r.steps == 3 and r.output

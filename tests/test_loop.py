@@ -139,7 +139,7 @@ def test_step_cap_stops_without_running_the_requested_tools():
 
     r = run(always_calls("ping", lambda step: {"n": step}), "go", tools=[ping], limits=Limits(max_steps=13))
     assert r.stop_reason is StopReason.MAX_STEPS
-    assert r.steps == 13 and counter["runs"] == 12  # seed C8: 13 model calls, 12 tool runs
+    assert r.steps == 13 and counter["runs"] == 12  # claim C8 (README): 13 model calls, 12 tool runs
     last_call = [m for m in r.messages if m.tool_calls][-1].tool_calls[0]
     last_result = [m for m in tool_messages(r) if m.tool_call_id == last_call.id]
     assert len(last_result) == 1 and "not run" in last_result[0].content
@@ -150,7 +150,7 @@ def test_max_tool_calls_end_stops_with_the_seed_message():
     r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
             limits=Limits(max_tool_calls=3, exit_behavior="end"))
     assert r.stop_reason is StopReason.TOOL_LIMIT
-    assert r.steps == 4 and r.tool_runs == 3  # seed C9 "end": 4 model calls
+    assert r.steps == 4 and r.tool_runs == 3  # claim C9 (README) "end": 4 model calls
     assert r.output == "Tool call limit reached: run limit exceeded (4/3 calls)."
     assert r.messages[-1].role == "assistant" and r.messages[-1].content == r.output
 

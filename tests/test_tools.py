@@ -770,7 +770,7 @@ def test_the_fast_meta_schema_check_refuses_exactly_what_python_jsonschema_refus
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
-    from agentkit.tools import meta_schema_error
+    from agentkit.schema_check import meta_schema_error
 
     try:
         Draft202012Validator.check_schema(schema)

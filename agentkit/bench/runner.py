@@ -25,7 +25,7 @@ What it promises:
   reported together; `make_model(seed)` builds a model for each trial *and worker*, so every worker
   has its own connection pool: `HTTPModels("sim-noisy-{seed}", ...)` does that for HTTP. (One httpx
   client shared by 32 conversations spends about 3x the CPU per request: its pool scans every
-  connection on each request and keeps only 20 alive; see benchmarks/README.md);
+  connection on each request and keeps only 20 alive; see measurements/README.md);
 - a progress bar (tqdm; `tqdm.auto` picks the notebook widget in Jupyter); `progress=` a dict passes
   tqdm options, e.g. {"bar_format": "{desc}: {n_fmt}/{total_fmt} {bar}"} for a bar without timings.
 
@@ -261,15 +261,15 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
 
 async def _run_one(case: Case, trial: int, seed: int, model: Any, label: str, provider: str | None,
                    stream: bool, executor: AsyncioExecutor) -> dict:
-    attempt = case.start(provider)  # the wire format: BFCL cases send BFCL's request in its style
+    setup = case.start(provider)  # the wire format: BFCL cases send BFCL's request in its style
     started = time.perf_counter()
     error: BaseException | None = None
     with _attempts_recorded(model) as attempts:  # every HTTP try of this case's calls, retries included
         try:
-            if attempt.drive is not None:  # a multi-turn case plays its turns itself, through arun
-                run = await attempt.drive(model, stream=stream)
+            if setup.drive is not None:  # a multi-turn case plays its turns itself, through arun
+                run = await setup.drive(model, stream=stream)
             else:
-                run = await arun(model, attempt.messages, tools=attempt.tools, limits=attempt.limits,
+                run = await arun(model, setup.messages, tools=setup.tools, limits=setup.limits,
                                  stream=stream, executor=executor)
         except RunError as exc:  # the model call failed after HTTPModel's retries (the run is partial)
             run, error = exc.run, exc
@@ -283,7 +283,7 @@ async def _run_one(case: Case, trial: int, seed: int, model: Any, label: str, pr
             raise BenchAborted(fatal)
         verdict = {"ok": False, "label": "provider_error", "detail": f"{type(cause).__name__}: {cause}"[:300]}
     else:
-        verdict = attempt.judge(run).to_dict()
+        verdict = setup.judge(run).to_dict()
     usage = run.usage if run is not None else None
     record.update(verdict)
     record.update({
@@ -297,8 +297,8 @@ async def _run_one(case: Case, trial: int, seed: int, model: Any, label: str, pr
     })
     if attempts is not None:  # an HTTPModel: what the transport cost (the format x fault matrix reads these)
         record.update(attempt_counts(attempts))
-    if attempt.details is not None:  # e.g. a multi-turn case's trajectory
-        record.update(attempt.details(run) if run is not None else {})
+    if setup.details is not None:  # e.g. a multi-turn case's trajectory
+        record.update(setup.details(run) if run is not None else {})
     return record
 
 

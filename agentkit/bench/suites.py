@@ -38,7 +38,7 @@ class UnknownSuite(ValueError):
 
 
 @dataclass
-class Attempt:
+class TrialSetup:
     """One trial's materials, made fresh for every trial (a scenario's World must not carry over)."""
 
     messages: list[Message]
@@ -61,13 +61,13 @@ class Case:
     source: Any  # bfcl.BFCLCase or scenarios.Scenario
     lenient: bool = False  # BFCL cases: score with the opt-in leniencies (scoring.py), not BFCL's verdict
 
-    def start(self, format: str | None = None) -> Attempt:
+    def start(self, format: str | None = None) -> TrialSetup:
         """Fresh materials for one trial; `format` (the wire format) picks BFCL's request style."""
         if self.suite == "bfcl" and self.category in bfcl.MULTI_TURN_CATEGORIES:
-            return _multiturn_attempt(self.source, format)
+            return _multiturn_trial(self.source, format)
         if self.suite == "bfcl":
-            return _bfcl_attempt(self.source, format, self.lenient)
-        return _scenario_attempt(self.source)
+            return _bfcl_trial(self.source, format, self.lenient)
+        return _scenario_trial(self.source)
 
 
 def parse_suites(spec: str) -> list[tuple[str, str]]:
@@ -121,14 +121,14 @@ def load_cases(spec: str, limit: int | None = None, shard: tuple[int, int] | Non
 
 # -- the two kinds of case ------------------------------------------------------------------------------------
 
-def _bfcl_attempt(case: bfcl.BFCLCase, format: str | None, lenient: bool) -> Attempt:
+def _bfcl_trial(case: bfcl.BFCLCase, format: str | None, lenient: bool) -> TrialSetup:
     def judge(run: Any) -> Verdict:
         calls = first_turn_calls(run)
         return check_calls(case.functions, case.ground_truth, calls, case.category, lenient=lenient)
 
     # One model turn, as BFCL scores it: the step cap ends the run before any tool would run. The tools
     # are BFCL's request in the format's model style.
-    return Attempt(list(case.messages), list(case.tools_for(format)), Limits(max_steps=1), judge)
+    return TrialSetup(list(case.messages), list(case.tools_for(format)), Limits(max_steps=1), judge)
 
 
 def first_turn_calls(run: Any) -> list[dict]:
@@ -140,7 +140,7 @@ def first_turn_calls(run: Any) -> list[dict]:
     return []
 
 
-def _multiturn_attempt(case: multiturn.MultiTurnCase, format: str | None) -> Attempt:
+def _multiturn_trial(case: multiturn.MultiTurnCase, format: str | None) -> TrialSetup:
     async def drive(model: Any, stream: bool = False) -> Any:
         return await multiturn.play(case, model, format=format, stream=stream)
 
@@ -153,11 +153,11 @@ def _multiturn_attempt(case: multiturn.MultiTurnCase, format: str | None) -> Att
                 "trajectory": trajectory}
 
     # the first turn's materials, for a reader; drive() plays every turn with fresh back-ends
-    return Attempt(case.user_messages(0), multiturn.tools_for(case, 0, format),
+    return TrialSetup(case.user_messages(0), multiturn.tools_for(case, 0, format),
                    Limits(max_steps=multiturn.MAXIMUM_STEP_LIMIT + 1), judge, drive, details)
 
 
-def _scenario_attempt(case: scenarios.Scenario) -> Attempt:
+def _scenario_trial(case: scenarios.Scenario) -> TrialSetup:
     world = case.new_world()
-    return Attempt(case.messages(), world.tools(list(case.tools)), Limits(max_steps=case.max_steps),
+    return TrialSetup(case.messages(), world.tools(list(case.tools)), Limits(max_steps=case.max_steps),
                    lambda run: case.judge(run, world))

@@ -5,7 +5,7 @@
     fig = explore_limits(scope="per tool", cap=2)    # the playground's experiment: what became of each call
 
 The models are scripted (`FunctionModel`): one that never stops calling tools, the misbehaviour a cap is
-for (seed claims C8, C9), and, for the per-thread cap, a polite one that makes one call per question and
+for (README claims C8, C9), and, for the per-thread cap, a polite one that makes one call per question and
 then answers, over several questions on one Thread.
 
 Left out on purpose: the step cap's own experiments, the repeat cap and the stop reasons other than

@@ -51,7 +51,7 @@ def python_default_workers(cpu_count: int) -> int:
     return min(32, cpu_count + 4)
 
 
-#: The pool a 2-core machine gets by default (the seed's machine and this project's CI).
+#: The pool a 2-core machine gets by default (this project's CI, and the machine of README claim C11).
 CAPPED = python_default_workers(2)
 
 #: The playground's pool choices: a label for the drop-down -> `workers`.

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkit import Retry
-from agentkit.experiments import errors
-from agentkit.experiments.errors import FAILURES, count_retries, failure_matrix, sweep
+from agentkit.experiments import error_strategies
+from agentkit.experiments.error_strategies import FAILURES, count_retries, failure_matrix, sweep
 from profiles import examples
 
 matplotlib.use("Agg")
@@ -56,7 +56,7 @@ def test_a_class_policy_reports_its_class_and_raises_other_exceptions(cells):
 def test_fixed_text_replaces_only_a_tools_own_failures(cells):
     col = column(cells, "fixed text")
     assert {f for f, c in col.items() if c.category == "own text"} == set(TOOL_EXCEPTIONS)
-    assert all(col[f].reads == errors.FIXED_TEXT for f in TOOL_EXCEPTIONS)
+    assert all(col[f].reads == error_strategies.FIXED_TEXT for f in TOOL_EXCEPTIONS)
 
 
 def test_own_words_choose_per_exception_and_raise_the_unexpected(cells):
@@ -83,9 +83,9 @@ def test_every_cell_answers_its_call_and_the_report_hides_the_internals(cells):
 
 
 def test_labels_and_categories():
-    cell = errors.Cell("timeout", "Retry → report", None, "timeout", "{}", 3, 3.2)
+    cell = error_strategies.Cell("timeout", "Retry → report", None, "timeout", "{}", 3, 3.2)
     assert cell.category == "reports" and cell.label == "reports timeout\n3 runs"
-    assert errors.Cell("x", "y", "ToolExecutionError", "tool_error", "{}", 1, 0).label == "raises"
+    assert error_strategies.Cell("x", "y", "ToolExecutionError", "tool_error", "{}", 1, 0).label == "raises"
 
 
 def test_count_retries_three_runs_for_max_retries_two_and_what_follows():
@@ -98,7 +98,7 @@ def test_count_retries_three_runs_for_max_retries_two_and_what_follows():
 
 
 def test_the_virtual_clock_adds_what_it_is_told():
-    clock = errors.VirtualClock()
+    clock = error_strategies.VirtualClock()
     clock.sleep(0.5)
     clock.sleep(1.25)
     assert clock.now == 1.75
@@ -122,7 +122,7 @@ def test_sweep_is_reproducible():
 
 
 @settings(max_examples=examples(40), deadline=None)
-@given(seed=st.integers(0, 10_000), rates=st.lists(st.sampled_from(errors.RATES), min_size=2, max_size=4,
+@given(seed=st.integers(0, 10_000), rates=st.lists(st.sampled_from(error_strategies.RATES), min_size=2, max_size=4,
                                                     unique=True))
 def test_the_same_failures_meet_every_strategy(seed, rates):
     """Each strategy adds chances to the one before it, so with the same fates it never does worse; and a
@@ -145,7 +145,7 @@ def test_sweep_refuses_nonsense():
 
 
 def test_explore_retries_draws_four_panels_with_a_line_per_strategy():
-    fig = errors.explore_retries(runs=4)
+    fig = error_strategies.explore_retries(runs=4)
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert len(visible) == 4 and all(len(ax.lines) == 4 for ax in visible)
     assert "max_retries=2" in fig._suptitle.get_text()

@@ -110,12 +110,12 @@ FAILURES: tuple[Failure, ...] = (
 
 def langgraph_default(exc: BaseException, tool_call: ToolCall) -> str | None:
     """Raise for every exception inside a tool; argument errors and unknown tools are still reported.
-    That is exactly what LangGraph's ToolNode does by default (seed claim C5)."""
+    That is exactly what LangGraph's ToolNode does by default (README claim C5)."""
     return None
 
 
 def own_words(exc: BaseException, tool_call: ToolCall) -> str | None:
-    """Choose the words per exception class, and raise for anything unexpected (seed claim C6)."""
+    """Choose the words per exception class, and raise for anything unexpected (README claim C6)."""
     if isinstance(exc, TimeoutError):
         return f"{tool_call.name} timed out. Try again in a minute, or tell the user it is slow today."
     if isinstance(exc, LookupError):
