@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 export UV_PYTHON_DOWNLOADS := never
 export PYTHONHASHSEED := 0
 
-.PHONY: lab test test-durations unit lint notebooks docs measure bench-data venv clean
+.PHONY: lab test test-durations unit lint notebooks docs bench bench-data venv clean
 
 venv: $(STAMP)
 
@@ -66,7 +66,7 @@ docs: $(STAMP)
 	@echo "The site: docs/_build/html/index.html"
 
 lint: $(STAMP)
-	$(BIN)/ruff check agentkit tests measurements tools
+	$(BIN)/ruff check agentkit tests benchmarks tools
 
 # The quick Hypothesis profile: for iterating locally.
 unit: $(STAMP)
@@ -76,18 +76,18 @@ unit: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
 
-measure: $(STAMP)
-	$(BIN)/python measurements/loop_overhead.py
-	$(BIN)/python measurements/parallel.py
-	$(BIN)/python measurements/import_time.py
-	$(BIN)/python measurements/sim_latency.py
-	$(BIN)/python measurements/sim_flood.py
-	$(BIN)/python measurements/deadlines.py
-	$(BIN)/python measurements/mcp_roundtrip.py
-	$(BIN)/python measurements/bench_concurrency.py
-	$(BIN)/python measurements/single_stream.py --answer 1 --timeout 3
-	$(BIN)/python measurements/bfcl_multiturn.py
-	$(BIN)/python measurements/noise_floor.py
+bench: $(STAMP)
+	$(BIN)/python benchmarks/loop_overhead.py
+	$(BIN)/python benchmarks/parallel.py
+	$(BIN)/python benchmarks/import_time.py
+	$(BIN)/python benchmarks/sim_latency.py
+	$(BIN)/python benchmarks/sim_flood.py
+	$(BIN)/python benchmarks/deadlines.py
+	$(BIN)/python benchmarks/mcp_roundtrip.py
+	$(BIN)/python benchmarks/bench_concurrency.py
+	$(BIN)/python benchmarks/single_stream.py --answer 1 --timeout 3
+	$(BIN)/python benchmarks/bfcl_multiturn.py
+	$(BIN)/python benchmarks/noise_floor.py
 
 clean:
 	rm -rf $(VENV)

@@ -1,4 +1,4 @@
-"""A deliberately slow HTTP server on 127.0.0.1 for deadline tests and measurements/deadlines.py.
+"""A deliberately slow HTTP server on 127.0.0.1 for deadline tests and benchmarks/deadlines.py.
 
     with HostileServer("headers") as server:       # status line at once, then one header byte every 0.3 s
         HTTPModel("m", base_url=server.url, api_key="k", timeout=1.0).complete(messages)

@@ -2,7 +2,7 @@
 
 The checks are held to BFCL's own `multi_turn_checker`, imported from the cached wheel: on the ground
 truth (the oracle's trajectory) and on perturbed trajectories (a wrong argument, a missing call, an
-extra call). The slice here is the first cases of each category; measurements/bfcl_multiturn.py runs
+extra call). The slice here is the first cases of each category; benchmarks/bfcl_multiturn.py runs
 all 800 through the simulator.
 """
 

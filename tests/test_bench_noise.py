@@ -63,7 +63,7 @@ def test_the_report_has_a_noise_floor_section_that_compares_the_models():
 def test_the_interval_covers_a_seeded_presets_true_rate_in_at_least_95_percent_of_repeated_runs():
     """sim-noisy-SEED is reproducible per seed, so each (case, seed) is run once through the runner and a
     repeated run of 3 trials is 3 seeds drawn from them. The true rate: the mean over all 20 seeds. The
-    full measurement (more cases, seeds and runs, k = 1, 3, 5) is measurements/noise_floor.py."""
+    full measurement (more cases, seeds and runs, k = 1, 3, 5) is benchmarks/noise_floor.py."""
     cases = load_cases("bfcl:simple_python,bfcl:multiple", limit=20)
     matrix: dict[int, dict[str, bool]] = {seed: {} for seed in range(20)}
     for seed, got in matrix.items():

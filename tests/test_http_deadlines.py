@@ -3,7 +3,7 @@ on 127.0.0.1 that trickles one byte every 0.3 s (tests/hostile_server.py).
 
 httpx's own timeouts bound each read, so every one of these servers kept `timeout=1.0` waiting for ever
 before the deadlines were enforced. Each test runs its call under a guard of ten times the timeout: a call
-that hangs fails the test instead of hanging it. No test measures seconds (measurements/deadlines.py does).
+that hangs fails the test instead of hanging it. No test measures seconds (benchmarks/deadlines.py does).
 """
 
 from __future__ import annotations

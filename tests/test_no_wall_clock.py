@@ -2,7 +2,7 @@
 
 A busy machine makes any time threshold flake. Parallelism, order and timeouts are asserted from the
 trace's events (who started before whom ended), from barriers that only open when calls overlap, and from
-tools that are still running when their timeout came back; seconds belong to measurements/.
+tools that are still running when their timeout came back; seconds belong to benchmarks/.
 """
 
 from __future__ import annotations

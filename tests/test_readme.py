@@ -68,6 +68,6 @@ def test_every_claim_row_points_at_notebooks_that_show_it_and_files_that_exist()
             cells = json.loads(notebooks[number].read_text(encoding="utf-8"))["cells"]
             if not re.search(rf"\b{claim}\b", "".join("".join(cell["source"]) for cell in cells)):
                 broken.append(f"{claim}: notebook {number} never names it")
-        paths = re.findall(r"`((?:tests|measurements|agentkit)/[^`]*)`", where)
+        paths = re.findall(r"`((?:tests|benchmarks|agentkit)/[^`]*)`", where)
         broken += [f"{claim}: {path} does not exist" for path in paths if not (ROOT / path).exists()]
     assert not broken

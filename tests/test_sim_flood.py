@@ -3,7 +3,7 @@ stream stops when its client goes, and the reasoner's work stays bounded however
 
 No wall-clock thresholds here: order comes from events, and "bounded" from counting what the reasoner reads.
 The timing figures (median, p99 under a 50-client flood; the reasoner's time against the prompt's size) are
-printed by measurements/sim_flood.py and recorded in measurements/README.md. Everything binds 127.0.0.1.
+printed by benchmarks/sim_flood.py and recorded in benchmarks/README.md. Everything binds 127.0.0.1.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ interval (the same resampled cases for both). When that interval contains 0, the
 difference is inside the noise.
 
 How well the interval does what it says was measured on a seeded stochastic preset (sim-noisy-SEED,
-whose runs are reproducible per seed): see measurements/noise_floor.py and measurements/README.md.
+whose runs are reproducible per seed): see benchmarks/noise_floor.py and benchmarks/README.md.
 
 Left out on purpose: multiple-comparison corrections and significance tests by name; the interval is
 the one number to read.

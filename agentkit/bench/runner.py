@@ -25,7 +25,7 @@ What it promises:
   reported together; `make_model(seed)` builds a model for each trial *and worker*, so every worker
   has its own connection pool: `HTTPModels("sim-noisy-{seed}", ...)` does that for HTTP. (One httpx
   client shared by 32 conversations spends about 3x the CPU per request: its pool scans every
-  connection on each request and keeps only 20 alive; see measurements/README.md);
+  connection on each request and keeps only 20 alive; see benchmarks/README.md);
 - a progress bar (tqdm; `tqdm.auto` picks the notebook widget in Jupyter); `progress=` a dict passes
   tqdm options, e.g. {"bar_format": "{desc}: {n_fmt}/{total_fmt} {bar}"} for a bar without timings.
 

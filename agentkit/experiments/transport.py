@@ -18,7 +18,7 @@ Waits are real (`backoff` is small by default, 0.05 s, so experiments stay quick
 seeded, so the attempts and their order are the same on every run; only the seconds vary.
 
 Left out on purpose: hostile servers that trickle bytes (see `tests/hostile_server.py` and
-`measurements/deadlines.py`), and faults that only real networks have (TLS, DNS).
+`benchmarks/deadlines.py`), and faults that only real networks have (TLS, DNS).
 """
 
 from __future__ import annotations

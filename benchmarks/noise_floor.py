@@ -1,7 +1,7 @@
 """Does the report's noise floor say the truth? Coverage of pass@1's interval on a seeded stochastic preset.
 
-    python measurements/noise_floor.py                     # 100 cases, 100 seeds, 400 repeated runs per k
-    python measurements/noise_floor.py --cases 60 --seeds 60 --runs 200
+    python benchmarks/noise_floor.py                     # 100 cases, 100 seeds, 400 repeated runs per k
+    python benchmarks/noise_floor.py --cases 60 --seeds 60 --runs 200
 
 The preset is the simulator's `sim-noisy-SEED` (the reasoner with reproducible mistakes on 25 % of
 calls, decided by a hash of the seed and the request): a run with seed s always gives the same

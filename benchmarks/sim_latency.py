@@ -1,7 +1,7 @@
 """How much time the simulator adds to one request: median and p99 over 1,000 keep-alive requests.
 
-    python measurements/sim_latency.py                 # 1,000 requests, target median <= 2 ms
-    python measurements/sim_latency.py -n 5000
+    python benchmarks/sim_latency.py                 # 1,000 requests, target median <= 2 ms
+    python benchmarks/sim_latency.py -n 5000
 
 One httpx.Client (keep-alive, so no connection set-up is measured) sends a small, non-streamed
 openai-chat request to the simulator on 127.0.0.1, 1,000 times after a warm-up. Two figures:

@@ -1,8 +1,8 @@
 """How well the benchmark runner overlaps slow model calls, and whether its memory stays flat.
 
-    python measurements/bench_concurrency.py              # both parts (about a minute on 2 cores)
-    python measurements/bench_concurrency.py --part speedup --repeat 9
-    python measurements/bench_concurrency.py --part memory --cases 10000
+    python benchmarks/bench_concurrency.py              # both parts (about a minute on 2 cores)
+    python benchmarks/bench_concurrency.py --part speedup --repeat 9
+    python benchmarks/bench_concurrency.py --part memory --cases 10000
 
 Part 1, speed-up: 200 BFCL cases (one model call each) against the simulator's oracle model with every
 answer 100 ms late (`faults="slow=100"`), 32 cases in flight. The speed-up is the serial time (measured:

@@ -1,7 +1,7 @@
 """A local server that answers one request at a time: which --concurrency and --timeout lose no case?
 
-    python measurements/single_stream.py                       # 8 cases, answers 0.5 s apart, timeout 1.5 s
-    python measurements/single_stream.py --answer 2 --timeout 6
+    python benchmarks/single_stream.py                       # 8 cases, answers 0.5 s apart, timeout 1.5 s
+    python benchmarks/single_stream.py --answer 2 --timeout 6
 
 A single-stream server (llama.cpp with one slot, Ollama with OLLAMA_NUM_PARALLEL=1, a small GPU box)
 takes one request, answers it, then takes the next. Stands in for one here: a socket server on

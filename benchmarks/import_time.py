@@ -1,6 +1,6 @@
 """How long `import agentkit` takes in a fresh interpreter (median of 7), minus the interpreter's start.
 
-    python measurements/import_time.py
+    python benchmarks/import_time.py
 
 Target: <= 150 ms. The core must not import matplotlib, ipywidgets, uvicorn, starlette or the MCP SDK;
 the script checks that too.

@@ -1,7 +1,7 @@
 """Per-step cost of the loop: replayed model turns, one instant tool call per step, validation and trace on.
 
-    python measurements/loop_overhead.py            # median of 5 runs per row
-    python measurements/loop_overhead.py --runs 9   # more runs, steadier medians on a busy machine
+    python benchmarks/loop_overhead.py            # median of 5 runs per row
+    python benchmarks/loop_overhead.py --runs 9   # more runs, steadier medians on a busy machine
 
 One "step" = one model call + one tool call (lookup, parse, schema, rules, execute, envelope, trace).
 The model hands out precomputed turns, so what is measured is the loop itself. Each row is the median of

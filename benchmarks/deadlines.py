@@ -1,7 +1,7 @@
 """How long past its deadline an HTTPModel call really ends, against servers that trickle.
 
-    python measurements/deadlines.py              # 3 runs per case, timeout=1.0 s, one byte every 0.3 s
-    python measurements/deadlines.py -n 5
+    python benchmarks/deadlines.py              # 3 runs per case, timeout=1.0 s, one byte every 0.3 s
+    python benchmarks/deadlines.py -n 5
 
 Each case starts tests/hostile_server.py on 127.0.0.1 in one mode (a byte every 0.3 s in the status line,
 the headers, the body, a chunked body; an SSE stream of `: keep-alive` comments or of one event trickled;

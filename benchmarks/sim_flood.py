@@ -1,8 +1,8 @@
 """The simulator under a flood, and the reasoner's cost against the prompt's size.
 
-    python measurements/sim_flood.py                    # both parts, default sizes
-    python measurements/sim_flood.py --clients 50 --requests 8 --long 5 --timeout 15
-    python measurements/sim_flood.py --part reasoner    # only the reasoner's scaling
+    python benchmarks/sim_flood.py                    # both parts, default sizes
+    python benchmarks/sim_flood.py --clients 50 --requests 8 --long 5 --timeout 15
+    python benchmarks/sim_flood.py --part reasoner    # only the reasoner's scaling
 
 Part 1, the reasoner: `reasoner.decide` on one user message of 50 KB to 800 KB (`--sizes`), in several
 shapes (many asks, Japanese, currencies, quotes and ids, plain words), best of 3 each. Printed: the time per

@@ -1,6 +1,6 @@
 """What a tool call costs when the tool lives behind MCP, and how long a stdio server takes to start.
 
-    python measurements/mcp_roundtrip.py
+    python benchmarks/mcp_roundtrip.py
 
 Per call: `agentkit.run` with a scripted model that asks for one instant tool per step (200 steps, the
 sync driver, the default thread executor), the same tool local and behind agentkit's MCP client — in

@@ -1,7 +1,7 @@
 """BFCL multi-turn, the whole set: the oracle through the loop over HTTP, and the checks against BFCL's own.
 
-    python measurements/bfcl_multiturn.py                          # all 800 cases, 8 in flight, openai-chat
-    python measurements/bfcl_multiturn.py --format anthropic --stream --limit 20
+    python benchmarks/bfcl_multiturn.py                          # all 800 cases, 8 in flight, openai-chat
+    python benchmarks/bfcl_multiturn.py --format anthropic --stream --limit 20
 
 Part 1, the checks: every case's ground truth, and three perturbations of it (a wrong argument, a
 missing call, an extra call), scored by `multiturn.score` and by BFCL's own `multi_turn_checker`

@@ -1,7 +1,7 @@
 """Wall time of one batch of N sync tools that each sleep 1 s: agentkit's pools, and a pool capped like Python's.
 
-    python measurements/parallel.py            # N = 2, 8, 16, 64; about 45 s
-    python measurements/parallel.py --quick    # N = 2, 8, 16, pools sized to the batch only (about 6 s)
+    python benchmarks/parallel.py            # N = 2, 8, 16, 64; about 45 s
+    python benchmarks/parallel.py --quick    # N = 2, 8, 16, pools sized to the batch only (about 6 s)
 
 The model emits N calls in one turn, then answers. Ideal: 1 s for every N. Python's default pool has
 min(32, cpu_count + 4) workers (6 on 2 cores): a pool capped like that runs 8 calls in two waves (2 s),
