@@ -1,4 +1,4 @@
-"""The benchmark never reuses or loses a result by mistake (issue 16 §3).
+"""The benchmark never reuses or loses a result by mistake.
 
 - a results file records its run's configuration; a resumed run with another one refuses to append;
 - a damaged or hand-edited results file gives warnings with line numbers (or one clear error), never a

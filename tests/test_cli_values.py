@@ -1,4 +1,4 @@
-"""Every command-line flag with a bad value exits 2 with one line on stderr, never a traceback (issue 16 §2).
+"""Every command-line flag with a bad value exits 2 with one line on stderr, never a traceback.
 
 Checked for all three commands: `python -m agentkit.bench`, `python -m agentkit.sim` and `python -m agentkit.mcp`.
 """

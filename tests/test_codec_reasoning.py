@@ -2,7 +2,7 @@
 
 The contract test (test_codec_contract.py) proves that every format carries its state both ways. Here
 the per-format details: the exact 400s the real APIs answer (wording checked against their docs and
-reported errors, see reference/reasoning_state.md), the shapes the simulator never emits itself
+reported errors; the sources are in agentkit/sim/fidelity.toml), the shapes the simulator never emits itself
 (redacted thinking, thought summaries, Google's `extra_content`, split reasoning details), and where
 the state goes back.
 """

@@ -72,7 +72,7 @@ STOP_TO_NEUTRAL = {
     "pause_turn": "other",
 }
 
-#: HTTP status -> `error.type` in the error body (reference §3.9).
+#: HTTP status -> `error.type` in the error body (Anthropic's Messages API documentation).
 ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",

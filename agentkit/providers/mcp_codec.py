@@ -1,7 +1,8 @@
 """MCP (Model Context Protocol) tool definitions, results and JSON-RPC messages, as pure functions.
 
 MCP is not a model API. An MCP *server* offers tools; an MCP *client* (the agent's host) lists them
-and calls them with JSON-RPC 2.0 messages (reference §5). This module converts between the kit's
+and calls them with JSON-RPC 2.0 messages (the MCP specification, revision 2025-11-25). This module converts
+between the kit's
 vocabulary and those messages, so a `@tool` can be offered over MCP and an MCP server's tools can be
 handed to any model:
 
@@ -38,10 +39,11 @@ from ..types import ToolCall, ToolResult, ToolSpec
 
 NAME = "mcp"
 JSONRPC = "2.0"
-#: The revision the kit speaks; servers answer `initialize` with the one they chose (§5.1).
+#: The revision the kit speaks; servers answer `initialize` with the one they chose (the MCP specification,
+#: revision 2025-11-25).
 PROTOCOL_VERSION = "2025-11-25"
 
-# JSON-RPC error codes (§5.4).
+# JSON-RPC error codes (the MCP specification, revision 2025-11-25).
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601

@@ -348,7 +348,8 @@ class StreamAssembler:
 
 
 def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
-    """An error response -> the right ProviderError subclass: the same bodies as Chat Completions (§2.9)."""
+    """An error response -> the right ProviderError subclass: the same bodies as Chat Completions (OpenAI's
+    Responses API reference)."""
     return openai_common.parse_error(status, body, headers, provider=NAME)
 
 

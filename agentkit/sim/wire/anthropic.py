@@ -24,7 +24,7 @@ from .common import (ChatRequest, RequestInvalid, conversation_of, mint_signatur
 from .contract import Route, ServerFacts
 
 #: What the real server does around the bodies (see contract.py). The SDK sends `Authorization: Bearer`,
-#: the documented raw-HTTP header is `x-api-key`: the API takes both (reference §3.1).
+#: the documented raw-HTTP header is `x-api-key`: the API takes both (Anthropic's Messages API documentation).
 SERVER = ServerFacts(
     routes=(Route("POST", "/v1/messages"), Route("GET", "/v1/models", "models")),
     sdk_base_path="",
@@ -584,7 +584,8 @@ def _thinking_blocks(turn: ModelTurn) -> list[dict]:
 
 
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
-    """The JSON body a real server answers (reference §3.5); validates as `anthropic.types.Message`."""
+    """The JSON body a real server answers (Anthropic's Messages API documentation); validates as
+    `anthropic.types.Message`."""
     content: list[dict] = _thinking_blocks(turn)
     if turn.text:
         content.append({"type": "text", "text": turn.text})
@@ -602,7 +603,7 @@ def _pieces(text: str, size: int) -> list[str]:
 
 
 def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
-    """The same response as named SSE events (reference §3.8), in the order the API sends them.
+    """The same response as named SSE events (Anthropic's Messages API documentation), in the order the API sends them.
 
     message_start, then per block content_block_start / _delta* / _stop, then message_delta and
     message_stop. A `ping` follows the first block start. Arguments go out as `input_json_delta`
@@ -654,7 +655,8 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
 def build_error(status: int, message: str, error_type: str | None = None, **kw: Any) -> dict:
     """The API's error body: `{"type": "error", "error": {"type", "message"}, "request_id"}`.
 
-    `error_type` defaults from the status (§3.9: 529 -> overloaded_error, ...); pass `request_id=` to
+    `error_type` defaults from the status (Anthropic's Messages API documentation: 529 -> overloaded_error, ...);
+    pass `request_id=` to
     choose the id, otherwise one is derived from the status and message.
     """
     if error_type is None:

@@ -29,7 +29,7 @@ from .contract import Route, ServerFacts
 _GENERATE = "/models/{model}:generateContent"
 _STREAM = "/models/{model}:streamGenerateContent"
 #: What the real server does around the bodies (see contract.py). The REST docs use v1beta; google-genai
-#: 3.x defaults to v1, so both are served. No 401 and no 529 on this API (reference §4.9).
+#: 3.x defaults to v1, so both are served. No 401 and no 529 on this API (the Gemini API reference).
 SERVER = ServerFacts(
     routes=tuple(route for version in ("/v1beta", "/v1") for route in (
         Route("POST", version + _GENERATE, stream=False), Route("POST", version + _STREAM, stream=True),
@@ -65,7 +65,7 @@ KNOWN_FINISH_REASONS = {
     "NO_IMAGE", "IMAGE_RECITATION", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
     "MISSING_THOUGHT_SIGNATURE", "MALFORMED_RESPONSE", "MODEL_ARMOR"}
 
-#: HTTP status -> Google RPC status name in the error body (reference §4.9).
+#: HTTP status -> Google RPC status name in the error body (the Gemini API reference).
 STATUS_NAMES = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
@@ -577,7 +577,7 @@ def _usage_to_wire(usage: Usage) -> dict:
 
 
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
-    """The JSON a real server answers (reference §4.5); validates as `GenerateContentResponse`."""
+    """The JSON a real server answers (the Gemini API reference); validates as `GenerateContentResponse`."""
     text, calls = _parts(turn, request)
     return {"candidates": [{"content": {"role": "model", "parts": text + calls},
                             "finishReason": _finish_reason(turn), "index": 0}],
@@ -586,7 +586,7 @@ def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
 
 
 def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
-    """The same response as `data:`-only SSE chunks (reference §4.8), each a full response.
+    """The same response as `data:`-only SSE chunks (the Gemini API reference), each a full response.
 
     The text goes out in pieces (a signature on the last piece), then one call per chunk (with its
     signature); the last chunk carries `finishReason` and the final usage (earlier ones only count the
@@ -620,7 +620,8 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
 def build_error(status: int, message: str, error_type: str | None = None, **kw: Any) -> dict:
     """Google's RPC error body: `{"error": {"code", "message", "status", "details"}}`.
 
-    `error_type` is the RPC status name (defaults from the status, §4.9). Details follow the API: a 429
+    `error_type` is the RPC status name (defaults from the status, as the Gemini API reference lists them). Details
+    follow the API: a 429
     gets QuotaFailure + RetryInfo (`retry_after=` seconds, default 1), a 400 with `param=` gets a
     BadRequest field violation, `reason=` adds an ErrorInfo (e.g. "API_KEY_INVALID"); `details=` replaces
     them all.

@@ -32,7 +32,8 @@ STOP_TO_FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length"
 
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 
-#: Models that call tools only through the Responses API (OpenAI's migration guide; seed 000, claim C13).
+#: Models that call tools only through the Responses API (OpenAI's migration guide; claim C13 in the README's
+#: claims table).
 RESPONSES_ONLY_TOOLS = ("gpt-6",)
 
 
@@ -326,7 +327,8 @@ def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | Non
 
 
 def build_response(turn: ModelTurn, request: ChatRequest, fmt: str = NAME) -> dict:
-    """The JSON body a real server answers (§1.5); validates as `openai.types.chat.ChatCompletion`."""
+    """The JSON body a real server answers (OpenAI's Chat Completions API reference); validates as
+    `openai.types.chat.ChatCompletion`."""
     message: dict[str, Any] = {"role": "assistant", "content": turn.text or None, "refusal": None,
                                "annotations": []}
     if turn.tool_calls:
@@ -341,7 +343,7 @@ def build_response(turn: ModelTurn, request: ChatRequest, fmt: str = NAME) -> di
 
 
 def build_stream(turn: ModelTurn, request: ChatRequest, fmt: str = NAME) -> list[SSEvent]:
-    """The same answer as `data:` chunks (reference §1.8), ending with `data: [DONE]`.
+    """The same answer as `data:` chunks (OpenAI's Chat Completions API reference), ending with `data: [DONE]`.
 
     A role chunk, the reasoning fields (text in pieces, each reasoning detail whole), the text in pieces,
     per call a head chunk (index, id, name, arguments "", extra_content) and the arguments in at least
@@ -394,7 +396,8 @@ def build_stream(turn: ModelTurn, request: ChatRequest, fmt: str = NAME) -> list
 def build_stream_error(status: int, message: str, request: ChatRequest,
                        sent: Sequence[StreamEvent] = ()) -> SSEvent:
     """A failure after the stream started (status already 200): a bare chunk with a top-level `error`
-    (reference §1.8); the SDK raises APIError on it. Its `type` says what kind of failure it was."""
+    (OpenAI's Chat Completions API reference); the SDK raises APIError on it. Its `type` says what kind of failure
+    it was."""
     error = build_error(status, message)["error"]
     return SSEvent(dumps({"error": {**error, "code": None if status != 429 else error["code"]}}))
 

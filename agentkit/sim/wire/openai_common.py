@@ -190,7 +190,8 @@ def model_refusal(request: ChatRequest) -> RequestInvalid | None:
 # --- server side: writing answers ---------------------------------------------------------------------
 
 def build_error(status: int, message: str, error_type: str | None = None, **details: Any) -> dict:
-    """The platform's error body `{"error": {"message", "type", "param", "code"}}` (reference §1.9).
+    """The platform's error body `{"error": {"message", "type", "param", "code"}}` (OpenAI's Chat Completions API
+    reference).
 
     `error_type` defaults from the status (429 -> "requests", 5xx -> "server_error", else
     "invalid_request_error"); pass `param=` and `code=` as RequestInvalid carries them.

@@ -414,7 +414,8 @@ def item_id(prefix: str, *parts: Any) -> str:
 
 
 def _usage_to_wire(usage: Usage) -> dict:
-    # With `usage` present the SDK wants every counter, `cache_write_tokens` included (§2.7).
+    # With `usage` present the SDK wants every counter, `cache_write_tokens` included (OpenAI's Responses API
+    # reference).
     return {"input_tokens": usage.input_tokens,
             "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
             "output_tokens": usage.output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
@@ -464,7 +465,8 @@ def _output(turn: ModelTurn, request: ChatRequest, status: str) -> list[dict]:
 
 
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
-    """The JSON body a real server answers (reference §2.5); validates as `openai.types.responses.Response`.
+    """The JSON body a real server answers (OpenAI's Responses API reference); validates as
+    `openai.types.responses.Response`.
 
     Echoes the request's tools, tool_choice, parallel switch and reasoning settings, as the API does.
     """
@@ -498,7 +500,7 @@ def _reasoning_echo(reasoning: Any) -> dict:
 
 
 def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
-    """The same answer as named events (reference §2.8), each with its `sequence_number`.
+    """The same answer as named events (OpenAI's Responses API reference), each with its `sequence_number`.
 
     response.created, response.in_progress; per text item: output_item.added, content_part.added,
     output_text.delta × n, output_text.done, content_part.done, output_item.done; per call:
@@ -552,7 +554,8 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
 
 def build_stream_error(status: int, message: str, request: ChatRequest,
                        sent: Sequence[StreamEvent] = ()) -> SSEvent:
-    """A mid-stream failure as the API sends it (§2.8): an `error` event whose `code` names the kind
+    """A mid-stream failure as the API sends it (OpenAI's Responses API reference): an `error` event whose `code`
+    names the kind
     (server_error, rate_limit_exceeded, ...) and whose `sequence_number` follows the events `sent`."""
     kind = build_error(status, message)["error"]
     code = "rate_limit_exceeded" if status == 429 else kind["type"]

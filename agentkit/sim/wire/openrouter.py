@@ -113,7 +113,7 @@ def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | Non
 
 
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
-    """A Chat Completions body (reference §6.4) with a `gen-` id, `provider` and `native_finish_reason`."""
+    """A Chat Completions body (OpenRouter's API reference) with a `gen-` id, `provider` and `native_finish_reason`."""
     body = openai_chat.build_response(turn, request, fmt=NAME)
     body["id"] = response_id(turn, request)
     body["provider"] = upstream_provider(body["model"])
@@ -140,7 +140,7 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
 
 
 def build_error(status: int, message: str, error_type: str | None = None, **kw: Any) -> dict:
-    """OpenRouter's error body `{"error": {"code": status, "message", "metadata"}}` (reference §6.6).
+    """OpenRouter's error body `{"error": {"code": status, "message", "metadata"}}` (OpenRouter's API reference).
 
     There is no error type on the wire; pass `metadata=` (e.g. `{"provider_name", "raw"}` for an
     upstream failure). `error_type` and `param`, when given, go into metadata.
@@ -158,7 +158,8 @@ def build_error(status: int, message: str, error_type: str | None = None, **kw: 
 
 def build_stream_error(status: int, message: str, request: ChatRequest,
                        sent: Sequence[StreamEvent] = ()) -> SSEvent:
-    """A failure after the stream started (§6.5): a chunk with the stream's id, a top-level `error`
+    """A failure after the stream started (OpenRouter's API reference): a chunk with the stream's id, a top-level
+    `error`
     and `finish_reason: "error"`; the stream ends after it. OpenRouter documents `code: "server_error"`
     for a provider that failed mid-stream; other failures carry their status as the code."""
     head = next((json.loads(e.data) for e in sent if e.comment is None and e.data.startswith("{")), None)
