@@ -16,9 +16,9 @@ Two kinds of pool (`workers`):
 - a number: a pool capped at that many threads. `CAPPED = 6` is what Python's own pools give on a
   2-core machine — `ThreadPoolExecutor()` and the event loop's default executor (`asyncio.to_thread`)
   have min(32, cpu_count + 4) workers — and what LangGraph's ToolNode and the OpenAI Agents SDK ran
-  sync tools on when measured for this series (their figures are in notebook 05 and benchmarks/README.md). A capped
-  pool runs a batch in waves:
-  ceil(calls / workers) of them. Async tools on asyncio need no thread, so no pool holds them up.
+  sync tools on when measured for this series (their figures are in notebook 05 and benchmarks/README.md).
+  A capped pool runs a batch in waves: ceil(calls / workers) of them. Async tools on asyncio need no
+  thread, so no pool holds them up.
 
 Every figure comes from the run's own trace: `seconds` is the time of its last event (the whole run),
 `workers` how many threads (or asyncio tasks) ran the calls, `waves` the most calls one of them ran one

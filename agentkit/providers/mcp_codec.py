@@ -1,10 +1,9 @@
 """MCP (Model Context Protocol) tool definitions, results and JSON-RPC messages, as pure functions.
 
 MCP is not a model API. An MCP *server* offers tools; an MCP *client* (the agent's host) lists them
-and calls them with JSON-RPC 2.0 messages (the MCP specification, revision 2025-11-25). This module converts
-between the kit's
-vocabulary and those messages, so a `@tool` can be offered over MCP and an MCP server's tools can be
-handed to any model:
+and calls them with JSON-RPC 2.0 messages (the MCP specification, revision 2025-11-25). This module
+converts between the kit's vocabulary and those messages, so a `@tool` can be offered over MCP and an
+MCP server's tools can be handed to any model:
 
     ToolSpec   <-> Tool            {"name", "description", "inputSchema"}              (camelCase on the wire)
     ToolCall    -> tools/call      {"jsonrpc": "2.0", "id", "method": "tools/call",

@@ -655,9 +655,9 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
 def build_error(status: int, message: str, error_type: str | None = None, **kw: Any) -> dict:
     """The API's error body: `{"type": "error", "error": {"type", "message"}, "request_id"}`.
 
-    `error_type` defaults from the status (Anthropic's Messages API documentation: 529 -> overloaded_error, ...);
-    pass `request_id=` to
-    choose the id, otherwise one is derived from the status and message.
+    `error_type` defaults from the status (Anthropic's Messages API documentation: 529 ->
+    overloaded_error, ...); pass `request_id=` to choose the id, otherwise one is derived from the status
+    and message.
     """
     if error_type is None:
         error_type = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")

@@ -620,11 +620,10 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
 def build_error(status: int, message: str, error_type: str | None = None, **kw: Any) -> dict:
     """Google's RPC error body: `{"error": {"code", "message", "status", "details"}}`.
 
-    `error_type` is the RPC status name (defaults from the status, as the Gemini API reference lists them). Details
-    follow the API: a 429
-    gets QuotaFailure + RetryInfo (`retry_after=` seconds, default 1), a 400 with `param=` gets a
-    BadRequest field violation, `reason=` adds an ErrorInfo (e.g. "API_KEY_INVALID"); `details=` replaces
-    them all.
+    `error_type` is the RPC status name (defaults from the status, as the Gemini API reference lists
+    them). Details follow the API: a 429 gets QuotaFailure + RetryInfo (`retry_after=` seconds, default
+    1), a 400 with `param=` gets a BadRequest field violation, `reason=` adds an ErrorInfo (e.g.
+    "API_KEY_INVALID"); `details=` replaces them all.
     """
     if error_type is None:
         error_type = STATUS_NAMES.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")

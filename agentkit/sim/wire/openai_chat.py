@@ -396,8 +396,8 @@ def build_stream(turn: ModelTurn, request: ChatRequest, fmt: str = NAME) -> list
 def build_stream_error(status: int, message: str, request: ChatRequest,
                        sent: Sequence[StreamEvent] = ()) -> SSEvent:
     """A failure after the stream started (status already 200): a bare chunk with a top-level `error`
-    (OpenAI's Chat Completions API reference); the SDK raises APIError on it. Its `type` says what kind of failure
-    it was."""
+    (OpenAI's Chat Completions API reference); the SDK raises APIError on it. Its `type` says what kind
+    of failure it was."""
     error = build_error(status, message)["error"]
     return SSEvent(dumps({"error": {**error, "code": None if status != 429 else error["code"]}}))
 

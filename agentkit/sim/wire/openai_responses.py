@@ -554,9 +554,9 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
 
 def build_stream_error(status: int, message: str, request: ChatRequest,
                        sent: Sequence[StreamEvent] = ()) -> SSEvent:
-    """A mid-stream failure as the API sends it (OpenAI's Responses API reference): an `error` event whose `code`
-    names the kind
-    (server_error, rate_limit_exceeded, ...) and whose `sequence_number` follows the events `sent`."""
+    """A mid-stream failure as the API sends it (OpenAI's Responses API reference): an `error` event
+    whose `code` names the kind (server_error, rate_limit_exceeded, ...) and whose `sequence_number`
+    follows the events `sent`."""
     kind = build_error(status, message)["error"]
     code = "rate_limit_exceeded" if status == 429 else kind["type"]
     payload = {"type": "error", "code": code, "message": message, "param": None, "sequence_number": len(sent)}
