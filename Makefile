@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	@echo "==> [2/3] installing pip and uv into $(VENV)"
 	$(BIN)/python -m pip install --upgrade pip uv
-	@echo "==> [3/3] installing agentkit with its lab, dev and docs extras (uv; the first time downloads ~150 packages)"
+	@echo "==> [3/3] installing agentkit with its lab, dev and docs extras (uv; the first time downloads ~200 packages)"
 	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[lab,dev,docs]'
 	touch $(STAMP)
 	@echo "==> $(VENV) is ready"
