@@ -229,8 +229,9 @@ class SimApp:
         self.servers: dict[str, ModuleType] = {fmt: get_server(fmt) for fmt in FORMATS}  # sim/wire/<format>
         self.clients: dict[str, ModuleType] = {fmt: get_codec(fmt) for fmt in FORMATS}  # providers/<format>
         # The model's work runs on these threads, owned by this app so that stopping the server also ends
-        # them (a shared pool's idle workers outlived the server that started them).
-        self.workers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="agentkit-sim-model")
+        # them (a shared pool's idle workers outlived the server that started them); 40 at once, as many
+        # as starlette's shared pool allowed.
+        self.workers = ThreadPoolExecutor(max_workers=40, thread_name_prefix="agentkit-sim-model")
 
     async def decide(self, chat: ChatRequest) -> ModelTurn:
         """The model's answer, computed off the event loop: one long prompt cannot stall other requests."""
