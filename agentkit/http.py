@@ -7,18 +7,25 @@
     local = HTTPModel("llama3.1", base_url="http://localhost:11434/v1")   # Ollama, vLLM, llama.cpp: no key
 
 The codec (`agentkit.providers`) knows the wire format; this module knows the network. Every call
-follows one recipe, numbered the same way in the code below:
+follows one recipe, numbered the same way in the code below (`_drive`); each step is one call into a
+short part of its own:
 
     1. build      codec.build_request -> path, headers, JSON body; plus the auth header and extras
+                  (`_build` below; its output is an `AttemptRequest`, `agentkit.http_call`)
     2. send       POST with httpx under the attempt's clock: one response, or a stream of events (SSE
                   framed by httpx-sse, or NDJSON lines, as the codec's STREAM_FRAMING says)
+                  (`agentkit.http_send`; the clients it sends with: `agentkit.http_clients`)
     3. classify   2xx -> decode; error status -> codec.parse_error; no connection -> ProviderConnectionError;
                   a time limit passed -> ProviderTimeout. Each error is built once, whole and scrubbed
-                  (`agentkit.http_classify`, a part of HTTPModel in a file of its own)
+                  (`agentkit.http_classify`)
     4. retry      a retryable failure (408/409/429/5xx/529, connection, timeout, bad body): wait, same model
        fall back  retries used up, a model-specific 4xx, or a wait too long to afford: the next model of
-                  `fallback_models`
+                  `fallback_models` (the decision: `Call.failed`, `agentkit.http_call`; the waiting: `_drive`)
     5. decode     codec.parse_response, or StreamAssembler().feed(event, data) ... .turn() -> ModelTurn
+                  (`agentkit.http_decode`)
+
+The parts of steps 2, 3 and 5 are base classes of HTTPModel (`SendStep`, which builds on `ClientsPart`,
+`DecodeStep` and `ClassifyStep`): each reads a few attributes of the model, named in its docstring.
 
 Time (step 2, `agentkit.deadlines`): `timeout` bounds one attempt from connect to last byte, and a stream
 that brings no event for `timeout` seconds is stalled (SSE `: keep-alive` comments are not events);
@@ -29,7 +36,7 @@ How long to wait (step 4, `agentkit.retries`): the server's `retry-after-ms`, el
 or an HTTP date), else the body's hint (Gemini's RetryInfo.retryDelay, read by the codec), else capped
 exponential backoff with jitter. A wait longer than `max_retry_wait` or than the budget left is not waited
 for: the call falls over to the next model at once (or raises). The policy is `RetryPlan`, with no I/O, and
-each call's state is one `_Call`, so the sync and async drivers share every decision.
+each call's state is one `Call`, so the sync and async drivers share every decision.
 
 Stored conversations (`continue_stored_responses=True`): an API that keeps its responses (OpenAI
 Responses with `store`, the default; the codec's CONTINUATION_FIELD says which field continues one)
@@ -53,31 +60,24 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
-import logging
 import math
 import os
 import random
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import aclosing, closing, contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from contextlib import contextmanager
+from dataclasses import replace
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-import httpx_sse
 
-from .deadlines import AttemptClock, bound_client, bounded_async_transport, bounded_transport
-from .errors import (
-    AuthenticationError,
-    BadResponseError,
-    ProviderError,
-)
-from .http_classify import ClassifyStep
+from .deadlines import AttemptClock
+from .errors import AuthenticationError, ProviderError
+from .http_call import RECORDERS, AttemptRequest, Call
+from .http_send import SendStep
 from .providers import FORMATS, get_codec
 from .providers.common import SSEvent, retry_after_seconds
 from .redaction import (
@@ -86,27 +86,18 @@ from .redaction import (
     key_problem,
     protect_library_logs,
     redact,
-    scrubbing_logs,
     secret_forms,
     url_secrets,
 )
-from .retries import Attempt, RetryPlan
+from .retries import Attempt
 from .stored_conversations import StoredConversations
 from .types import Message, ModelOptions, ModelTurn, ToolSpec
 
-if TYPE_CHECKING:
-    from typing_extensions import Self
-
 __all__ = ["PROVIDER_ALIASES", "Attempt", "HTTPModel", "TurnStream", "retry_after_seconds"]
-
-log = logging.getLogger("agentkit.http")
 
 #: AGENTKIT_PROVIDER accepts the format names and these friendlier words.
 PROVIDER_ALIASES = {"openai": "openai-chat", "responses": "openai-responses", "claude": "anthropic",
                     "google": "gemini"}
-
-#: The recorders opened by `HTTPModel.record_attempts()` in this thread or task: (model, list) pairs.
-_RECORDERS: ContextVar[tuple[tuple[Any, list], ...]] = ContextVar("agentkit_attempt_recorders", default=())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -139,92 +130,6 @@ class TurnStream:
         if not hasattr(self._events, "__anext__"):
             raise TypeError("this stream came from stream(): use a plain `for`")
         return self._events
-
-
-@dataclass(frozen=True)
-class _Request:
-    """Step 1's output: everything needed to send one attempt, and to name it in an error."""
-
-    model: str
-    url: str
-    path: str  # URL path + query, for the record (never holds a key)
-    headers: dict
-    body: dict
-    stream: bool
-    clock: AttemptClock
-    history: tuple  # (model, outcome) of the call's earlier attempts
-    wait: float  # slept before this attempt
-    started: float  # time.perf_counter() when it was built
-    messages: tuple = ()  # the whole conversation, kept only to remember stored responses
-    continued: str | None = None  # the stored response this attempt continues from
-    sent: list = field(default_factory=list)  # the body's size in bytes, once httpx has encoded it
-
-
-class _Call:
-    """One call's state and decisions, shared by the sync and async drivers (no I/O).
-
-    The retry plan, the budget, the attempts so far; `next_request()` builds the next attempt (step 1),
-    `failed()` records a failure and answers how long to wait, or raises the error (step 4).
-    """
-
-    def __init__(self, owner: HTTPModel, messages: Sequence[Message], tools: Sequence[ToolSpec],
-                 options: ModelOptions):
-        self.owner, self.messages, self.tools, self.options = owner, list(messages), list(tools), options
-        self.plan = RetryPlan(owner.models, owner.max_retries, owner.backoff, owner.max_delay,
-                              owner.max_retry_wait, owner._rng)
-        self.number = next(owner._call_numbers)
-        self.ends = None if owner.total_timeout is None else time.monotonic() + owner.total_timeout
-        self.attempts: list[Attempt] = []
-        self.recorders = [found for who, found in _RECORDERS.get() if who is owner]
-        self.wait = 0.0
-        self.may_continue = owner.continue_stored  # False after a continued attempt was refused
-
-    def next_request(self) -> _Request:
-        return self.owner._build(self)
-
-    def succeeded(self, request: _Request) -> None:
-        self._record(request, None)
-
-    def failed(self, request: _Request, error: ProviderError) -> float:
-        """Record the failure; the seconds to wait before the next attempt, or raise `error`."""
-        self._record(request, error)
-        if request.continued is not None and error.status == 400:
-            # The server does not know the stored response (expired, or another server): send it all.
-            self.owner._stored.forget(request.continued)
-            self.may_continue = False
-            return 0.0
-        if self.ends is None:
-            time_left = None
-        else:  # a passed budget is passed, however close the clock reads to its end
-            time_left = 0.0 if error.error_type == "total_timeout" else self.ends - time.monotonic()
-        wait = self.plan.after(error, time_left)
-        if wait is None:
-            raise error
-        self.wait = wait
-        return wait
-
-    def spoilt(self, error: ProviderError) -> None:
-        """A watched stream broke after its first event: its attempt, counted as a success, failed."""
-        counted = self.attempts[-1]
-        failed = replace(counted, error=type(error).__name__, error_type=error.error_type, status=error.status,
-                         message=error.message)
-        for records in (self.attempts, *self.recorders):
-            records[:] = [failed if a is counted else a for a in records]
-
-    def _record(self, request: _Request, error: ProviderError | None) -> None:
-        attempt = Attempt(request.model, request.path, 200 if error is None else error.status,
-                          error=None if error is None else type(error).__name__,
-                          error_type=None if error is None else error.error_type,
-                          message=None if error is None else error.message,
-                          wait=round(request.wait, 6), elapsed=time.perf_counter() - request.started,
-                          call=self.number, request_bytes=request.sent[-1] if request.sent else None)
-        self.attempts.append(attempt)
-        for recorder in self.recorders:
-            recorder.append(attempt)
-        log.debug("call %d: %s %s -> %s (waited %.3fs)", self.number, attempt.model, attempt.path,
-                  attempt.outcome, request.wait)
-        if self.owner.on_attempt is not None:
-            self.owner.on_attempt(attempt)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -262,7 +167,7 @@ def configured_model(format: str) -> str:
     return name or get_codec(format).DEFAULT_MODEL
 
 
-class HTTPModel(ClassifyStep):
+class HTTPModel(SendStep):
     """A model behind an HTTP API, in any format agentkit has a codec for.
 
         model = HTTPModel("claude-haiku-4-5", "anthropic", fallback_models=["claude-sonnet-4-5"])
@@ -459,72 +364,10 @@ class HTTPModel(ClassifyStep):
         """
         return sim_url.rstrip("/") + urlsplit(get_codec(format).DEFAULT_BASE_URL).path.rstrip("/")
 
-    # -- clients: lazy, reused for keep-alive, closable -----------------------------------------------
-
-    def _sync_client(self) -> httpx.Client:
-        with self._lock:
-            if self._client is None:
-                transport = self._transport if self._transport is not None else bounded_transport()
-                self._client = httpx.Client(transport=transport, timeout=self.timeout)
-            if self._client is not self._bounded_client:  # a client of yours: its pools honour our deadlines
-                bound_client(self._client)
-                self._bounded_client = self._client
-            return self._client
-
-    def _aclient(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            # An AsyncClient's pooled connections belong to the event loop that opened them. Scripts that
-            # call asyncio.run() twice get a new loop each time, so our own client is remade for it.
-            if self._async_client is not None and self._owns_async_client and self._async_loop is not loop:
-                self._async_client = None
-            if self._async_client is None:
-                transport = self._transport if self._transport is not None else bounded_async_transport()
-                self._async_client = httpx.AsyncClient(transport=transport, timeout=self.timeout)
-                self._async_loop = loop
-            if self._async_client is not self._bounded_async_client:
-                # Pools (ours or yours) honour the deadline at the socket; any other transport is cancelled.
-                self._async_at_socket = bound_client(self._async_client)
-                self._bounded_async_client = self._async_client
-            return self._async_client
-
-    async def _by_deadline(self, request: _Request, awaitable: Awaitable[Any]) -> Any:
-        """`awaitable`, cancelled at the attempt's deadline when the transport cannot enforce it itself."""
-        left = None if self._async_at_socket else request.clock.left()
-        if left is None:
-            return await awaitable
-        try:
-            if hasattr(asyncio, "timeout"):  # 3.11+: cancelled in this task (a transport's own scopes stay whole)
-                async with asyncio.timeout(left):
-                    return await awaitable
-            return await asyncio.wait_for(awaitable, left)
-        except asyncio.TimeoutError:
-            raise httpx.ReadTimeout("the deadline has passed") from None
-
-    def close(self) -> None:
-        """Close the sync client made here (an injected client is the caller's to close)."""
-        if self._client is not None and self._owns_client:
-            self._client.close()
-            self._client = None
-
-    async def aclose(self) -> None:
-        """Close both clients made here."""
-        self.close()
-        if self._async_client is not None and self._owns_async_client:
-            await self._async_client.aclose()
-            self._async_client = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+    # Inherited, each from a file of its own: the clients and `close()`/`aclose()`/`with` (ClientsPart,
+    # agentkit.http_clients); step 2 for one attempt, `_send`/`_asend`, `_open`/`_aopen`, `_watch`/`_awatch`
+    # (SendStep, agentkit.http_send); step 3 (ClassifyStep, agentkit.http_classify); step 5 (DecodeStep,
+    # agentkit.http_decode).
 
     # -- the public verbs ------------------------------------------------------------------------------
 
@@ -568,21 +411,24 @@ class HTTPModel(ClassifyStep):
                 return turn, attempts            # this call's attempts, whatever ran concurrently
         """
         attempts: list[Attempt] = []
-        token = _RECORDERS.set((*_RECORDERS.get(), (self, attempts)))
+        token = RECORDERS.set((*RECORDERS.get(), (self, attempts)))
         try:
             yield attempts
         finally:
-            _RECORDERS.reset(token)
+            RECORDERS.reset(token)
 
-    # -- step 4: the drivers (sync and async are the same loop; _Call decides) --------------------------
+    # -- step 4: the drivers (sync and async are the same loop; Call decides) --------------------------
 
-    def _new_call(self, messages, tools, options) -> _Call:
-        call = _Call(self, messages, tools, options)
+    def _new_call(self, messages, tools, options) -> Call:
+        call = Call(self, messages, tools, options)
         self.last_attempts = call.attempts  # the most recent call's, for notebooks
         return call
 
-    def _drive(self, call: _Call, send: Callable[[_Request], Any]) -> Any:
-        """Attempt after attempt until one succeeds or the plan gives up; `send` does steps 2, 3, 5."""
+    def _drive(self, call: Call, send: Callable[[AttemptRequest], Any]) -> Any:
+        """Attempt after attempt until one succeeds or the plan gives up; `send` does steps 2, 3, 5.
+
+        `send` is `_send` for complete() or `_open` for stream() (agentkit.http_send); `call` decides
+        step 4 (agentkit.http_call). `_adrive` is the same loop, awaited."""
         while True:
             request = call.next_request()                                  # 1. build
             try:
@@ -595,7 +441,7 @@ class HTTPModel(ClassifyStep):
                 call.succeeded(request)
                 return result
 
-    async def _adrive(self, call: _Call, send: Callable[[_Request], Awaitable[Any]]) -> Any:
+    async def _adrive(self, call: Call, send: Callable[[AttemptRequest], Awaitable[Any]]) -> Any:
         while True:
             request = call.next_request()                                  # 1. build
             try:
@@ -610,7 +456,7 @@ class HTTPModel(ClassifyStep):
 
     # -- step 1: build ---------------------------------------------------------------------------------
 
-    def _build(self, call: _Call) -> _Request:
+    def _build(self, call: Call) -> AttemptRequest:
         """The call's next attempt, to the plan's current model, on a clock of its own."""
         model, messages, options = call.plan.model, call.messages, call.options
         extras: dict[str, Any] = {}
@@ -637,12 +483,12 @@ class HTTPModel(ClassifyStep):
         path = redact(parsed.path + (f"?{parsed.query}" if parsed.query else ""), self._secrets)
         clock = AttemptClock(self._attempt_timeout, call.ends)
         history = tuple((a.model, a.outcome) for a in call.attempts)
-        return _Request(model, url, path, headers, wire.body, stream, clock, history, call.wait, time.perf_counter(),
-                        tuple(messages) if self.continue_stored else (), continued)
+        return AttemptRequest(model, url, path, headers, wire.body, stream, clock, history, call.wait,
+                              time.perf_counter(), tuple(messages) if self.continue_stored else (), continued)
 
     # -- stored conversations (continue_stored_responses) ----------------------------------------------
 
-    def _remember(self, request: _Request, turn: ModelTurn) -> None:
+    def _remember(self, request: AttemptRequest, turn: ModelTurn) -> None:
         """Keep the conversation this turn completed when the API stored the response (bounded)."""
         if not self.continue_stored:
             return
@@ -650,193 +496,6 @@ class HTTPModel(ClassifyStep):
         if response_id is None:
             return
         self._stored.remember(response_id, request.model, request.messages + (turn.as_message(),))
-
-    # -- steps 2, 3, 5 for one attempt (sync) ----------------------------------------------------------
-
-    def _send(self, request: _Request) -> ModelTurn:
-        """complete(): one attempt, read to its end."""
-        if request.stream:
-            assembly = _Assembly(self, request)
-            with closing(self._events(request)) as events:
-                for event in events:
-                    assembly.feed(event)
-            turn = assembly.turn()
-        else:
-            client = self._sync_client()
-            with self._classify(request), self._io(request):
-                response = client.send(self._http_request(client, request))
-            turn = self._decode(response, request)
-        self._remember(request, turn)
-        return turn
-
-    def _events(self, request: _Request) -> Iterator[SSEvent]:
-        """The events of one streamed attempt; each must arrive within the attempt's clock."""
-        client, clock = self._sync_client(), request.clock
-        with self._classify(request):
-            with self._io(request):
-                response = client.send(self._http_request(client, request), stream=True)
-            with closing(response):
-                if not response.is_success:
-                    with self._io(request):
-                        response.read()
-                    raise self._status_error(response, request)
-                with closing(self._frames(response)) as frames:
-                    while True:
-                        with self._io(request):
-                            event = next(frames, None)
-                        if event is None:
-                            return
-                        yield event
-                        clock.restart()  # the caller asks for the next event: a new wait begins
-
-    def _frames(self, response: httpx.Response) -> Iterator[SSEvent]:
-        if self.framing == "ndjson":
-            for line in response.iter_lines():
-                if line.strip():
-                    yield SSEvent(data=line)
-        else:
-            for sse in httpx_sse.EventSource(response).iter_sse():  # comments and keep-alives skipped
-                yield _event(sse)
-
-    def _open(self, request: _Request) -> tuple[_Request, Iterator[SSEvent]]:
-        """For stream(): an attempt succeeds once its first event is in hand."""
-        events = self._events(request)
-        try:
-            first = next(events)
-        except StopIteration:
-            raise self._empty_stream(request) from None
-        return request, _prepend(first, events)
-
-    def _watch(self, result: TurnStream, call: _Call) -> Iterator[SSEvent]:
-        request, events = self._drive(call, self._open)
-        assembly = _Assembly(self, request)
-        try:
-            with closing(events):
-                for event in events:
-                    assembly.feed(event)
-                    yield event
-            result.turn = assembly.turn()
-            self._remember(request, result.turn)
-        except ProviderError as error:  # after the first event: no retry, the caller saw part of it
-            call.spoilt(error)
-            raise
-
-    # -- steps 2, 3, 5 for one attempt (async: the same shape, awaited) --------------------------------
-
-    async def _asend(self, request: _Request) -> ModelTurn:
-        if request.stream:
-            assembly = _Assembly(self, request)
-            async with aclosing(self._aevents(request)) as events:
-                async for event in events:
-                    assembly.feed(event)
-            turn = assembly.turn()
-        else:
-            client = self._aclient()
-            with self._classify(request), self._io(request):
-                response = await self._by_deadline(request, client.send(self._http_request(client, request)))
-            turn = self._decode(response, request)
-        self._remember(request, turn)
-        return turn
-
-    async def _aevents(self, request: _Request) -> AsyncIterator[SSEvent]:
-        client, clock = self._aclient(), request.clock
-        with self._classify(request):
-            with self._io(request):
-                response = await self._by_deadline(
-                    request, client.send(self._http_request(client, request), stream=True))
-            async with aclosing(response):
-                if not response.is_success:
-                    with self._io(request):
-                        await self._by_deadline(request, response.aread())
-                    raise self._status_error(response, request)
-                async with aclosing(self._aframes(response)) as frames:
-                    while True:
-                        with self._io(request):
-                            event = await self._by_deadline(request, anext(frames, None))
-                        if event is None:
-                            return
-                        yield event
-                        clock.restart()
-
-    async def _aframes(self, response: httpx.Response) -> AsyncIterator[SSEvent]:
-        if self.framing == "ndjson":
-            async for line in response.aiter_lines():
-                if line.strip():
-                    yield SSEvent(data=line)
-        else:
-            async for sse in httpx_sse.EventSource(response).aiter_sse():
-                yield _event(sse)
-
-    async def _aopen(self, request: _Request) -> tuple[_Request, AsyncIterator[SSEvent]]:
-        events = self._aevents(request)
-        try:
-            first = await anext(events)
-        except StopAsyncIteration:
-            raise self._empty_stream(request) from None
-        return request, _aprepend(first, events)
-
-    async def _awatch(self, result: TurnStream, call: _Call) -> AsyncIterator[SSEvent]:
-        request, events = await self._adrive(call, self._aopen)
-        assembly = _Assembly(self, request)
-        try:
-            async with aclosing(events):
-                async for event in events:
-                    assembly.feed(event)
-                    yield event
-            result.turn = assembly.turn()
-            self._remember(request, result.turn)
-        except ProviderError as error:
-            call.spoilt(error)
-            raise
-
-    # -- what both drivers share: the request, the clock, step 3 and step 5 ------------------------------
-
-    def _http_request(self, client: httpx.Client | httpx.AsyncClient, request: _Request) -> httpx.Request:
-        built = client.build_request("POST", request.url, json=request.body, headers=request.headers,
-                                     timeout=self.timeout)
-        request.sent.append(len(built.content))  # what the wire carries, for Attempt.request_bytes
-        return built
-
-    @contextmanager
-    def _io(self, request: _Request) -> Iterator[None]:
-        """Network I/O of one attempt: bounded by its clock, and httpx's log lines scrubbed of the key.
-
-        Entered around each read, never across a `yield`, so no other code runs under it."""
-        with request.clock.reading(), scrubbing_logs(self._secret_forms):
-            yield
-
-    def _decode(self, response: httpx.Response, request: _Request) -> ModelTurn:
-        status, content = response.status_code, response.content
-        if not response.is_success:
-            raise self._status_error(response, request)
-        try:
-            body = json.loads(content)
-        except RecursionError:
-            raise self._error(BadResponseError, "the response body is JSON nested too deep to read", request,
-                              status=status, error_type="too_deep") from None
-        except ValueError as exc:
-            where = f" at char {exc.pos} of {len(content)}" if isinstance(exc, json.JSONDecodeError) else ""
-            reason = (exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)) + where
-            raise self._error(BadResponseError, f"the response body is not valid JSON ({reason})", request,
-                              status=status, error_type="invalid_json") from None
-        with self._decoding(request):
-            return self.codec.parse_response(body)
-
-
-class _Assembly:
-    """Step 5 for a stream: the codec's StreamAssembler fed event by event, its failures typed."""
-
-    def __init__(self, owner: HTTPModel, request: _Request):
-        self.owner, self.request = owner, request
-        self.assembler = owner.codec.StreamAssembler()
-
-    def feed(self, event: SSEvent) -> None:
-        with self.owner._decoding(self.request):
-            self.assembler.feed(event.event, event.data)
-
-    def turn(self) -> ModelTurn:
-        with self.owner._decoding(self.request):
-            return self.assembler.turn()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -851,20 +510,3 @@ def _join(base_url: str, path: str) -> str:
         url += ("&" if "?" in url else "?") + base_query
     return url
 
-
-def _event(sse: httpx_sse.ServerSentEvent) -> SSEvent:
-    # httpx-sse names unnamed events "message"; the codecs expect None for "no event: line".
-    return SSEvent(data=sse.data, event=None if sse.event == "message" else sse.event)
-
-
-def _prepend(first: SSEvent, rest: Iterator[SSEvent]) -> Iterator[SSEvent]:
-    with closing(rest):  # closing this generator closes the HTTP stream too
-        yield first
-        yield from rest
-
-
-async def _aprepend(first: SSEvent, rest: AsyncIterator[SSEvent]) -> AsyncIterator[SSEvent]:
-    async with aclosing(rest):
-        yield first
-        async for event in rest:
-            yield event

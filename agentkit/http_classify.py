@@ -38,7 +38,7 @@ from .redaction import redact, redact_json
 from .retries import attempt_outcome
 
 if TYPE_CHECKING:
-    from .http import _Request
+    from .http_call import AttemptRequest
 
 
 class ClassifyStep:
@@ -50,7 +50,7 @@ class ClassifyStep:
     _attempt_timeout: float | None
     _secrets: tuple
 
-    def _error(self, cls: type[ProviderError], message: Any, request: _Request, *, status: int | None = None,
+    def _error(self, cls: type[ProviderError], message: Any, request: AttemptRequest, *, status: int | None = None,
                error_type: str | None = None, retry_after: float | None = None, body: Any = None,
                retryable: bool | None = None, provider: str | None = None,
                model: str | None = None) -> ProviderError:
@@ -64,7 +64,7 @@ class ClassifyStep:
                    body=redact_json(body, secrets), retryable=retryable,
                    attempts=[*request.history, (request.model, outcome)])
 
-    def _from_codec(self, raw: ProviderError, request: _Request, status: int,
+    def _from_codec(self, raw: ProviderError, request: AttemptRequest, status: int,
                     retry_after: float | None = None) -> ProviderError:
         """Our error from the codec's: the codec knows the format's error body, we know the rest."""
         cls = type(raw) if type(raw).__init__ is ProviderError.__init__ else error_for_status(status)
@@ -75,7 +75,7 @@ class ClassifyStep:
                            provider=raw.provider, model=raw.model)
 
     @contextmanager
-    def _classify(self, request: _Request) -> Iterator[None]:
+    def _classify(self, request: AttemptRequest) -> Iterator[None]:
         """Step 3 for what httpx raises; our own ProviderErrors pass through untouched."""
         try:
             yield
@@ -104,7 +104,7 @@ class ClassifyStep:
             raise self._error(BadRequestError, "a request header holds a character HTTP cannot carry", request,
                               error_type="UnicodeEncodeError") from None
 
-    def _timeout(self, exc: httpx.TimeoutException, request: _Request) -> ProviderError:
+    def _timeout(self, exc: httpx.TimeoutException, request: AttemptRequest) -> ProviderError:
         bound = request.clock.expired()
         if bound == "total_timeout":
             return self._error(ProviderTimeout, f"total_timeout={self.total_timeout:g} s used up by this call's "
@@ -120,7 +120,7 @@ class ClassifyStep:
                            error_type=type(exc).__name__)
 
     @contextmanager
-    def _decoding(self, request: _Request) -> Iterator[None]:
+    def _decoding(self, request: AttemptRequest) -> Iterator[None]:
         """Step 5 for what a codec raises on a 2xx body: its own ProviderError (an error inside a 200 body
         or stream), or ValueError/KeyError/... and RecursionError (nested too deep): a bad response."""
         try:
@@ -132,11 +132,11 @@ class ClassifyStep:
             raise self._error(BadResponseError, f"the response does not fit the {self.format} format ({reason})",
                               request, status=200, error_type="invalid_response") from None
 
-    def _empty_stream(self, request: _Request) -> ProviderError:
+    def _empty_stream(self, request: AttemptRequest) -> ProviderError:
         return self._error(BadResponseError, "the stream ended before its first event", request, status=200,
                            error_type="empty_stream")
 
-    def _status_error(self, response: httpx.Response, request: _Request) -> ProviderError:
+    def _status_error(self, response: httpx.Response, request: AttemptRequest) -> ProviderError:
         """An error status, typed by the codec (which reads the format's error body and body hints)."""
         status, content = response.status_code, response.content
         try:

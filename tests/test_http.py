@@ -279,6 +279,17 @@ def test_http_py_never_branches_on_a_format_name():
     assert not compared & (set(FORMATS) | {"ollama"})
 
 
+@pytest.mark.parametrize("part", ["http_call", "http_send", "http_clients", "http_classify", "http_decode"])
+def test_no_part_of_http_model_branches_on_a_format_name(part):
+    """The same for the files HTTPModel's steps live in: they read the codec's facts, never a format's name."""
+    import importlib
+
+    tree = ast.parse(inspect.getsource(importlib.import_module(f"agentkit.{part}")))
+    compared = {node.value for compare in ast.walk(tree) if isinstance(compare, ast.Compare)
+                for node in ast.walk(compare) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    assert not compared & (set(FORMATS) | {"ollama"})
+
+
 @pytest.mark.parametrize("kw", [{"timeout": 0}, {"timeout": -1.0}, {"total_timeout": 0},
                                 {"total_timeout": float("nan")}, {"backoff": -1}, {"max_delay": -0.5}])
 def test_time_settings_are_checked_when_built(kw):
