@@ -108,6 +108,23 @@ def gemini_results(*names: str) -> dict:
                                       for n in names]}
 
 
+def gemini_forged_signature(sim: Sim) -> tuple[int, str]:
+    parts = sim.gemini("gemini-3-flash-preview", gemini_answer("", [])[:1]).json()["candidates"][0]["content"]["parts"]
+    forged = [dict(p, thoughtSignature="Zm9yZ2Vk") if "thoughtSignature" in p else p for p in parts]
+    results = [{"functionResponse": {"name": p["functionCall"]["name"], "id": p["functionCall"].get("id"),
+                                     "response": {"output": "sunny"}}} for p in parts if "functionCall" in p]
+    return error_of(sim.gemini("gemini-3-flash-preview",
+                               [*gemini_answer("", forged), {"role": "user", "parts": results}]))
+
+
+def responses_invented_reasoning(sim: Sim) -> tuple[int, str]:
+    first = responses_first(sim)
+    items = [dict(o, encrypted_content="gAAAAinventedDQ==") if o["type"] == "reasoning" else o for o in first]
+    outputs = [{"type": "function_call_output", "call_id": o["call_id"], "output": "sunny"}
+               for o in first if o["type"] == "function_call"]
+    return error_of(sim.responses({"input": [*USER, *items, *outputs]}))
+
+
 def openrouter_down(sim: Sim) -> tuple[int, str]:
     r = sim.post("openrouter", "/chat/completions", {"model": "sim-reasoner-503", "messages": USER},
                  {"authorization": "Bearer k"})
@@ -136,6 +153,12 @@ PROBES: dict[str, Callable[[Sim], tuple[int, str]]] = {
         {"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 1024},
          "messages": [*USER, {"role": "assistant", "content": [
              {"type": "thinking", "thinking": "I made this up.", "signature": "c2lnbmF0dXJl"}, *CALLS]}, RESULTS]}),
+    "anthropic.redacted_thinking_invalid": lambda sim: sim.claude_error(
+        {"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 1024},
+         "messages": [*USER, {"role": "assistant", "content": [
+             {"type": "redacted_thinking", "data": "aW52ZW50ZWQ="}, *CALLS]}, RESULTS]}),
+    "gemini.thought_signature_corrupted": gemini_forged_signature,
+    "openai-responses.encrypted_content_invalid": responses_invented_reasoning,
     "anthropic.thinking_with_forced_tool": lambda sim: sim.claude_error(
         {"model": "claude-sonnet-4-5", "thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": USER,
          "tool_choice": {"type": "any"}}),
