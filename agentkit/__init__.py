@@ -13,25 +13,37 @@
         result = run(model, "What's the weather in Tokyo?", tools=[get_weather])
         print(result.output, result.stop_reason)
 
-The modules, from the ground floor up (each imports only from the ones before it):
-types, errors, extras, trace, strict, tools, validate, fixtures, budgets, policies, execute, compaction,
-checkpoint, loop, resume, replay, models, providers, http, sim, lab, otel, viz. `import agentkit` loads the core
-only; HTTPModel, the simulator and the charts load on first use.
+The folders are the layers (the README lists them; each imports only from those above it): `core/` is
+the loop itself, `long_running/` what sits around it (compaction, resume, replay, OpenTelemetry), then
+`models.py`, `providers/` (the client half of each wire format), `http/` (HTTPModel), `sim/` (the
+simulator), `mcp/`, `bench/`, and what the notebooks use (`viz`, `widgets`, `lab/`, `experiments/`).
+`import agentkit` loads the core only; HTTPModel, the simulator and the charts load on first use.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .errors import (AgentkitError, LimitExceeded, ModelCallError, ProviderError, RunError, ScriptError,
-                     ToolDefinitionError, ToolExecutionError, ToolFailure, ToolReturnError, ToolTimeout)
-from .execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor
-from .loop import Run, Settings, StopReason, Thread, arun, run
+from .core.errors import (
+    AgentkitError,
+    LimitExceeded,
+    ModelCallError,
+    ProviderError,
+    RunError,
+    ScriptError,
+    ToolDefinitionError,
+    ToolExecutionError,
+    ToolFailure,
+    ToolReturnError,
+    ToolTimeout,
+)
+from .core.execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor
+from .core.loop import Run, Settings, StopReason, Thread, arun, run
+from .core.policies import Approve, Deny, Edit, Limits, Retry
+from .core.tools import RuleViolation, Tool, ToolContext, Update, tool
+from .core.trace import Trace
+from .core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from .models import FunctionModel, ScriptedModel, call
-from .policies import Approve, Deny, Edit, Limits, Retry
-from .tools import RuleViolation, Tool, ToolContext, Update, tool
-from .trace import Trace
-from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 __version__ = "0.1.0"
 
@@ -45,20 +57,20 @@ __all__ = [
     "ToolDefinitionError", "ToolExecutionError", "ToolFailure", "ToolReturnError", "ToolTimeout",
 ]
 
-# Long-running loops (issue 19): budgets, compaction, pause and resume, replay and fork.
-from .budgets import Price  # noqa: E402
-from .compaction import DropOldest, ElideToolResults, Summarize  # noqa: E402
-from .errors import UnknownPriceError  # noqa: E402
-from .policies import Pause  # noqa: E402
-from .replay import diff, fork, replay  # noqa: E402
-from .resume import resume  # noqa: E402
+# Long-running loops: budgets, compaction, pause and resume, replay and fork.
+from .core.budgets import Price  # noqa: E402
+from .core.errors import UnknownPriceError  # noqa: E402
+from .core.policies import Pause  # noqa: E402
+from .long_running.compaction import DropOldest, ElideToolResults, Summarize  # noqa: E402
+from .long_running.replay import diff, fork, replay  # noqa: E402
+from .long_running.resume import resume  # noqa: E402
 
 __all__ += ["Price", "UnknownPriceError", "DropOldest", "ElideToolResults", "Summarize", "Pause", "resume",
             "replay", "fork", "diff"]
 
 # Loaded on first use, so that `import agentkit` stays fast and pulls in no HTTP server or plotting.
 _LAZY = {"HTTPModel": ("agentkit.http", "HTTPModel")}
-_LAZY_MODULES = {"fixtures", "providers", "http", "sim", "lab", "viz", "widgets", "bench", "mcp", "otel"}
+_LAZY_MODULES = {"fixtures", "providers", "http", "sim", "lab", "viz", "widgets", "bench", "mcp"}
 
 
 def __getattr__(name: str) -> Any:

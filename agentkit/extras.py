@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .errors import MissingExtra
+from .core.errors import MissingExtra
 
 DISTRIBUTION = "agentkit-lab"  # `agentkit` on the package index is an unrelated project
 

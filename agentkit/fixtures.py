@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .tools import Tool
-from .validate import ErrorKind, Gate, date_order
+from .core.tools import Tool
+from .core.validate import ErrorKind, Gate, date_order
 
 if TYPE_CHECKING:  # pathlib loads with the fixtures, not with agentkit
     from pathlib import Path

@@ -21,8 +21,8 @@ import json
 import threading
 from typing import Any, Callable, Sequence
 
-from .errors import ScriptError
-from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec
+from .core.errors import ScriptError
+from .core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec
 
 Step = Any  # ModelTurn | str | list[ToolCall] | Callable[[messages, tools, options], Step]
 

@@ -313,7 +313,7 @@ def attempt_timeline(rows: Mapping[str, Sequence[Any]], title: str = "") -> Any:
     attempt (red when it failed, green when it answered); at the bar's end the attempts' outcomes
     (429, 503, "timeout", ..., and the model after a fallback) and the call's total time. `rows` maps a
     label to that call's attempts: objects with `.wait`, `.elapsed`, `.ok`, `.outcome` and `.model`,
-    like `agentkit.retries.Attempt`."""
+    like `agentkit.http.retries.Attempt`."""
     plt = pyplot()
     labels = list(rows)
     fig, ax = plt.subplots(figsize=(8.5, max(2.0, 0.9 + 0.42 * len(labels))))

@@ -29,9 +29,9 @@ import httpx
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from hostile_server import HostileServer  # noqa: E402 - the test suite's trickling server
 
-from agentkit.errors import ProviderTimeout  # noqa: E402
+from agentkit.core.errors import ProviderTimeout  # noqa: E402
+from agentkit.core.types import Message, ModelOptions  # noqa: E402
 from agentkit.http import HTTPModel  # noqa: E402
-from agentkit.types import Message, ModelOptions  # noqa: E402
 
 MESSAGES = [Message.user("Say hi.")]
 TIMEOUT = 1.0

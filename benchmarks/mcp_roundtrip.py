@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import agentkit
-import agentkit.validate
+import agentkit.core.validate
 from agentkit import ScriptedModel, call, tool
 from agentkit.mcp import ToolServer, connect
 
@@ -60,7 +60,7 @@ def main() -> None:
     (folder / "bench_tools.py").write_text(MODULE, encoding="utf-8")
     command = [sys.executable, "-m", "agentkit.mcp", "serve", "bench_tools:TOOLS"]
 
-    agentkit.validate.validator_for(echo.parameters)  # jsonschema loads on first use: not part of a call
+    agentkit.core.validate.validator_for(echo.parameters)  # jsonschema loads on first use: not part of a call
     local = per_call([echo])
     with connect(ToolServer([echo])) as client:
         in_memory = per_call(client.tools)

@@ -21,7 +21,7 @@ import time
 
 import agentkit
 from agentkit import tool
-from agentkit.execute import AsyncioExecutor, ThreadExecutor
+from agentkit.core.execute import AsyncioExecutor, ThreadExecutor
 from agentkit.models import parallel_calls
 
 SLEEP = 1.0

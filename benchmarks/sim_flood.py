@@ -34,11 +34,11 @@ import time
 
 import httpx
 
+from agentkit.core.types import Message, ModelOptions, ToolSpec
 from agentkit.providers import get_codec
 from agentkit.sim import reasoner as R
 from agentkit.sim.server import base_path
 from agentkit.sim.wire.common import ChatRequest
-from agentkit.types import Message, ModelOptions, ToolSpec
 
 WEATHER = ToolSpec("get_weather", "Current weather for a city",
                    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})

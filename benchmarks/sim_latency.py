@@ -22,8 +22,8 @@ import time
 import httpx
 
 from agentkit import sim
+from agentkit.core.types import ModelTurn, Usage
 from agentkit.sim.wire.common import ChatRequest
-from agentkit.types import ModelTurn, Usage
 
 BODY = {"model": "sim-reasoner", "messages": [{"role": "user", "content": "Say hello."}]}
 

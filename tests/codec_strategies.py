@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 from hypothesis import strategies as st
 
-from agentkit.types import ToolSpec
+from agentkit.core.types import ToolSpec
 
 # -- building blocks of valid conversations ------------------------------------------------------------
 

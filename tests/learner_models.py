@@ -25,13 +25,13 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from agentkit.core.types import ModelTurn, ToolCall, Usage
 from agentkit.models import tool_results_since_last_user
 from agentkit.sim import create_app
 from agentkit.sim import reasoner as R
 from agentkit.sim.behaviours import UnknownModel
 from agentkit.sim.server import SimServer, listening_socket
 from agentkit.sim.wire.common import ChatRequest
-from agentkit.types import ModelTurn, ToolCall, Usage
 
 LEARNER_MODEL = "learner-7b"
 SILENT_MODEL = "silent-7b"

@@ -14,9 +14,9 @@ from agentkit.bench.faultproxy import fault_proxy
 from agentkit.bench.oracle import serve_with_oracle
 from agentkit.bench.report import Report
 from agentkit.bench.suites import load_cases
-from agentkit.errors import ProviderError
+from agentkit.core.errors import ProviderError
+from agentkit.core.types import Message
 from agentkit.http import HTTPModel
-from agentkit.types import Message
 
 FORMATS = ["openai-chat", "anthropic"]
 

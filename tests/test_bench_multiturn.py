@@ -20,9 +20,9 @@ from agentkit.bench import bfcl, multiturn
 from agentkit.bench.oracle import Oracle, serve_with_oracle
 from agentkit.bench.runner import read_records, run_benchmark
 from agentkit.bench.suites import UnknownSuite, load_cases
+from agentkit.core.types import ToolCall
 from agentkit.http import HTTPModel
 from agentkit.models import FunctionModel
-from agentkit.types import ToolCall
 
 SLICE = 6  # cases per category in `make test`
 

@@ -13,7 +13,7 @@ from agentkit.bench import bfcl, scenarios
 from agentkit.bench.oracle import Oracle
 from agentkit.bench.runner import BenchAborted, RateLimit, emitted_calls, read_records, run_benchmark
 from agentkit.bench.suites import Case, UnknownSuite, load_cases, parse_suites
-from agentkit.errors import AuthenticationError, ServerError
+from agentkit.core.errors import AuthenticationError, ServerError
 from agentkit.sim.wire.common import ChatRequest
 
 CASES = [Case(s.id, "agentkit", s.category, s) for s in scenarios.load_all()[:12]]

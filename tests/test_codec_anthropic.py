@@ -7,19 +7,19 @@ import json
 from dataclasses import replace
 
 import anthropic as sdk
+import codec_strategies
 import httpx2
 import pydantic
-import codec_strategies
-from codec_strategies import arguments, json_values, names, texts, tool_specs
 import pytest
+from codec_strategies import arguments, json_values, names, texts, tool_specs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentkit import errors
+from agentkit.core import errors
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from agentkit.providers import anthropic as codec
 from agentkit.sim.wire import anthropic as codec_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 # --- recorded shapes: _3_5 a response with two parallel calls ---------------------------------------------------------
 

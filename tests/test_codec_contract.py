@@ -18,14 +18,14 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from agentkit import errors
+from agentkit.core import errors
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from agentkit.providers import FORMATS, contract, get_codec
 from agentkit.providers.common import JSONLine, SSEvent
 from agentkit.sim import wire as server_halves
 from agentkit.sim.wire import contract as server_contract
 from agentkit.sim.wire import get_server
 from agentkit.sim.wire.common import ChatRequest
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 ALL = list(FORMATS)
 WEATHER = ToolSpec("get_weather", "Current weather for a city",

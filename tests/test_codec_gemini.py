@@ -6,21 +6,21 @@ import copy
 import json
 from dataclasses import replace
 
-import httpx
 import codec_strategies
-from codec_strategies import arguments, json_values, names, texts, tool_specs
+import httpx
 import pytest
+from codec_strategies import arguments, json_values, names, texts, tool_specs
 from google import genai
 from google.genai import errors as sdk_errors
 from google.genai import types as gt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentkit import errors
+from agentkit.core import errors
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from agentkit.providers import gemini as codec
 from agentkit.sim.wire import gemini as codec_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 # --- recorded shapes: _4_5 a response with two parallel calls ---------------------------------------------------------
 

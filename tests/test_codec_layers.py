@@ -45,7 +45,7 @@ def imported(path: Path) -> set[str]:
 @pytest.mark.parametrize("fmt", list(FORMATS))
 def test_a_codec_imports_only_the_vocabulary_and_the_shared_provider_modules(fmt):
     module = FORMATS[fmt]
-    allowed = {"types", "errors"} | {f"providers.{m}" for m in SHARED}
+    allowed = {"core.types", "core.errors"} | {f"providers.{m}" for m in SHARED}
     if module == "openrouter":
         allowed.add("providers.openai_chat")  # OpenRouter is Chat Completions plus extras, on purpose
     assert imported(ROOT / "providers" / f"{module}.py") <= allowed
@@ -54,7 +54,7 @@ def test_a_codec_imports_only_the_vocabulary_and_the_shared_provider_modules(fmt
 @pytest.mark.parametrize("fmt", list(SERVERS))
 def test_a_server_half_imports_only_its_client_half_and_the_shared_modules_of_both_sides(fmt):
     module = SERVERS[fmt]
-    allowed = ({"types", "errors", f"providers.{module}"} | {f"providers.{m}" for m in SHARED}
+    allowed = ({"core.types", "core.errors", f"providers.{module}"} | {f"providers.{m}" for m in SHARED}
                | {f"sim.wire.{m}" for m in SHARED})
     if module == "openrouter":
         allowed |= {"sim.wire.openai_chat", "providers.openai_chat"}  # OpenRouter builds on Chat Completions

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_codec_openai_chat import WEATHER, json_values, raw_arguments, texts, tool_lists
 
-from agentkit.providers import mcp_codec as mcp
-from agentkit.types import ToolCall, ToolResult, ToolSpec
+from agentkit.core.types import ToolCall, ToolResult, ToolSpec
+from agentkit.mcp import codec as mcp
 
 JSONRPC_MESSAGE = pydantic.TypeAdapter(mcp_types.JSONRPCMessage)
 

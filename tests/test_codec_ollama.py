@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ollama._types import ChatResponse, ListResponse
 
-from agentkit import errors
+from agentkit.core import errors
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from agentkit.providers import ollama as codec
 from agentkit.providers.common import JSONLine
 from agentkit.sim.wire import ollama as codec_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 WEATHER = ToolSpec("get_weather", "Get the weather in a given city",
                    {"type": "object", "properties": {"city": {"type": "string",

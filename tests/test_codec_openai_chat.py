@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from agentkit.errors import (
+from agentkit.core.errors import (
     AuthenticationError,
     BadRequestError,
     BadResponseError,
@@ -27,12 +27,12 @@ from agentkit.errors import (
     RateLimitError,
     ServerError,
 )
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from agentkit.providers import openai_chat as chat
 from agentkit.providers.common import WireRequest
 from agentkit.sim.wire import get_server
 from agentkit.sim.wire import openai_chat as chat_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 # --- recorded shapes: _1_4 a request, _1_5 two parallel calls, _1_6 the results sent back, _1_8 a stream --------------
 

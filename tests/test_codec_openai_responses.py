@@ -34,12 +34,12 @@ from test_codec_openai_chat import (
     wire_json,
 )
 
-from agentkit.errors import BadResponseError, RateLimitError, ServerError
+from agentkit.core.errors import BadResponseError, RateLimitError, ServerError
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 from agentkit.providers import openai_responses as responses
 from agentkit.providers.common import SSEvent, WireRequest
 from agentkit.sim.wire import openai_responses as responses_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
 
 STREAM_EVENT = pydantic.TypeAdapter(ResponseStreamEvent)
 

@@ -34,11 +34,12 @@ from test_codec_openai_chat import (
     wire_json,
 )
 
-from agentkit.errors import BadRequestError, RateLimitError, ServerError
+from agentkit.core.errors import BadRequestError, RateLimitError, ServerError
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, Usage
 from agentkit.providers import openrouter
-from agentkit.sim.wire import openai_chat as openai_chat_server, openrouter as openrouter_server
+from agentkit.sim.wire import openai_chat as openai_chat_server
+from agentkit.sim.wire import openrouter as openrouter_server
 from agentkit.sim.wire.common import RequestInvalid
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, Usage
 
 # --- recorded shapes: _6_3 a routed request (models, provider), _6_4 its answer, _6_5 a stream ------------------------
 

@@ -14,11 +14,14 @@ from dataclasses import replace
 
 import pytest
 
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolResult, ToolSpec
 from agentkit.providers import anthropic, gemini, ollama, openai_chat, openai_responses, openrouter
-from agentkit.sim.wire import (anthropic as anthropic_server, gemini as gemini_server, get_server,
-                               ollama as ollama_server, openai_responses as openai_responses_server)
+from agentkit.sim.wire import anthropic as anthropic_server
+from agentkit.sim.wire import gemini as gemini_server
+from agentkit.sim.wire import get_server
+from agentkit.sim.wire import ollama as ollama_server
+from agentkit.sim.wire import openai_responses as openai_responses_server
 from agentkit.sim.wire.common import ChatRequest, RequestInvalid, mint_signature
-from agentkit.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolResult, ToolSpec
 
 WEATHER = ToolSpec("get_weather", "Current weather for a city",
                    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})

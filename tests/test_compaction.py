@@ -10,12 +10,18 @@ from profiles import examples
 
 import agentkit
 from agentkit import Thread, run, tool
-from agentkit.compaction import (CompactionError, DropOldest, ElideToolResults, Summarize, check_history,
-                                 message_chars)
+from agentkit.core.types import Message, ModelTurn, ReasoningState, ToolCall, ToolResult
 from agentkit.http import HTTPModel
+from agentkit.long_running.compaction import (
+    CompactionError,
+    DropOldest,
+    ElideToolResults,
+    Summarize,
+    check_history,
+    message_chars,
+)
 from agentkit.models import FunctionModel
 from agentkit.providers import FORMATS
-from agentkit.types import Message, ModelTurn, ReasoningState, ToolCall, ToolResult
 
 
 def summariser() -> FunctionModel:

@@ -113,7 +113,7 @@ def test_gpt6_needs_the_responses_api_for_tools(sim):
     chat = HTTPModel("gpt-6.1-sol", "openai-chat", base_url=sim.base_url("openai-chat"), api_key="k")
     with pytest.raises(agentkit.ModelCallError) as info:
         agentkit.run(chat, QUESTION, tools=TOOLS)
-    assert isinstance(info.value.__cause__, agentkit.errors.BadRequestError)
+    assert isinstance(info.value.__cause__, agentkit.core.errors.BadRequestError)
     responses = HTTPModel("gpt-6.1-sol", "openai-responses", base_url=sim.base_url("openai-responses"),
                           api_key="k")
     assert agentkit.run(responses, QUESTION, tools=TOOLS).stop_reason is StopReason.FINAL_ANSWER
@@ -140,8 +140,8 @@ def test_an_error_inside_a_stream_reaches_the_caller_typed_and_a_retry_answers(s
     # Gemini writes its error as raw JSON lines between the `data:` events (google-genai reads them); an SSE
     # parser keeps only `data:` lines, so there the stream just ends early: still a retryable error.
     # (Ollama's error line carries no kind once content has started: a server failure.)
-    expected = (agentkit.errors.ServerError, agentkit.errors.BadResponseError) if fmt == "gemini" \
-        else agentkit.errors.ServerError
+    expected = (agentkit.core.errors.ServerError, agentkit.core.errors.BadResponseError) if fmt == "gemini" \
+        else agentkit.core.errors.ServerError
     with pytest.raises(expected) as info:
         model.complete(messages, specs, options)
     assert info.value.retryable
@@ -199,7 +199,7 @@ def test_a_tool_cycle_moved_to_claude_with_thinking_on_gets_claudes_400(sim):
     results = [agentkit.Message.tool(agentkit.ToolResult.success(c, "ok")) for c in turn.tool_calls]
     claude = HTTPModel("claude-sonnet-4-5", "anthropic", base_url=sim.base_url("anthropic"), api_key="sim-key",
                        extra_body=REASONING["anthropic"][1])
-    with pytest.raises(agentkit.errors.BadRequestError, match="Expected `thinking` or `redacted_thinking`"):
+    with pytest.raises(agentkit.core.errors.BadRequestError, match="Expected `thinking` or `redacted_thinking`"):
         claude.complete([*messages, turn.as_message(), *results], [t.spec for t in TOOLS])
     plain = HTTPModel("claude-sonnet-4-5", "anthropic", base_url=sim.base_url("anthropic"), api_key="sim-key")
     assert plain.complete([*messages, turn.as_message(), *results], [t.spec for t in TOOLS]).text

@@ -1,4 +1,4 @@
-"""agentkit.execute: order kept, errors captured, typed timeouts, retries, parallelism, contextvars, spans."""
+"""agentkit.core.execute: order kept, errors captured, typed timeouts, retries, parallelism, contextvars, spans."""
 
 from __future__ import annotations
 
@@ -10,11 +10,18 @@ import time
 
 import pytest
 
-from agentkit.errors import ToolTimeout
-from agentkit.execute import (AsyncioExecutor, Executor, Job, Outcome, SequentialExecutor, ThreadExecutor,
-                              make_executor)
-from agentkit.policies import Retry
-from agentkit.trace import Trace
+from agentkit.core.errors import ToolTimeout
+from agentkit.core.execute import (
+    AsyncioExecutor,
+    Executor,
+    Job,
+    Outcome,
+    SequentialExecutor,
+    ThreadExecutor,
+    make_executor,
+)
+from agentkit.core.policies import Retry
+from agentkit.core.trace import Trace
 
 EXECUTORS = [SequentialExecutor, ThreadExecutor, AsyncioExecutor]
 PARALLEL = [ThreadExecutor, AsyncioExecutor]

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 matplotlib.use("Agg")
 
 import agentkit  # noqa: E402
-from agentkit.execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor  # noqa: E402
+from agentkit.core.execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor  # noqa: E402
+from agentkit.core.trace import Trace  # noqa: E402
 from agentkit.experiments import parallel  # noqa: E402
 from agentkit.models import parallel_calls  # noqa: E402
-from agentkit.trace import Trace  # noqa: E402
 
 QUICK = 0.01  # seconds a call sleeps here: enough to overlap, short enough for a test
 

@@ -8,8 +8,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from agentkit.errors import (BadResponseError, ProviderConnectionError, ProviderTimeout, RateLimitError,  # noqa: E402
-                             ServerError)
+from agentkit.core.errors import BadResponseError, ProviderConnectionError, ProviderTimeout, RateLimitError, ServerError  # noqa: E402
 from agentkit.experiments import transport  # noqa: E402
 from agentkit.providers import FORMATS  # noqa: E402
 

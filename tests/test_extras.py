@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from agentkit.errors import MissingExtra
+from agentkit.core.errors import MissingExtra
 
 
 def _run_without(tmp_path, missing: list[str], *argv: str) -> subprocess.CompletedProcess:

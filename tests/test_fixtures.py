@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agentkit.core.strict import strict_problems, to_strict
+from agentkit.core.validate import validate_arguments
 from agentkit.fixtures import load_fixtures
-from agentkit.strict import strict_problems, to_strict
-from agentkit.validate import validate_arguments
 
 FIXTURES = load_fixtures()
 

@@ -22,12 +22,11 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
+from codec_standins import with_server_side_fallback
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codec_standins import with_server_side_fallback
-
-from agentkit.errors import (
+from agentkit.core.errors import (
     AuthenticationError,
     BadRequestError,
     BadResponseError,
@@ -36,12 +35,12 @@ from agentkit.errors import (
     RateLimitError,
     ServerError,
 )
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec, Usage
 from agentkit.http import HTTPModel, retry_after_seconds
+from agentkit.http.redaction import redact
+from agentkit.http.retries import Attempt, RetryPlan, backoff_delay, moves_to_fallback
 from agentkit.providers import FORMATS, get_codec
-from agentkit.redaction import redact
-from agentkit.retries import Attempt, RetryPlan, backoff_delay, moves_to_fallback
 from agentkit.sim.wire import get_server
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec, Usage
 
 KEY = "-".join(["sk", "test", "SECRET", "0123456789abcdef"])  # built at run time: no key-shaped literal
 
@@ -271,20 +270,20 @@ def test_a_codec_without_server_side_fallback_gets_no_models_list():
 
 def test_http_py_never_branches_on_a_format_name():
     """Format knowledge lives in the codecs: http.py reads their facts, it never asks `format == ...`."""
-    import agentkit.http
+    import agentkit.http.model
 
-    tree = ast.parse(inspect.getsource(agentkit.http))
+    tree = ast.parse(inspect.getsource(agentkit.http.model))
     compared = {node.value for compare in ast.walk(tree) if isinstance(compare, ast.Compare)
                 for node in ast.walk(compare) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
     assert not compared & (set(FORMATS) | {"ollama"})
 
 
-@pytest.mark.parametrize("part", ["http_call", "http_send", "http_clients", "http_classify", "http_decode"])
+@pytest.mark.parametrize("part", ["call", "send", "clients", "classify", "decode"])
 def test_no_part_of_http_model_branches_on_a_format_name(part):
     """The same for the files HTTPModel's steps live in: they read the codec's facts, never a format's name."""
     import importlib
 
-    tree = ast.parse(inspect.getsource(importlib.import_module(f"agentkit.{part}")))
+    tree = ast.parse(inspect.getsource(importlib.import_module(f"agentkit.http.{part}")))
     compared = {node.value for compare in ast.walk(tree) if isinstance(compare, ast.Compare)
                 for node in ast.walk(compare) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
     assert not compared & (set(FORMATS) | {"ollama"})

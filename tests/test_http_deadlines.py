@@ -15,9 +15,9 @@ import httpx
 import pytest
 from hostile_server import HostileServer
 
-from agentkit.errors import ProviderConnectionError, ProviderTimeout, RateLimitError
+from agentkit.core.errors import ProviderConnectionError, ProviderTimeout, RateLimitError
+from agentkit.core.types import Message, ModelOptions
 from agentkit.http import HTTPModel
-from agentkit.types import Message, ModelOptions
 
 MESSAGES = [Message.user("Say hi.")]
 TIMEOUT = 1.0
@@ -225,7 +225,7 @@ class socket_that_refuses:
 def test_our_own_clients_enforce_deadlines_at_the_socket():
     """httpx has no public hook for a network backend yet (encode/httpx#3180): if an httpx upgrade moves
     the private attribute we use, this test says so before a trickling server does."""
-    from agentkit.deadlines import bounded_async_transport, bounded_transport, is_bounded
+    from agentkit.http.deadlines import bounded_async_transport, bounded_transport, is_bounded
 
     assert is_bounded(bounded_transport()) and is_bounded(bounded_async_transport())
 
@@ -292,7 +292,7 @@ def test_bench_runner_clients_are_bounded_by_timeout():
 
 
 def test_bound_client_wraps_every_pool_a_client_holds_proxies_included():
-    from agentkit.deadlines import bound_client, is_bounded
+    from agentkit.http.deadlines import bound_client, is_bounded
 
     client = httpx.AsyncClient(mounts={"http://proxied.test": httpx.AsyncHTTPTransport()})
     assert bound_client(client) and bound_client(client)  # once wrapped, a second call changes nothing

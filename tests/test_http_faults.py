@@ -17,10 +17,10 @@ import threading
 import pytest
 from codec_standins import with_server_side_fallback
 
-from agentkit.errors import BadResponseError, ProviderConnectionError, ProviderTimeout, RateLimitError, ServerError
+from agentkit.core.errors import BadResponseError, ProviderConnectionError, ProviderTimeout, RateLimitError, ServerError
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec, Usage
 from agentkit.http import HTTPModel
 from agentkit.providers import FORMATS, get_codec
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec, Usage
 
 try:
     from agentkit.sim import serve

@@ -16,10 +16,10 @@ import httpx
 import pytest
 from hostile_server import HostileServer
 
-from agentkit.errors import BadResponseError, ProviderTimeout, RateLimitError, error_for_status
+from agentkit.core.errors import BadResponseError, ProviderTimeout, RateLimitError, error_for_status
+from agentkit.core.types import Message, ModelOptions, ModelTurn
 from agentkit.http import HTTPModel
 from agentkit.providers.common import WireRequest
-from agentkit.types import Message, ModelOptions, ModelTurn
 
 MESSAGES = [Message.user("Say hi.")]
 

@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentkit
-from agentkit.errors import AuthenticationError, BadRequestError, ModelCallError, ProviderError
+from agentkit.core.errors import AuthenticationError, BadRequestError, ModelCallError, ProviderError
+from agentkit.core.types import Message, ModelOptions
 from agentkit.http import HTTPModel
-from agentkit.lab import describe
-from agentkit.redaction import (
+from agentkit.http.redaction import (
     clean_key,
     header_secrets,
     key_problem,
@@ -37,7 +37,7 @@ from agentkit.redaction import (
     secret_forms,
     url_secrets,
 )
-from agentkit.types import Message, ModelOptions
+from agentkit.lab import describe
 
 MESSAGES = [Message.user("hi")]
 ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from agentkit import LimitExceeded, Limits, StopReason, Thread, call, run, tool
+from agentkit.core.types import ModelTurn, Usage
 from agentkit.models import FunctionModel
-from agentkit.types import ModelTurn, Usage
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 

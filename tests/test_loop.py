@@ -11,11 +11,26 @@ import time
 import pytest
 
 import agentkit
-from agentkit import (Deny, Edit, LimitExceeded, Limits, ModelCallError, Retry, ScriptedModel, StopReason, Thread,
-                      ToolContext, ToolExecutionError, Update, call, run, tool)
-from agentkit.execute import Outcome
+from agentkit import (
+    Deny,
+    Edit,
+    LimitExceeded,
+    Limits,
+    ModelCallError,
+    Retry,
+    ScriptedModel,
+    StopReason,
+    Thread,
+    ToolContext,
+    ToolExecutionError,
+    Update,
+    call,
+    run,
+    tool,
+)
+from agentkit.core.execute import Outcome
+from agentkit.core.types import ModelTurn, ToolCall
 from agentkit.models import FunctionModel, always_calls, malformed_then_fixed, parallel_calls, repeats
-from agentkit.types import ModelTurn, ToolCall
 
 
 @tool
@@ -159,10 +174,10 @@ def test_max_tool_calls_continue_lets_a_stubborn_model_go_on_until_the_step_cap(
     r = run(always_calls("search", lambda step: {"q": f"q{step}"}), "go", tools=[search],
             limits=Limits(max_steps=30, max_tool_calls=3, exit_behavior="continue"))
     assert r.stop_reason is StopReason.MAX_STEPS and r.steps == 30 and r.tool_runs == 3
-    blocked = [json.loads(m.content) for m in tool_messages(r) if agentkit.policies.CONTINUE_TEXT in m.content]
+    blocked = [json.loads(m.content) for m in tool_messages(r) if agentkit.core.policies.CONTINUE_TEXT in m.content]
     assert len(blocked) == 26  # calls 4..29 answered "limit exceeded"; call 30 is past the step cap
     # each in the stable envelope every result uses, with LangChain's sentence as the message
-    assert all(b["ok"] is False and b["error"] == {"kind": "limit", "message": agentkit.policies.CONTINUE_TEXT,
+    assert all(b["ok"] is False and b["error"] == {"kind": "limit", "message": agentkit.core.policies.CONTINUE_TEXT,
                                                     "path": None, "keyword": None} for b in blocked)
 
 
@@ -828,7 +843,7 @@ def test_arguments_nested_ten_thousand_deep_are_a_refused_call_not_a_recursion_e
 # -- the core without I/O --------------------------------------------------------------------------------
 
 def test_the_core_answers_call_model_run_tools_done_in_turn():
-    from agentkit.loop import CallModel, Done, LoopCore, RunTools
+    from agentkit.core.loop import CallModel, Done, LoopCore, RunTools
 
     core = LoopCore([get_weather], "Weather in Tokyo?")
     step = core.next()
@@ -846,7 +861,7 @@ def test_the_core_answers_call_model_run_tools_done_in_turn():
 
 
 def test_settings_refuse_a_bad_tool_timeout_and_limits():
-    from agentkit.loop import Settings
+    from agentkit.core.loop import Settings
 
     for bad in (0, -1, float("inf"), float("nan"), True, "5"):
         with pytest.raises(ValueError, match="tool_timeout"):
@@ -859,7 +874,7 @@ def test_settings_refuse_a_bad_tool_timeout_and_limits():
 
 def _reasoning_model(seen: list):
     """Calls get_weather once, with reasoning state on its turn; then answers. Records every request."""
-    from agentkit.types import ReasoningState
+    from agentkit.core.types import ReasoningState
 
     state = ReasoningState("anthropic", "claude-sonnet-4-5", ({"type": "thinking", "thinking": "t", "signature": "s"},))
 

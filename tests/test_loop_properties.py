@@ -22,10 +22,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from profiles import examples
 
-from agentkit import (LimitExceeded, Limits, Retry, StopReason, Thread, ToolExecutionError, ToolTimeout, arun, call,
-                      run, tool)
+from agentkit import (
+    LimitExceeded,
+    Limits,
+    Retry,
+    StopReason,
+    Thread,
+    ToolExecutionError,
+    ToolTimeout,
+    arun,
+    call,
+    run,
+    tool,
+)
+from agentkit.core.types import ToolCall
 from agentkit.models import FunctionModel
-from agentkit.types import ToolCall
 
 
 @tool

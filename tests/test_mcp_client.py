@@ -16,15 +16,14 @@ from pathlib import Path
 
 import pydantic
 import pytest
-from mcp_types import JSONRPCMessage
 from mcp_sdk_servers import flaky_server, weather_server
+from mcp_types import JSONRPCMessage
 
 import agentkit
 from agentkit import Limits, Retry, ScriptedModel, StopReason, Tool, call, tool
-from agentkit.mcp import (McpConnectionError, McpToolError, StaleToolError, ToolServer, WireLog, aconnect,
-                          connect)
+from agentkit.mcp import McpConnectionError, McpToolError, StaleToolError, ToolServer, WireLog, aconnect, connect
 from agentkit.mcp.client import _says_unknown_tool
-from agentkit.providers.mcp_codec import McpError
+from agentkit.mcp.codec import McpError
 
 TESTS = Path(__file__).parent
 PYTHON = sys.executable

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import agentkit
 from agentkit import ScriptedModel, Tool, call, tool
 from agentkit.mcp import StaleToolError, ToolServer, WireLog, connect
-from agentkit.providers.mcp_codec import McpError
+from agentkit.mcp.codec import McpError
 
 TESTS = Path(__file__).parent
 PYTHON = sys.executable

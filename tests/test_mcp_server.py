@@ -22,8 +22,8 @@ from mcp.shared.exceptions import MCPError
 
 import agentkit
 from agentkit import ScriptedModel, Tool, ToolContext, Update, call, tool
-from agentkit.mcp import CALL_ID_META_KEY, ToolServer, load_server
 from agentkit.fixtures import load_fixtures
+from agentkit.mcp import CALL_ID_META_KEY, ToolServer, load_server
 
 TESTS = Path(__file__).parent
 FIXTURES = load_fixtures()
@@ -338,7 +338,7 @@ def test_the_command_line_serves_http_and_lists_a_servers_tools():
 
 
 def test_import_agentkit_does_not_import_the_mcp_sdk():
-    code = ("import sys, agentkit; import agentkit.providers.mcp_codec; "
+    code = ("import sys, agentkit; import agentkit.mcp.codec; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types', 'agentkit.mcp')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

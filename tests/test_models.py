@@ -7,10 +7,18 @@ import json
 
 import pytest
 
-from agentkit.errors import ScriptError
-from agentkit.models import (FunctionModel, ScriptedModel, always_calls, as_turn, call, malformed_then_fixed,
-                             parallel_calls, repeats)
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolResult, ToolSpec, Usage
+from agentkit.core.errors import ScriptError
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolResult, ToolSpec, Usage
+from agentkit.models import (
+    FunctionModel,
+    ScriptedModel,
+    always_calls,
+    as_turn,
+    call,
+    malformed_then_fixed,
+    parallel_calls,
+    repeats,
+)
 
 OPTS = ModelOptions()
 TOOLS = [ToolSpec("get_weather")]

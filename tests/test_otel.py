@@ -13,10 +13,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from agentkit import ModelCallError, call, run, tool
+from agentkit.core.types import ModelTurn, Usage
 from agentkit.http import HTTPModel
+from agentkit.long_running.otel import MISSING_EXTRA, export_run
 from agentkit.models import FunctionModel, ScriptedModel
-from agentkit.otel import MISSING_EXTRA, export_run
-from agentkit.types import ModelTurn, Usage
 
 
 @pytest.fixture
@@ -95,8 +95,8 @@ def test_a_failed_model_call_is_an_error_span(spans):
 
 def test_without_opentelemetry_import_agentkit_loads_nothing_and_export_names_the_extra():
     script = ("import sys; sys.modules['opentelemetry'] = None\n"
-              "import agentkit, agentkit.otel\n"
-              "try:\n    agentkit.otel.export_run(None)\nexcept ImportError as e:\n    print(e)\n")
+              "import agentkit, agentkit.long_running.otel\n"
+              "try:\n    agentkit.long_running.otel.export_run(None)\nexcept ImportError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.strip() == MISSING_EXTRA
     loaded = subprocess.run([sys.executable, "-c", "import agentkit, sys; print('opentelemetry' in sys.modules)"],

@@ -1,4 +1,4 @@
-"""agentkit.policies: every error policy, Retry's delays and validation, Limits, LimitHit, approval, and
+"""agentkit.core.policies: every error policy, Retry's delays and validation, Limits, LimitHit, approval, and
 the sanitised error text a model reads."""
 
 from __future__ import annotations
@@ -9,9 +9,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentkit.policies import (REPORT, Approve, Deny, Edit, ErrorPolicy, LimitHit, Limits, Retry,
-                               normalize_approval, resolve_error_policy, sanitize_error_text)
-from agentkit.types import ToolCall
+from agentkit.core.policies import (
+    REPORT,
+    Approve,
+    Deny,
+    Edit,
+    ErrorPolicy,
+    LimitHit,
+    Limits,
+    Retry,
+    normalize_approval,
+    resolve_error_policy,
+    sanitize_error_text,
+)
+from agentkit.core.types import ToolCall
 
 CAPS = ["max_steps", "max_tool_calls", "max_thread_tool_calls", "max_repeats", "max_invalid_calls"]
 CALL = ToolCall("call_1", "charge_card", '{"amount": 5}', {"amount": 5})
@@ -341,8 +352,8 @@ def test_sanitize_keeps_text_short():
 
 def test_a_tool_failure_keeps_its_own_kind_words_path_and_keyword():
     from agentkit import ToolFailure
-    from agentkit.policies import failure_result
-    from agentkit.types import ToolCall
+    from agentkit.core.policies import failure_result
+    from agentkit.core.types import ToolCall
 
     call = ToolCall("c1", "find_invoice", {"id": "INV-9"})
     result = failure_result(call, ToolFailure("not_found", "no invoice INV-9 at db.internal", "$.id"), attempts=2)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_compaction import REASONING, TOOLS
 
 from agentkit import Limits, StopReason, call, run, tool
+from agentkit.core.errors import ScriptError
 from agentkit.http import HTTPModel
+from agentkit.long_running.replay import Playback, diff, fork, history_bytes, load, replay
 from agentkit.models import FunctionModel, ScriptedModel
-from agentkit.replay import Playback, diff, fork, history_bytes, load, replay
-from agentkit.errors import ScriptError
-from test_compaction import REASONING, TOOLS
 
 CALLED = []
 
@@ -89,8 +89,8 @@ def test_any_run_replays_byte_identical(plan, cap, behavior):
 
 
 def test_a_paused_then_resumed_run_replays_byte_identical():
-    from agentkit.policies import Pause
-    from agentkit.resume import resume
+    from agentkit.core.policies import Pause
+    from agentkit.long_running.resume import resume
 
     steps = [[call("lookup", {"q": "a"}, id="c1"), call("lookup", {"q": "b"}, id="c2")], "done"]
     paused = run(ScriptedModel(steps), "find", tools=[lookup],

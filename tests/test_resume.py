@@ -8,13 +8,13 @@ import json
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_compaction import REASONING, TOOLS
 
 from agentkit import Deny, Edit, Limits, StopReason, Thread, call, run, tool
+from agentkit.core.policies import Pause
 from agentkit.http import HTTPModel
+from agentkit.long_running.resume import resume
 from agentkit.models import ScriptedModel
-from agentkit.policies import Pause
-from agentkit.resume import resume
-from test_compaction import REASONING, TOOLS
 
 
 @tool
@@ -116,7 +116,7 @@ def test_pause_json_resume_round_trips_in_every_format(server, fmt, decision):
 def test_aresume_continues_from_asyncio():
     import asyncio
 
-    from agentkit.resume import aresume
+    from agentkit.long_running.resume import aresume
 
     saved = run(ask_payments(), "pay bob", tools=[lookup, send_payment], approve=gate).to_json()
     done = asyncio.run(aresume(saved, {"c2": "approve"}, ScriptedModel(["Paid."]), tools=[lookup, send_payment]))

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec
 from agentkit.sim import behaviours as M
 from agentkit.sim.behaviours import KNOWN_MODELS, UnknownModel, describe, respond
 from agentkit.sim.wire.common import ChatRequest
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec
 
 WEATHER = ToolSpec("get_weather", "指定した都市の現在の天気を返す。cityは日本語の都市名で渡す。",
                    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})

@@ -18,12 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from agentkit import sim
+from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolSpec, Usage
 from agentkit.http import HTTPModel
 from agentkit.sim import behaviours as sim_models
 from agentkit.sim import reasoner as R
 from agentkit.sim.reasoner import choose, plan
 from agentkit.sim.wire.common import ChatRequest
-from agentkit.types import Message, ModelOptions, ModelTurn, ToolSpec, Usage
 
 WEATHER = ToolSpec("get_weather", "Current weather for a city",
                    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})

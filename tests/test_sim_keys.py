@@ -10,9 +10,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from agentkit import HTTPModel, Message
-from agentkit import sim
-from agentkit.errors import AuthenticationError
+from agentkit import HTTPModel, Message, sim
+from agentkit.core.errors import AuthenticationError
 from agentkit.providers import FORMATS
 from agentkit.sim.server import base_path
 from agentkit.sim.wire import get_server

@@ -15,10 +15,10 @@ import pytest
 
 import agentkit
 from agentkit import HTTPModel, StopReason, tool
-from agentkit.errors import BadResponseError, ServerError
+from agentkit.core.errors import BadResponseError, ServerError
+from agentkit.core.types import Message, ModelOptions
 from agentkit.providers import ollama as codec
 from agentkit.sim.behaviours import KNOWN_MODELS
-from agentkit.types import Message, ModelOptions
 
 QUESTION = "東京の天気と、1ドル何円か教えて"
 

@@ -8,9 +8,9 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
+from agentkit.core.types import Message, ModelOptions, ToolCall, ToolResult, ToolSpec
 from agentkit.sim import reasoner as R
 from agentkit.sim.wire.common import ChatRequest
-from agentkit.types import Message, ModelOptions, ToolCall, ToolResult, ToolSpec
 
 # ── the seed tools ─────────────────────────────────────────────────────────────────────────────────
 

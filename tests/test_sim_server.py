@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from agentkit import sim
+from agentkit.core.types import ModelTurn, ToolCall, Usage
 from agentkit.sim import faults as F
 from agentkit.sim.app import UnknownModel
 from agentkit.sim.wire.common import ChatRequest
-from agentkit.types import ModelTurn, ToolCall, Usage
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini", "openrouter", "ollama")

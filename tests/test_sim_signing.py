@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from agentkit.core.types import Message, ModelOptions, ToolResult, ToolSpec
 from agentkit.providers import anthropic, gemini, openai_responses
 from agentkit.sim import behaviours as sim_models
 from agentkit.sim.wire import anthropic as anthropic_server
@@ -28,7 +29,6 @@ from agentkit.sim.wire import gemini as gemini_server
 from agentkit.sim.wire import get_server
 from agentkit.sim.wire import openai_responses as openai_responses_server
 from agentkit.sim.wire.common import RequestInvalid, mint_signature
-from agentkit.types import Message, ModelOptions, ToolResult, ToolSpec
 
 WEATHER = ToolSpec("get_weather", "Current weather for a city",
                    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})

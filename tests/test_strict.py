@@ -1,4 +1,4 @@
-"""agentkit.strict: the strict-mode linter names every finding; the rewrite leaves none, is idempotent,
+"""agentkit.core.strict: the strict-mode linter names every finding; the rewrite leaves none, is idempotent,
 and keeps a valid schema that accepts null for what was optional."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from profiles import examples
 
-from agentkit.strict import strict_problems, to_strict
-from agentkit.validate import schema_gate
-
+from agentkit.core.strict import strict_problems, to_strict
+from agentkit.core.validate import schema_gate
 
 LOOSE = {"type": "object",
          "properties": {"city": {"type": "string", "minLength": 1},

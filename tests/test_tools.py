@@ -22,10 +22,10 @@ from profiles import examples
 from pydantic import BaseModel, Field, ValidationError
 from typing_extensions import TypedDict
 
-from agentkit.errors import ToolDefinitionError, ToolReturnError
-from agentkit.strict import strict_problems
-from agentkit.tools import RuleViolation, Tool, ToolContext, Update, tool
-from agentkit.types import ToolSpec
+from agentkit.core.errors import ToolDefinitionError, ToolReturnError
+from agentkit.core.strict import strict_problems
+from agentkit.core.tools import RuleViolation, Tool, ToolContext, Update, tool
+from agentkit.core.types import ToolSpec
 
 
 # Hint types live at module level: hints are strings here (from __future__ import annotations), and
@@ -738,7 +738,7 @@ def test_rule_violation_carries_message_and_path():
 
 
 def test_importing_tools_does_not_import_jsonschema():
-    code = "import sys, agentkit.tools; print('jsonschema' in sys.modules)"
+    code = "import sys, agentkit.core.tools; print('jsonschema' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -770,7 +770,7 @@ def test_the_fast_meta_schema_check_refuses_exactly_what_python_jsonschema_refus
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
-    from agentkit.schema_check import meta_schema_error
+    from agentkit.core.schema_check import meta_schema_error
 
     try:
         Draft202012Validator.check_schema(schema)

@@ -1,4 +1,4 @@
-"""agentkit.trace: ordered, thread-safe events; spans paired per attempt; a stable table; JSON export."""
+"""agentkit.core.trace: ordered, thread-safe events; spans paired per attempt; a stable table; JSON export."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import itertools
 import json
 import threading
 
-from agentkit.execute import Job, SequentialExecutor
-from agentkit.trace import Event, Span, Trace
+from agentkit.core.execute import Job, SequentialExecutor
+from agentkit.core.trace import Event, Span, Trace
 
 
 def ticking_clock(step: float):

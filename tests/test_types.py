@@ -1,4 +1,4 @@
-"""agentkit.types: the vocabulary round-trips through JSON, stays frozen, and shapes the envelope exactly."""
+"""agentkit.core.types: the vocabulary round-trips through JSON, stays frozen, and shapes the envelope exactly."""
 
 from __future__ import annotations
 
@@ -11,8 +11,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from profiles import examples
 
-from agentkit.types import (Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolResult, ToolSpec, Usage,
-                            parse_arguments, same_model)
+from agentkit.core.types import (
+    Message,
+    ModelOptions,
+    ModelTurn,
+    ReasoningState,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Usage,
+    parse_arguments,
+    same_model,
+)
 
 # -- strategies -------------------------------------------------------------------------------------------
 

@@ -11,12 +11,11 @@ from hypothesis import strategies as st
 from profiles import examples
 from pydantic import BaseModel
 
-from agentkit import validate as V
-from agentkit.errors import ToolDefinitionError
-from agentkit.fixtures import load_fixtures
-from agentkit.tools import RuleViolation, Tool, tool
-from agentkit.types import ToolCall
-from agentkit.validate import (
+from agentkit.core import validate as V
+from agentkit.core.errors import ToolDefinitionError
+from agentkit.core.tools import RuleViolation, Tool, tool
+from agentkit.core.types import ToolCall
+from agentkit.core.validate import (
     ArgumentError,
     GateResult,
     date_order,
@@ -26,6 +25,7 @@ from agentkit.validate import (
     validate_arguments,
     validator_for,
 )
+from agentkit.fixtures import load_fixtures
 
 FIXTURES = load_fixtures()
 
@@ -362,7 +362,7 @@ json_values = st.recursive(
     st.sampled_from(["city", "days", "startDate", "endDate", "status", "items", "note", "x"]), json_values,
     max_size=4))
 def test_fast_yes_no_agrees_with_the_explaining_validator(schema, instance):
-    from agentkit.validate import VALIDATORS
+    from agentkit.core.validate import VALIDATORS
 
     validator, fast = VALIDATORS.pair(schema)
     assert fast is not None, "jsonschema-rs is a core dependency: the fast path must be available"
@@ -370,7 +370,7 @@ def test_fast_yes_no_agrees_with_the_explaining_validator(schema, instance):
 
 
 def test_every_fixture_gets_the_same_verdict_from_both_validators():
-    from agentkit.validate import VALIDATORS
+    from agentkit.core.validate import VALIDATORS
 
     for fixture in FIXTURES:
         parsed = parse_gate(fixture.raw)
@@ -382,7 +382,7 @@ def test_every_fixture_gets_the_same_verdict_from_both_validators():
 
 def test_without_the_fast_validator_the_gates_give_the_same_results(monkeypatch):
     # A prototype that copies validate.py without jsonschema-rs still works: only slower.
-    from agentkit.validate import VALIDATORS
+    from agentkit.core.validate import VALIDATORS
 
     expected = {f.name: validate_arguments(FIXTURES.tools[f.tool], f.raw) for f in FIXTURES}
     monkeypatch.setattr(V, "_compile_fast", lambda schema: None)

@@ -48,13 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    from ..core.errors import AuthenticationError, MissingExtra
     from .bfcl import DataNotFetched, FetchError
     from .record import BadRecording, NoRecording
     from .results import ConfigMismatch, ResultsError
     from .runner import BenchAborted
     from .scenarios import ScenarioError
     from .suites import UnknownSuite
-    from ..errors import AuthenticationError, MissingExtra
 
     try:
         _needs_extras(args)
@@ -198,8 +198,8 @@ def _needs_extras(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..errors import AuthenticationError
-    from ..http import HTTPModel
+    from ..core.errors import AuthenticationError
+    from ..http.model import HTTPModel
     from ..providers import FORMATS
     from .runner import HTTPModels, RateLimit, check_resume, run_benchmark
     from .suites import load_cases
@@ -295,7 +295,7 @@ def _warn(warnings: list[str], shown: int = 10) -> None:
 
 
 def _provider(name: str, formats: Any) -> str:
-    from ..http import PROVIDER_ALIASES  # the friendlier names AGENTKIT_PROVIDER accepts, accepted here too
+    from ..http.model import PROVIDER_ALIASES  # the friendlier names AGENTKIT_PROVIDER accepts, accepted here too
 
     name = name.strip().lower()
     name = PROVIDER_ALIASES.get(name, name)

@@ -67,8 +67,8 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..tools import Tool
-from ..types import Message, ToolSpec
+from ..core.tools import Tool
+from ..core.types import Message, ToolSpec
 
 PACKAGE = "bfcl-eval"
 VERSION = "2026.3.23"

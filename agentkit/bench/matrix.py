@@ -63,7 +63,7 @@ class Cell:
 
 def parse_formats(text: str) -> list[str]:
     """"chat,responses,anthropic" -> the formats' full names, in order. Raises ValueError (one line)."""
-    from ..http import PROVIDER_ALIASES
+    from ..http.model import PROVIDER_ALIASES
     from ..providers import FORMATS
 
     names = [t.strip().lower() for t in text.split(",") if t.strip()]
@@ -126,7 +126,7 @@ async def run_matrix(cases: Sequence[Any], model: str, *, formats: Sequence[str]
     """
     import contextlib
 
-    from ..http import HTTPModel
+    from ..http.model import HTTPModel
     from .runner import HTTPModels, _Appender, read_records, record_key, run_benchmark
 
     if trials < 1 or concurrency < 1:

@@ -61,12 +61,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ModelCallError, RunError
-from ..loop import Run, StopReason, Thread, arun
-from ..policies import Limits
+from ..core.errors import ModelCallError, RunError
+from ..core.loop import Run, StopReason, Thread, arun
+from ..core.policies import Limits
+from ..core.tools import Tool, ToolContext
+from ..core.types import Message, Usage
 from ..providers.common import stable_id
-from ..tools import Tool, ToolContext
-from ..types import Message, Usage
 from . import bfcl
 from .scoring import Verdict
 

@@ -10,7 +10,7 @@ model, another draw of trials) gives another score. The interval says how far: a
 over cases (resample the cases with replacement, take each resample's mean of per-case pass rates,
 keep the middle 95 % of the means), seeded, so a report shows the same interval every time.
 
-pass^k for k = 1 ... trials is tau-bench's chance that k trials of a case all pass (report.pass_hat).
+pass^k for k = 1 ... trials is tau-bench's chance that k trials of a case all pass (`pass_hat`).
 The flip rate is the share of cases whose trials disagree (some pass, some fail): 0 for a
 deterministic model, and the part of a score that is the model's own randomness rather than the cases.
 
@@ -27,6 +27,7 @@ the one number to read.
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 from collections import defaultdict
@@ -58,12 +59,22 @@ def bootstrap_interval(values: Sequence[float], *, confidence: float = CONFIDENC
     return means[int(tail * (resamples - 1))], means[round((1 - tail) * (resamples - 1))]
 
 
+def pass_hat(passed: int, trials: int, k: int) -> float:
+    """tau-bench's pass^k for one case: C(passed, k) / C(trials, k)."""
+    if k > trials:
+        raise ValueError(f"pass^{k} needs at least {k} trials, this case has {trials}")
+    return math.comb(passed, k) / math.comb(trials, k)
+
+
+def mean_pass_hat(outcomes: Iterable[Sequence[bool]], k: int) -> float:
+    """pass^k averaged over cases, each given as the outcomes of its trials."""
+    return statistics.fmean(pass_hat(sum(v), len(v), k) for v in outcomes)
+
+
 def pass_hat_curve(cases: dict[tuple, list[bool]]) -> dict[int, float]:
     """k -> mean over cases of pass^k, for k = 1 ... the fewest trials any case has."""
-    from .report import pass_hat
-
     trials = min(len(v) for v in cases.values())
-    return {k: statistics.fmean(pass_hat(sum(v), len(v), k) for v in cases.values()) for k in range(1, trials + 1)}
+    return {k: mean_pass_hat(cases.values(), k) for k in range(1, trials + 1)}
 
 
 def flip_rate(cases: dict[tuple, list[bool]]) -> float | None:

@@ -37,9 +37,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable
 
+from ..core.types import ModelTurn, ToolCall, Usage
 from ..providers.common import stable_id
 from ..sim.wire.common import ChatRequest
-from ..types import ModelTurn, ToolCall, Usage
 from .bfcl import BFCLCase, provider_name
 
 ORACLE_MODEL = "oracle"

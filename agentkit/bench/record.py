@@ -19,7 +19,7 @@ case in several trials) are answered in the order they were recorded.
 Secrets never reach the file: the auth headers every provider uses are dropped (`FILTERED_HEADERS`,
 and `key` in a query string), and any secret you pass — plus the values of the provider key
 variables in the environment (every codec's API_KEY_ENVS) — is replaced by "<redacted>" wherever else
-it appears, in URLs, headers or bodies, as is or escaped (`agentkit.redaction.secret_forms`), before
+it appears, in URLs, headers or bodies, as is or escaped (`agentkit.http.redaction.secret_forms`), before
 the cassette is written.
 
 A cassette cut short (a run killed while it wrote) or edited by hand is checked before replaying:
@@ -38,8 +38,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..http.redaction import secret_forms
 from ..providers import FORMATS, get_codec
-from ..redaction import secret_forms
 
 FILTERED_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "openai-organization",
                     "openai-project", "cookie", "set-cookie")

@@ -44,6 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from ..viz import PALETTE, finish, pyplot
+from .noise import markdown as noise_floor  # pass@1's interval, pass^k, flip rate, model vs model
+from .noise import mean_pass_hat, pass_hat  # noqa: F401 — pass_hat is also this module's, for the notebooks
 from .results import ResultsError, differences, known_cases, merged_config, read_results, scrub_keys
 from .runner import MODE, record_key
 from .scoring import LABELS, RULES
@@ -73,13 +75,6 @@ def result_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
         else:
             raise FileNotFoundError(f"no results at {p}")
     return files
-
-
-def pass_hat(passed: int, trials: int, k: int) -> float:
-    """tau-bench's pass^k for one case: C(passed, k) / C(trials, k)."""
-    if k > trials:
-        raise ValueError(f"pass^{k} needs at least {k} trials, this case has {trials}")
-    return math.comb(passed, k) / math.comb(trials, k)
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -190,7 +185,7 @@ class Report:
             out = {"cases": len(groups), "pass@1": statistics.fmean(
                 sum(r["ok"] for r in g) / len(g) for g in groups)}
             for j in range(2, k + 1):
-                out[f"pass^{j}"] = statistics.fmean(pass_hat(sum(r["ok"] for r in g), len(g), j) for g in groups)
+                out[f"pass^{j}"] = mean_pass_hat(([r["ok"] for r in g] for g in groups), j)
             return out
 
         categories = {}
@@ -292,8 +287,6 @@ class Report:
         rows.append(("failed model calls", lambda m: str(m["provider_errors"])))  # not scored: see the note above
         for title, show in rows:
             lines.append(f"| {title} | " + " | ".join(show(models[n]) for n in names) + " |")
-        from .noise import markdown as noise_floor  # pass@1's interval, pass^k, flip rate, model vs model
-
         lines += [""] + noise_floor([r for r in self.records if r["label"] != NOT_SCORED])  # scored trials only
         from .matrix import markdown as format_fault_matrix  # only records of a --formats/--faults run
 

@@ -296,7 +296,7 @@ def _names(types: tuple[type, ...]) -> str:
 
 def scrub_keys(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     """`value` (JSON-able) with every form of `secrets` and of the provider key variables' values masked."""
-    from ..redaction import redact_json
+    from ..http.redaction import redact_json
     from .record import KEY_VARIABLES
 
     found = [s for s in (*secrets, *(os.environ.get(v) for v in KEY_VARIABLES)) if s]

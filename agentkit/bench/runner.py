@@ -50,11 +50,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuthenticationError, ProviderError, RunError
-from ..execute import AsyncioExecutor
-from ..loop import arun
-from .results import (RECORD_VERSION, ConfigMismatch, Results, case_version, differences, merged_config,
-                      read_results, run_config, scrub_keys)
+from ..core.errors import AuthenticationError, ProviderError, RunError
+from ..core.execute import AsyncioExecutor
+from ..core.loop import arun
+from .results import (
+    RECORD_VERSION,
+    ConfigMismatch,
+    Results,
+    case_version,
+    differences,
+    merged_config,
+    read_results,
+    run_config,
+    scrub_keys,
+)
 from .suites import Case
 
 MODE = "native tool calling"
@@ -117,7 +126,7 @@ class HTTPModels:
     def __call__(self, seed: int) -> Any:
         import httpx
 
-        from ..http import HTTPModel
+        from ..http.model import HTTPModel
 
         if self._tls is None:  # certificates are loaded only for https (that alone takes ~20-50 ms)
             plain = str(self.options.get("base_url") or "").startswith("http://")

@@ -40,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..types import Message
+from ..core.types import Message
 from .oracle import case_key
 from .scoring import Verdict
 from .world import DATA_DIR, SERVICES, STOP_PHRASE, World, service_tools

@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..policies import Limits
-from ..tools import Tool
-from ..types import Message
+from ..core.policies import Limits
+from ..core.tools import Tool
+from ..core.types import Message
 from . import bfcl, multiturn, scenarios
 from .scoring import Verdict, check_calls
 

@@ -28,7 +28,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..tools import Tool, tool
+from ..core.tools import Tool, tool
 
 STOP_PHRASE = "Do not call any more tools."
 # Package data (it ships in the wheel), read through importlib.resources.

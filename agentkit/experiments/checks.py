@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from ..types import Message
+from ..core.types import Message
 
 
 def unanswered_calls(messages: Sequence[Message]) -> list[str]:

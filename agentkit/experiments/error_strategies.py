@@ -26,13 +26,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple, Sequence
 
-from ..errors import RunError
-from ..execute import SequentialExecutor
-from ..loop import Run, StopReason, run
+from ..core.errors import RunError
+from ..core.execute import SequentialExecutor
+from ..core.loop import Run, StopReason, run
+from ..core.policies import ErrorPolicyLike, Retry
+from ..core.tools import Tool, tool
+from ..core.types import ToolCall
 from ..models import FunctionModel, ScriptedModel, call, tool_results_since_last_user
-from ..policies import ErrorPolicyLike, Retry
-from ..tools import Tool, tool
-from ..types import ToolCall
 
 
 class VirtualClock:

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..errors import RunError
-from ..loop import Run, Thread, run
+from ..core.errors import RunError
+from ..core.loop import Run, Thread, run
+from ..core.policies import ExitBehavior, Limits
+from ..core.tools import tool
 from ..models import FunctionModel, call
-from ..policies import ExitBehavior, Limits
-from ..tools import tool
 
 SCOPES = ("per run", "per thread", "per tool")
 BEHAVIOURS: tuple[ExitBehavior, ...] = ("continue", "end", "error")

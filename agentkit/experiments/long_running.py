@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from ..budgets import Price
-from ..compaction import DropOldest, ElideToolResults, Summarize
-from ..errors import RunError
-from ..loop import Run, run
+from ..core.budgets import Price
+from ..core.errors import RunError
+from ..core.loop import Run, run
+from ..core.policies import Limits
+from ..core.tools import tool
+from ..core.types import ModelTurn, Usage
+from ..long_running.compaction import DropOldest, ElideToolResults, Summarize
 from ..models import FunctionModel, call
-from ..policies import Limits
-from ..tools import tool
-from ..types import ModelTurn, Usage
 
 #: What one call of `never_ending` spends, by construction: 1,200 input tokens (800 of them cached),
 #: 60 output tokens (20 of them reasoning).
@@ -123,7 +123,7 @@ def tokens_per_turn(model: Any, hooks: Mapping[str, Callable | None], steps: int
 def tool_definition_tokens(model: Any, prompt: str = "Say hello.") -> int:
     """How many input tokens the tool definitions add to one request, as `model` counts them (one call with
     the tools, one without: the difference)."""
-    from ..types import Message, ModelOptions
+    from ..core.types import Message, ModelOptions
 
     with_tools = model.complete([Message.user(prompt)], (search.spec,), ModelOptions(tool_choice="none"))
     without = model.complete([Message.user(prompt)], (), ModelOptions())

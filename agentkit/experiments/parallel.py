@@ -35,10 +35,11 @@ import time
 from collections import Counter
 from typing import Any, NamedTuple, Sequence
 
-from .. import loop, viz
-from ..execute import AsyncioExecutor, Executor, SequentialExecutor, ThreadExecutor
+from .. import viz
+from ..core import loop
+from ..core.execute import AsyncioExecutor, Executor, SequentialExecutor, ThreadExecutor
+from ..core.tools import Tool, tool
 from ..models import parallel_calls
-from ..tools import Tool, tool
 
 __all__ = ["CAPPED", "EXECUTORS", "POOLS", "TOOL_KINDS", "Timing", "batch", "executor_for", "finish_order",
            "one_batch", "python_default_workers", "scaling", "sleeping_tool", "timing"]

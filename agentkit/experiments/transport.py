@@ -27,11 +27,11 @@ import time
 from typing import Any, NamedTuple, Sequence
 
 from .. import sim, viz
-from ..errors import ProviderError
-from ..http import HTTPModel
+from ..core.errors import ProviderError
+from ..core.types import Message, ModelOptions, ToolSpec
+from ..http.model import HTTPModel
+from ..http.retries import Attempt
 from ..providers import get_codec
-from ..retries import Attempt
-from ..types import Message, ModelOptions, ToolSpec
 
 __all__ = ["FAULTS", "Fault", "Met", "catalogue", "meet", "playground", "raw_stream_tail"]
 

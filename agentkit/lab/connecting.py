@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import http, sim
-from ..http import HTTPModel
-from ..redaction import redact
+from ..http.model import HTTPModel
+from ..http.redaction import redact
 
 
 def configured_format() -> str | None:
@@ -54,7 +54,7 @@ def _warm_up() -> None:
     (In a full lab install, `import jsonschema` takes most of a second: one of its optional format
     checkers builds a parser at import time.)
     """
-    from ..validate import validator_for
+    from ..core.validate import validator_for
 
     validator_for({"type": "object"})
 

@@ -17,32 +17,42 @@ From a shell: `python -m agentkit.mcp serve myapp.tools:TOOLS` (stdio) or `... -
     __main__    the command line
 
 The pure conversions (tool definitions, CallToolResult, JSON-RPC messages) live in
-`agentkit.providers.mcp_codec`. `import agentkit` does not import this package or the SDK; it needs the
+`agentkit.mcp.codec`. `import agentkit` does not import this package or the SDK; it needs the
 optional extra: `pip install 'agentkit-lab[mcp]'`.
 """
 
 from __future__ import annotations
 
-import sys
+import importlib
+from typing import Any
 
-from ..errors import MissingExtra
+from ..core.errors import MissingExtra
 from ..extras import install_hint
 
-try:
-    import mcp_types  # noqa: F401 — the SDK's 2.x type package; 1.x has none
-    from mcp import Client  # noqa: F401
-except ImportError:
-    _missing = MissingExtra(f"agentkit.mcp needs the MCP SDK 2.x (mcp>=2,<3): {install_hint('mcp')}")
-    if sys.argv[:1] == ["-m"]:  # `python -m agentkit.mcp` is importing its package: one line, not a traceback
-        print(f"agentkit.mcp: error: {_missing}", file=sys.stderr)
-        raise SystemExit(2) from None
-    raise _missing from None
+#: What the package exports, and the module each name lives in (imported on first use, with the SDK).
+_EXPORTS = {"ToolServer": "server", "CALL_ID_META_KEY": "server", "load_server": "server", "connect": "client",
+            "aconnect": "client", "McpClient": "client", "McpConnectionError": "client", "McpToolError": "client",
+            "StaleToolError": "client", "WireLog": "wire"}
 
-from .client import (McpClient, McpConnectionError, McpToolError, StaleToolError, aconnect,  # noqa: E402
-                     connect)
-from .server import CALL_ID_META_KEY, ToolServer, load_server  # noqa: E402
-from .wire import WireLog  # noqa: E402
+__all__ = list(_EXPORTS)
 
-__all__ = ["ToolServer", "connect", "aconnect", "McpClient", "McpConnectionError", "McpToolError",
-           "StaleToolError", "WireLog", "CALL_ID_META_KEY", "load_server"]
 
+def missing_sdk() -> MissingExtra:
+    """The error for a missing (or 1.x) MCP SDK: one line naming the extra."""
+    return MissingExtra(f"agentkit.mcp needs the MCP SDK 2.x (mcp>=2,<3): {install_hint('mcp')}")
+
+
+def require_sdk() -> None:
+    """Stop here with a MissingExtra (one line naming the extra) unless the MCP SDK 2.x can be imported."""
+    try:
+        import mcp_types  # noqa: F401 — the SDK's 2.x type package; 1.x has none
+        from mcp import Client  # noqa: F401
+    except ImportError:
+        raise missing_sdk() from None
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        require_sdk()
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

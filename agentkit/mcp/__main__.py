@@ -72,6 +72,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from . import MissingExtra, require_sdk
+
+    try:
+        require_sdk()
+    except MissingExtra as missing:  # a command line says it in one line, exit 2
+        _say(f"agentkit.mcp: error: {missing}")
+        return USAGE_ERROR
     if args.command == "serve":
         return _serve(args)
     return _list_tools(args)

@@ -18,7 +18,7 @@ and error policies work unchanged. How answers map:
 
     result                          the tool returns `structuredContent` (or the text): the loop wraps it
     isError: true                   raises McpToolError: the error policy decides (report, raise, retry)
-    JSON-RPC error                  raises McpError (agentkit.providers.mcp_codec) with the code; also an answer
+    JSON-RPC error                  raises McpError (agentkit.mcp.codec) with the code; also an answer
                                     the SDK cannot read (it breaks the protocol), with INTERNAL_ERROR
     no answer within `timeout`      raises ToolTimeout (the envelope's kind is "timeout"); the SDK sends
                                     notifications/cancelled to the server
@@ -69,21 +69,26 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Sequence
 
-import mcp_types
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.server.lowlevel import Server
-from mcp.server.mcpserver import MCPServer
-from mcp.shared.exceptions import MCPError
-from mcp.shared.memory import create_client_server_memory_streams
+try:
+    import mcp_types
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.server.lowlevel import Server
+    from mcp.server.mcpserver import MCPServer
+    from mcp.shared.exceptions import MCPError
+    from mcp.shared.memory import create_client_server_memory_streams
+except ImportError:  # without the extra: one line naming it, not a traceback
+    from . import missing_sdk
 
-from ..errors import AgentkitError, ToolDefinitionError, ToolFailure, ToolTimeout
-from ..providers import mcp_codec as codec
-from ..providers.mcp_codec import McpError
-from ..tools import Tool, ToolContext
-from ..types import ToolCall, ToolResult
-from ..validate import validate_arguments, validator_for
+    raise missing_sdk() from None
+
+from ..core.errors import AgentkitError, ToolDefinitionError, ToolFailure, ToolTimeout
+from ..core.tools import Tool, ToolContext
+from ..core.types import ToolCall, ToolResult
+from ..core.validate import validate_arguments, validator_for
+from . import codec
+from .codec import McpError
 from .server import CALL_ID_META_KEY, ToolServer
 from .stdio import LINE_TOO_LONG, StdioTransport
 from .wire import WireLog, recorded

@@ -11,7 +11,7 @@ What a client sees:
 
     tools/list   each Tool's name, description and JSON Schema, exactly as @tool made them (`inputSchema`);
                  idempotent tools carry the hint `annotations.idempotentHint`
-    tools/call   the arguments pass the same three gates as in the loop (agentkit.validate: parse ->
+    tools/call   the arguments pass the same three gates as in the loop (agentkit.core.validate: parse ->
                  schema -> rules), then the tool runs. The answer is the loop's own envelope as text,
                  plus the value as `structuredContent`. A refused call, a tool that raises, times out or
                  returns something JSON cannot carry is an `isError: true` result whose text is the very
@@ -42,18 +42,23 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import mcp_types
-from mcp.server.lowlevel import NotificationOptions, Server
-from mcp.shared.exceptions import MCPError
+try:
+    import mcp_types
+    from mcp.server.lowlevel import NotificationOptions, Server
+    from mcp.shared.exceptions import MCPError
+except ImportError:  # without the extra: one line naming it, not a traceback
+    from . import missing_sdk
 
-from ..errors import ToolDefinitionError, ToolReturnError
-from ..execute import AsyncioExecutor, Job
-from ..providers import mcp_codec as codec
-from ..tools import Tool, ToolContext
-from ..trace import Trace
-from ..types import ToolCall, ToolResult
-from ..policies import failure_result
-from ..validate import error_result, validate_arguments, validator_for
+    raise missing_sdk() from None
+
+from ..core.errors import ToolDefinitionError, ToolReturnError
+from ..core.execute import AsyncioExecutor, Job
+from ..core.policies import failure_result
+from ..core.tools import Tool, ToolContext
+from ..core.trace import Trace
+from ..core.types import ToolCall, ToolResult
+from ..core.validate import error_result, validate_arguments, validator_for
+from . import codec
 
 #: A request's `_meta` may carry the model's call id under this key; the envelope then names it, so the
 #: text is byte-for-byte what the loop would send. Other clients get the JSON-RPC request id instead.

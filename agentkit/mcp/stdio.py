@@ -32,9 +32,15 @@ from contextlib import asynccontextmanager, suppress
 from typing import Any, AsyncIterator, Sequence, TextIO
 
 import anyio
-import mcp_types
-from mcp.client.stdio import get_default_environment
-from mcp.shared.message import SessionMessage
+
+try:
+    import mcp_types
+    from mcp.client.stdio import get_default_environment
+    from mcp.shared.message import SessionMessage
+except ImportError:  # without the extra: one line naming it, not a traceback
+    from . import missing_sdk
+
+    raise missing_sdk() from None
 
 #: The JSON-RPC error code of a request whose answer was over max_line_bytes (implementation-defined range).
 LINE_TOO_LONG = -32090

@@ -43,11 +43,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import BadResponseError, ProviderError, error_for_status
-from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (WireRequest, body_text,
-                     event_object, json_or_none, no_stored_id,
-                     own_reasoning, retry_after_seconds)
+from ..core.errors import BadResponseError, ProviderError, error_for_status
+from ..core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
+from .common import WireRequest, body_text, event_object, json_or_none, no_stored_id, own_reasoning, retry_after_seconds
 
 NAME = "anthropic"
 DEFAULT_BASE_URL = "https://api.anthropic.com/v1"

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, Union
 
-from ..types import Message, ModelTurn, ReasoningState
+from ..core.types import Message, ModelTurn, ReasoningState
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def json_or_none(body: Any) -> Any:
 
 def event_object(data: str, provider: str) -> dict:
     """One SSE event's `data:` as a JSON object, or BadResponseError (a stream cut mid-event, say)."""
-    from ..errors import BadResponseError
+    from ..core.errors import BadResponseError
 
     try:
         payload = json.loads(data)

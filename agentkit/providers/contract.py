@@ -33,8 +33,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, Literal, Protocol
 
-from ..errors import ProviderError
-from ..types import Message, ModelOptions, ModelTurn, ToolChoice, ToolSpec
+from ..core.errors import ProviderError
+from ..core.types import Message, ModelOptions, ModelTurn, ToolChoice, ToolSpec
 from .common import WireRequest
 
 

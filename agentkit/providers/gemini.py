@@ -56,11 +56,18 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import BadResponseError, ProviderError, error_for_status
-from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (WireRequest, body_text,
-                     event_object, json_or_none, no_stored_id,
-                     own_reasoning, retry_after_seconds, stable_id)
+from ..core.errors import BadResponseError, ProviderError, error_for_status
+from ..core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
+from .common import (
+    WireRequest,
+    body_text,
+    event_object,
+    json_or_none,
+    no_stored_id,
+    own_reasoning,
+    retry_after_seconds,
+    stable_id,
+)
 
 NAME = "gemini"
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"

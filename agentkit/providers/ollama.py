@@ -42,10 +42,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import BadResponseError, ProviderError, ServerError, error_for_status
-from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
-from .common import (WireRequest, body_text, event_object, json_or_none, no_stored_id, own_reasoning,
-                     retry_after_seconds, stable_id)
+from ..core.errors import BadResponseError, ProviderError, ServerError, error_for_status
+from ..core.types import (
+    Message,
+    ModelOptions,
+    ModelTurn,
+    ReasoningState,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    TurnStop,
+    Usage,
+)
+from .common import (
+    WireRequest,
+    body_text,
+    event_object,
+    json_or_none,
+    no_stored_id,
+    own_reasoning,
+    retry_after_seconds,
+    stable_id,
+)
 
 NAME = "ollama"
 DEFAULT_BASE_URL = "http://localhost:11434"

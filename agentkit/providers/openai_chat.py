@@ -37,13 +37,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import BadResponseError, ProviderError
-from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
+from ..core.errors import BadResponseError, ProviderError
+from ..core.types import (
+    Message,
+    ModelOptions,
+    ModelTurn,
+    ReasoningState,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    TurnStop,
+    Usage,
+)
 from . import openai_common
-from .common import (WireRequest, event_object,
-                     no_stored_id, own_reasoning)
-from .openai_common import (count, token_details,
-                            in_band_error, raw_arguments)
+from .common import WireRequest, event_object, no_stored_id, own_reasoning
+from .openai_common import count, in_band_error, raw_arguments, token_details
 
 NAME = "openai-chat"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

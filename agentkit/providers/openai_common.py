@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import ProviderError, QuotaExceededError, error_for_status
+from ..core.errors import ProviderError, QuotaExceededError, error_for_status
 from .common import body_text, json_or_none, retry_after_seconds
 
 #: An error's `type` or `code` inside a 200 body or stream -> the status the same error has as a plain

@@ -41,14 +41,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import BadResponseError, ProviderError
-from ..types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, TurnStop, Usage
+from ..core.errors import BadResponseError, ProviderError
+from ..core.types import (
+    Message,
+    ModelOptions,
+    ModelTurn,
+    ReasoningState,
+    ToolCall,
+    ToolChoice,
+    ToolSpec,
+    TurnStop,
+    Usage,
+)
 from . import openai_common
-from .common import (WireRequest, event_object, own_reasoning)
+from .common import WireRequest, event_object, own_reasoning
+
 # The OpenAI platform words its request errors the same way on both APIs, and authenticates the same
 # way: those pieces live in openai_common, shared with Chat Completions.
-from .openai_common import (count, in_band_error, raw_arguments,
-                            token_details)
+from .openai_common import count, in_band_error, raw_arguments, token_details
 
 NAME = "openai-responses"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

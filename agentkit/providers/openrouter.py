@@ -33,10 +33,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..errors import ProviderError
-from ..types import Message, ModelOptions, ModelTurn
+from ..core.errors import ProviderError
+from ..core.types import Message, ModelOptions, ModelTurn
 from . import openai_chat, openai_common
-from .common import (WireRequest, no_stored_id)
+from .common import WireRequest, no_stored_id
 
 NAME = "openrouter"
 DEFAULT_BASE_URL = "https://openrouter.ai/api/v1"

@@ -58,9 +58,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.routing import Route
 
+from ..core.types import ModelTurn
 from ..providers import FORMATS, get_codec
 from ..providers.common import StreamEvent, dumps
-from ..types import ModelTurn
 from . import faults as F
 from .behaviours import UnknownModel
 from .store import DEFAULT_MAX_ENTRIES, ResponseStore

@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from ..core.types import ModelTurn, ToolCall, ToolSpec, Usage
 from ..providers.common import stable_id
-from ..types import ModelTurn, ToolCall, ToolSpec, Usage
 from . import reasoner as R
 from .reasoner import Decision, PlannedCall
 from .wire.common import ChatRequest

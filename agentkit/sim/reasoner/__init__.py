@@ -22,7 +22,7 @@ One module per step, read in this order (each imports only the ones above it):
     __init__.py    the whole pipeline: decide()
 
     >>> from agentkit.sim.wire.common import ChatRequest
-    >>> from agentkit.types import Message, ToolSpec
+    >>> from agentkit.core.types import Message, ToolSpec
     >>> weather = ToolSpec("get_weather", "Current weather for a city",
     ...                    {"type": "object", "properties": {"city": {"type": "string"}}})
     >>> decide(ChatRequest("sim-reasoner", (Message.user("Weather in Paris?"),), (weather,))).calls
@@ -53,7 +53,7 @@ from .choose import Ask, best_tool, can_fill, choose_tools, score_tool, split_as
 from .facts import Facts, read_facts
 from .fill import Param, fill_arguments, noun_phrase, parameters
 from .lexicon import CITIES, CONCEPTS, CURRENCIES, ENUM_SYNONYMS, MAX_ASKS, PHRASES, READ_LIMIT
-from .plan import fresh_call, plan_batch, plan_intents, follow_up_intents, key_of, tool_choice_of, track
+from .plan import follow_up_intents, fresh_call, key_of, plan_batch, plan_intents, tool_choice_of, track
 from .understand import normalise, pair_results, read_result, understand, usable_tools
 from .vocabulary import Decision, Observation, PlannedCall, Situation, TriedCall
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
 
-from ...types import ToolSpec
-from .lexicon import CONCEPTS, MATCH_THRESHOLD, MAX_ASKS, STOPWORDS
-from .understand import normalise
+from ...core.types import ToolSpec
 from .facts import Facts, lower_aligned, mentions, read_facts, split_identifier
 from .fill import Param, fill_arguments, parameters
+from .lexicon import CONCEPTS, MATCH_THRESHOLD, MAX_ASKS, STOPWORDS
+from .understand import normalise
 
 
 @dataclass(frozen=True)

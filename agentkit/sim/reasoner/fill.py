@@ -15,10 +15,22 @@ from datetime import date
 from functools import lru_cache
 from typing import Any, Callable
 
-from ...types import ToolSpec
+from ...core.types import ToolSpec
 from .facts import Facts, lower_aligned, mentions, positions, split_identifier
-from .lexicon import (BASE_WORDS, CITIES, CURRENCIES, END_WORDS, ENUM_SYNONYMS, ID_WORDS, QUOTE_WORDS, ROLE_WORDS,
-                      START_WORDS, TEXT_WORDS, UNIT_FAMILIES, City)
+from .lexicon import (
+    BASE_WORDS,
+    CITIES,
+    CURRENCIES,
+    END_WORDS,
+    ENUM_SYNONYMS,
+    ID_WORDS,
+    QUOTE_WORDS,
+    ROLE_WORDS,
+    START_WORDS,
+    TEXT_WORDS,
+    UNIT_FAMILIES,
+    City,
+)
 from .understand import normalise
 
 

@@ -12,12 +12,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from ...types import ModelOptions, ToolCall, ToolSpec
-from .lexicon import MAX_ERRORS_PER_ASK
-from .vocabulary import Observation, PlannedCall, Situation, TriedCall
+from ...core.types import ModelOptions, ToolCall, ToolSpec
+from .choose import best_tool, choose_tools
 from .facts import Facts, as_number, read_facts
 from .fill import MISSING, Param, city_named, fill_arguments, parameters
-from .choose import best_tool, choose_tools
+from .lexicon import MAX_ERRORS_PER_ASK
+from .vocabulary import Observation, PlannedCall, Situation, TriedCall
 
 
 def plan_intents(text: str, tools: tuple[ToolSpec, ...], notes: list[str] | None = None

@@ -9,8 +9,8 @@ import re
 import unicodedata
 from typing import Any, Iterable
 
+from ...core.types import Message, ToolCall, ToolSpec
 from ...providers.common import json_or_none
-from ...types import Message, ToolCall, ToolSpec
 from ..wire.common import ChatRequest
 from .lexicon import READ_LIMIT
 from .vocabulary import Observation, Situation, TriedCall

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ...types import ModelOptions, ToolCall, ToolSpec
+from ...core.types import ModelOptions, ToolCall, ToolSpec
 
 
 @dataclass(frozen=True)

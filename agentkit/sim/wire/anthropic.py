@@ -16,11 +16,20 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ...core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from ...providers.anthropic import ERROR_TYPES, NAME, STOP_TO_NEUTRAL, THINKING_BLOCKS
 from ...providers.common import SSEvent, StreamEvent, dumps, stable_id
-from ...types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (ChatRequest, RequestInvalid, conversation_of, mint_signature, no_records, nothing_stored,
-                     schema_problem, signature_valid, simulated_thought)
+from .common import (
+    ChatRequest,
+    RequestInvalid,
+    conversation_of,
+    mint_signature,
+    no_records,
+    nothing_stored,
+    schema_problem,
+    signature_valid,
+    simulated_thought,
+)
 from .contract import Route, ServerFacts
 
 #: What the real server does around the bodies (see contract.py). The SDK sends `Authorization: Bearer`,

@@ -16,7 +16,6 @@ The client side's shared shapes (WireRequest, SSEvent, JSONLine, reading errors)
 
 from __future__ import annotations
 
-
 import base64
 import binascii
 import hashlib
@@ -26,7 +25,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...types import Message, ModelOptions, ModelTurn, ToolSpec, json_shape
+from ...core.types import Message, ModelOptions, ModelTurn, ToolSpec, json_shape
+
 
 @dataclass(frozen=True)
 class ChatRequest:

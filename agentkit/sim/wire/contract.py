@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, Protocol
 
+from ...core.types import ModelTurn, ReasoningState, ToolSpec
 from ...providers.common import StreamEvent
 from ...providers.contract import missing_or_wrong
-from ...types import ModelTurn, ReasoningState, ToolSpec
 from .common import ChatRequest, RequestInvalid
 
 

@@ -18,12 +18,29 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ...core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from ...providers.common import JSONLine, SSEvent, StreamEvent, dumps, stable_id
-from ...providers.gemini import (FINISH_TO_NEUTRAL, NAME, THOUGHT_SIGNATURE_PLACEHOLDER, _bare_model, _get, call_part,
-                                 reasoning_of, signed_text_parts, synthetic_ids)
-from ...types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
-from .common import (ChatRequest, RequestInvalid, conversation_of, mint_signature, no_records, nothing_stored,
-                     schema_problem, signature_valid)
+from ...providers.gemini import (
+    FINISH_TO_NEUTRAL,
+    NAME,
+    THOUGHT_SIGNATURE_PLACEHOLDER,
+    _bare_model,
+    _get,
+    call_part,
+    reasoning_of,
+    signed_text_parts,
+    synthetic_ids,
+)
+from .common import (
+    ChatRequest,
+    RequestInvalid,
+    conversation_of,
+    mint_signature,
+    no_records,
+    nothing_stored,
+    schema_problem,
+    signature_valid,
+)
 from .contract import Route, ServerFacts
 
 _GENERATE = "/models/{model}:generateContent"

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolSpec, Usage
 from ...providers.common import JSONLine, StreamEvent, dumps, stable_id
 from ...providers.ollama import NAME, reasoning_of, synthetic_ids
-from ...types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolSpec, Usage
 from .common import ChatRequest, RequestInvalid, no_records, nothing_stored, simulated_thought
 from .contract import Route, ServerFacts
 

@@ -14,15 +14,32 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from ...core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from ...providers.common import SSEvent, StreamEvent, dumps
 from ...providers.openai_chat import NAME, REASONING_FIELDS, _call_to_wire, _put_reasoning, reasoning_of
-from ...types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from . import openai_common
 from .common import ChatRequest, RequestInvalid, no_records, nothing_stored, schema_problem, simulated_thought
 from .contract import Route
-from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, completion_id, empty_array, invalid_schema,
-                            invalid_type, invalid_value, missing, optional, out_of_range, pieces, required,
-                            required_object, required_str, temperature_field, tool_name)
+from .openai_common import (
+    CREATED,
+    NOT_JSON,
+    build_error,
+    call_ids,
+    completion_id,
+    empty_array,
+    invalid_schema,
+    invalid_type,
+    invalid_value,
+    missing,
+    optional,
+    out_of_range,
+    pieces,
+    required,
+    required_object,
+    required_str,
+    temperature_field,
+    tool_name,
+)
 
 #: What the real server does around the bodies (routes, key, request id, fault wording): see contract.py.
 SERVER = openai_common.platform_server(Route("POST", "/v1/chat/completions"))

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...core.types import ModelTurn
 from ...providers.common import stable_id
-from ...types import ModelTurn
 from .common import ChatRequest, RequestInvalid
 from .contract import Route, ServerFacts
 

@@ -16,16 +16,38 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ...core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from ...providers.common import SSEvent, StreamEvent, dumps, stable_id
 from ...providers.openai_responses import NAME, reasoning_of, tool_choice_to_wire, tool_to_wire, turn_items
-from ...types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from . import openai_common
-from .common import (ChatRequest, RequestInvalid, conversation_of, mint_signature, schema_problem, signature_valid,
-                     simulated_thought)
+from .common import (
+    ChatRequest,
+    RequestInvalid,
+    conversation_of,
+    mint_signature,
+    schema_problem,
+    signature_valid,
+    simulated_thought,
+)
 from .contract import Route
-from .openai_common import (CREATED, NOT_JSON, build_error, call_ids, invalid_schema, invalid_type, invalid_value,
-                            missing, optional, out_of_range, pieces, required, required_str, temperature_field,
-                            tool_name, unsupported)
+from .openai_common import (
+    CREATED,
+    NOT_JSON,
+    build_error,
+    call_ids,
+    invalid_schema,
+    invalid_type,
+    invalid_value,
+    missing,
+    optional,
+    out_of_range,
+    pieces,
+    required,
+    required_str,
+    temperature_field,
+    tool_name,
+    unsupported,
+)
 
 #: What the real server does around the bodies: the platform's, as on Chat Completions (contract.py).
 SERVER = openai_common.platform_server(Route("POST", "/v1/responses"))

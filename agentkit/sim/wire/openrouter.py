@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from ...core.types import ModelTurn, ReasoningState
 from ...providers.common import SSEvent, StreamEvent, dumps, stable_id
 from ...providers.openrouter import NAME
-from ...types import ModelTurn, ReasoningState
 from . import openai_chat, openai_common
 from .common import ChatRequest, RequestInvalid, mint_signature, no_records, nothing_stored, simulated_thought
 from .contract import Route, ServerFacts

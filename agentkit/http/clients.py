@@ -4,7 +4,7 @@
     response = await self._by_deadline(request, client.send(...))   # async: cut at the attempt's deadline
 
 Clients you inject belong to you (never closed here); ours are made lazily, one per event loop for async.
-Every pool, ours or yours, is bounded at the socket by `agentkit.deadlines.bound_client`; an async
+Every pool, ours or yours, is bounded at the socket by `agentkit.http.deadlines.bound_client`; an async
 transport that is no pool is cancelled at the deadline by `_by_deadline` instead.
 
 `ClientsPart` is a part of HTTPModel (one of its base classes), kept in a file of its own so the recipe in
@@ -26,7 +26,7 @@ from .deadlines import bound_client, bounded_async_transport, bounded_transport
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from .http_call import AttemptRequest
+    from .call import AttemptRequest
 
 
 class ClientsPart:

@@ -1,5 +1,5 @@
 """Is a tool's parameters schema one a model could be sent, and arguments could satisfy? Checked when a
-tool is defined (`agentkit.tools`) and when a schema is checked on its own (`agentkit.validate`).
+tool is defined (`agentkit.core.tools`) and when a schema is checked on its own (`agentkit.core.validate`).
 
     check_parameters(name, schema)  an object schema; plain JSON (no NaN, Infinity or Python objects);
                                     valid JSON Schema 2020-12; every $ref resolves; satisfiable

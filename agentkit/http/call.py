@@ -6,7 +6,7 @@
     wait = call.failed(request, error)     # step 4: the seconds to wait before the next attempt, or raise
 
 `AttemptRequest` is step 1's output: everything one attempt needs, and what names it in an error. `Call`
-holds the retry plan (`agentkit.retries.RetryPlan`), the budget (`total_timeout`) and the attempts so far,
+holds the retry plan (`agentkit.http.retries.RetryPlan`), the budget (`total_timeout`) and the attempts so far,
 so the sync and async drivers in `agentkit.http` share every decision and differ only in how they wait.
 Every attempt is recorded once, here: in the call's list, in every `record_attempts()` block open in this
 thread or task, in the debug log and through `on_attempt`.
@@ -21,13 +21,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import ProviderError
+from ..core.types import Message, ModelOptions, ToolSpec
 from .deadlines import AttemptClock
-from .errors import ProviderError
 from .retries import Attempt, RetryPlan
-from .types import Message, ModelOptions, ToolSpec
 
 if TYPE_CHECKING:
-    from .http import HTTPModel
+    from .model import HTTPModel
 
 log = logging.getLogger("agentkit.http")
 

@@ -29,7 +29,7 @@
         └── BadResponseError       2xx with a body that is not the format's JSON (truncated, invalid, cut stream)
 
 Messages never contain API keys: `ProviderError` text is built from the response, never the request, and
-HTTPModel scrubs its keys out of every message, body and attempt record (`agentkit.redaction`).
+HTTPModel scrubs its keys out of every message, body and attempt record (`agentkit.http.redaction`).
 """
 
 from __future__ import annotations

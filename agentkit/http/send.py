@@ -4,12 +4,12 @@
     request, events = self._open(request)      # stream(): the attempt succeeds once its first event is here
     for event in self._watch(result, call): ...  # the rest of a watched stream, assembled into result.turn
 
-Each read runs under `_io`: bounded by the attempt's clock (`agentkit.deadlines`; a stream's clock restarts
+Each read runs under `_io`: bounded by the attempt's clock (`agentkit.http.deadlines`; a stream's clock restarts
 for every event, so `timeout` is the longest wait for the next one) and with httpx's log lines scrubbed of
 the key. Stream framing is the codec's STREAM_FRAMING: SSE read by httpx-sse (comments and keep-alives
 skipped), or NDJSON lines. The async half has the same shape, awaited; its reads go through
-`_by_deadline` (`agentkit.http_clients`). Failures are classified by step 3 (`agentkit.http_classify`),
-bodies decoded by step 5 (`agentkit.http_decode`).
+`_by_deadline` (`agentkit.http.clients`). Failures are classified by step 3 (`agentkit.http.classify`),
+bodies decoded by step 5 (`agentkit.http.decode`).
 
 `SendStep` is a part of HTTPModel (one of its base classes), kept in a file of its own so the recipe in
 `agentkit.http` reads one step at a time. Besides its bases' methods it reads `framing`, `timeout` and
@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING
 import httpx
 import httpx_sse
 
-from .errors import ProviderError
-from .http_clients import ClientsPart
-from .http_decode import Assembly, DecodeStep
-from .providers.common import SSEvent
+from ..core.errors import ProviderError
+from ..providers.common import SSEvent
+from .clients import ClientsPart
+from .decode import Assembly, DecodeStep
 from .redaction import scrubbing_logs
 
 if TYPE_CHECKING:
-    from .http import TurnStream
-    from .http_call import AttemptRequest, Call
-    from .types import ModelTurn
+    from ..core.types import ModelTurn
+    from .call import AttemptRequest, Call
+    from .model import TurnStream
 
 
 class SendStep(ClientsPart, DecodeStep):

@@ -11,7 +11,7 @@
 Strict mode (constrained decoding) accepts a JSON Schema subset: every object closed with
 `additionalProperties: false`, every property listed in `required` ("optional" = nullable), and none of
 the keywords in STRICT_UNSUPPORTED. `@tool(strict=True)` and `Tool.from_schema(strict=True)` use
-`to_strict`; `agentkit.validate` re-exports both functions beside the gates.
+`to_strict`; `agentkit.core.validate` re-exports both functions beside the gates.
 
 Also here, because the rewrite and the linter need them: `subschemas` / `walk` (every subschema of a
 schema, with its JSON pointer), `json_type` (what a node is) and `accepts_null`.

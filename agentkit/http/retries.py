@@ -29,8 +29,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from .errors import ProviderError
-from .policies import capped_backoff
+from ..core.errors import ProviderError
+from ..core.policies import capped_backoff
 
 __all__ = ["Attempt", "RetryPlan", "attempt_outcome", "backoff_delay", "moves_to_fallback"]
 

@@ -24,11 +24,11 @@ import dataclasses
 import json
 from typing import Any, NamedTuple, Sequence
 
-from .checkpoint import Paused, read_state, restored_fields
-from .errors import ScriptError, ToolFailure
-from .loop import Run, StopReason, Thread, run
-from .tools import Tool
-from .types import Message, ModelTurn, ToolResult
+from ..core.checkpoint import Paused, read_state, restored_fields
+from ..core.errors import ScriptError, ToolFailure
+from ..core.loop import Run, StopReason, Thread, run
+from ..core.tools import Tool
+from ..core.types import Message, ModelTurn, ToolResult
 
 _CONTEXT = "replay_context"
 

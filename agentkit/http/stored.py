@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from .types import Message
+from ..core.types import Message
 
 __all__ = ["StoredConversations"]
 

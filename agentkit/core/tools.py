@@ -23,12 +23,12 @@ The words of this module:
     Update         return Update(state={...}, message=...) to change run state *and* answer the call
     RuleViolation  raised by a rule (gate 3) to refuse a call, with the path of the culprit field
 
-`@tool(strict=True)` rewrites the schema for OpenAI strict mode with `agentkit.strict.to_strict`.
+`@tool(strict=True)` rewrites the schema for OpenAI strict mode with `agentkit.core.strict.to_strict`.
 
 The schema comes from pydantic (we do not write a schema generator); the conversion of JSON arguments
 to Python values uses the same pydantic model, built once per tool.
 
-Every tool is checked when it is defined (its schema by `agentkit.schema_check`), so a mistake shows up
+Every tool is checked when it is defined (its schema by `agentkit.core.schema_check`), so a mistake shows up
 at its definition with the tool's name, not as a failed call in the middle of a run: the schema must be
 valid JSON Schema 2020-12 (checked against the meta-schema), plain JSON (no NaN), self-contained (every
 $ref resolves) and satisfiable (no empty enum, no minimum above maximum; a typed function's defaults must
@@ -221,7 +221,7 @@ class Tool:
         """Call the function with schema-valid JSON arguments converted to its declared Python types.
 
         Enum members, pydantic models, dates ... are built from their JSON form; nothing else is coerced
-        (pydantic strict mode: "5" never becomes 5). Run the gates (`agentkit.validate`) first; arguments
+        (pydantic strict mode: "5" never becomes 5). Run the gates (`agentkit.core.validate`) first; arguments
         that still do not fit raise pydantic's ValidationError (a ValueError). For an async tool this
         returns the coroutine, which the executor awaits.
         """

@@ -1,4 +1,4 @@
-"""A paused run as plain data: what `Run.to_json()` writes and `agentkit.resume` reads back.
+"""A paused run as plain data: what `Run.to_json()` writes and `agentkit.long_running.resume` reads back.
 
 A run paused by an approval gate (`Pause()`) stops *before* the turn whose calls wait for a decision:
 that turn is kept aside (`Run.pending`), not in the history, so the history a Thread or a provider sees

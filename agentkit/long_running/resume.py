@@ -23,12 +23,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
-from .checkpoint import Paused, read_state, restored_fields
-from .execute import Executor
-from .loop import LoopCore, Run, Settings, Thread, ToolsLike, _size, adrive, drive, takes_settings
-from .policies import Approve, Deny, Edit, normalize_approval
-from .trace import Trace
-from .types import Usage
+from ..core.checkpoint import Paused, read_state, restored_fields
+from ..core.execute import Executor
+from ..core.loop import LoopCore, Run, Settings, Thread, ToolsLike, _size, adrive, drive, takes_settings
+from ..core.policies import Approve, Deny, Edit, normalize_approval
+from ..core.trace import Trace
+from ..core.types import Usage
 
 #: The words a decision may also be given as.
 WORDS = {"approve": Approve(), "deny": Deny()}
@@ -72,7 +72,7 @@ def _prepare(state: str | dict, decisions: Mapping[str, Any], tools: ToolsLike, 
     if run.turns and run.turns[-1] == pending.turn:
         run.turns.pop()  # recorded when it first came; taken again just below
     core.take_turn(replace(pending.turn, usage=Usage()))
-    run.turns[-1] = pending.turn  # as the model gave it, usage included (for agentkit.replay)
+    run.turns[-1] = pending.turn  # as the model gave it, usage included (for agentkit.long_running.replay)
     return core, pending
 
 

@@ -15,7 +15,7 @@ protocol problem (unknown method, malformed params) is a JSON-RPC `error`, raise
 There is no strict mode, tool_choice or parallel switch in MCP: the host's model decides, and a
 client may send several `tools/call` requests at once under different ids.
 
-    from agentkit.providers import mcp_codec as mcp
+    from agentkit.mcp import codec as mcp
     line = mcp.to_line(mcp.call_tool_request(3, call))        # what a client writes on stdio
     result = mcp.result_from_response(call, mcp.from_line(reply_line))
 
@@ -33,8 +33,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import AgentkitError
-from ..types import ToolCall, ToolResult, ToolSpec
+from ..core.errors import AgentkitError
+from ..core.types import ToolCall, ToolResult, ToolSpec
 
 NAME = "mcp"
 JSONRPC = "2.0"

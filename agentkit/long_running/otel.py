@@ -1,6 +1,6 @@
 """A run's trace as OpenTelemetry spans, named and attributed as the GenAI semantic conventions say.
 
-    from agentkit.otel import export_run
+    from agentkit.long_running.otel import export_run
     export_run(run, model=model)      # to the global tracer provider, or tracer_provider=...
 
 One span for the agent (`invoke_agent {gen_ai.agent.name}`), one per model call
@@ -14,7 +14,7 @@ docs/gen-ai/gen-ai-spans.md and gen-ai-agent-spans.md (status: Development; read
 
 The spans are built after the run from its trace (every event has its time), so the loop pays nothing
 for them. Needs the optional extra: `pip install 'agentkit-lab[otel]'` (opentelemetry-api and -sdk);
-without it, `import agentkit.otel` still works and `export_run` says which extra to install.
+without it, `import agentkit.long_running.otel` still works and `export_run` says which extra to install.
 
 Left out on purpose: message contents (the conventions make `gen_ai.input.messages` opt-in: they hold
 user data), metrics, and spans for the HTTP attempts inside one model call.
@@ -29,7 +29,7 @@ from typing import Any, Sequence
 PROVIDERS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic": "anthropic",
              "gemini": "gcp.gemini", "openrouter": "openrouter", "ollama": "ollama"}
 
-MISSING_EXTRA = "agentkit.otel needs OpenTelemetry: pip install 'agentkit-lab[otel]'"
+MISSING_EXTRA = "agentkit.long_running.otel needs OpenTelemetry: pip install 'agentkit-lab[otel]'"
 
 
 def _api() -> Any:

@@ -6,7 +6,7 @@
     run.limit.message()      # 'Budget reached: output tokens exceeded (2150/2000 tokens).'
     cost(run.usage_by_model) # Cost(usd=0.0321, unpriced=())
 
-Token kinds come from the provider's own usage fields (see `agentkit.types.Usage`): "input" and "output",
+Token kinds come from the provider's own usage fields (see `agentkit.core.types.Usage`): "input" and "output",
 "reasoning" (part of output: OpenAI's reasoning_tokens, Gemini's thoughtsTokenCount, Anthropic's
 thinking_tokens where reported) and "cached" (part of input: prompt-cache reads), and "total" (input +
 output). A format that does not report a kind (Ollama reports neither reasoning nor cached tokens)

@@ -8,10 +8,10 @@
 One step of the loop, as a numbered recipe (the `# 1.` ... `# 6.` markers in the code are these steps):
 
     1. build the request: the whole conversation + the tool list (re-sent every turn) + tool_choice;
-       a `compact=` hook may send less (agentkit.compaction; run.messages keeps everything)
+       a `compact=` hook may send less (agentkit.long_running.compaction; run.messages keeps everything)
     2. call the model -> ModelTurn (text, tool calls, stop signal, usage)                  [driver]
     3. no tool calls -> the run ends with "final_answer"
-    4. check limits: the step cap, the budgets (tokens, cost, time: agentkit.budgets), the tool-call caps
+    4. check limits: the step cap, the budgets (tokens, cost, time: agentkit.core.budgets), the tool-call caps
        (per run, per thread, per tool), repeated calls
     5. per call: lookup -> parse -> schema -> rules -> approval -> a Job; the driver runs the jobs
        (retries, timeouts) [driver], and each outcome becomes a result (envelope, error policy)
@@ -38,8 +38,8 @@ with a 400 (OpenAI: "An assistant message with 'tool_calls' must be followed by 
 to each 'tool_call_id'."; the symptom of langchain-ai/langgraph issue 531).
 
 Left out on purpose: streaming tokens to the caller (see HTTPModel.stream) and multi-agent hand-offs;
-they sit around this loop, not inside it. So do resuming a paused run (agentkit.resume), replaying and
-forking one (agentkit.replay) and its OpenTelemetry spans (agentkit.otel).
+they sit around this loop, not inside it. So do resuming a paused run, replaying and forking one, and its
+OpenTelemetry spans (agentkit.long_running: resume, replay, otel).
 """
 
 from __future__ import annotations
@@ -55,11 +55,23 @@ from typing import Any, Callable, Iterable, NamedTuple, Sequence, Union
 
 from .budgets import WRAP_UP_TEXT, BudgetMeter, Cost, Unpriced, cost
 from .checkpoint import Paused, run_to_dict
-from .compaction import compact_request
 from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, UnknownPriceError
 from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
-from .policies import (CONTINUE_TEXT, REPORT, Deny, Edit, ErrorPolicy, ErrorPolicyLike, LimitHit, Limits, Pause,
-                       failure_result, normalize_approval, resolve_error_policy)
+from .history import compact_request
+from .policies import (
+    CONTINUE_TEXT,
+    REPORT,
+    Deny,
+    Edit,
+    ErrorPolicy,
+    ErrorPolicyLike,
+    LimitHit,
+    Limits,
+    Pause,
+    failure_result,
+    normalize_approval,
+    resolve_error_policy,
+)
 from .tools import Tool, ToolContext, is_valid_timeout
 from .trace import Event, Trace
 from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, ToolSpec, Usage, json_shape
@@ -77,7 +89,7 @@ class StopReason(str, enum.Enum):
     USER_CANCEL = "user_cancel"  # cancel was set from outside (or Ctrl-C, or the task was cancelled)
     SCHEMA_FAIL = "schema_fail"  # more argument errors than Limits.max_invalid_calls
     ERROR = "error"  # the run raised (the exception carries this Run)
-    TOKEN_BUDGET = "token_budget"  # Limits.max_tokens / max_thread_tokens ran out (agentkit.budgets)
+    TOKEN_BUDGET = "token_budget"  # Limits.max_tokens / max_thread_tokens ran out (agentkit.core.budgets)
     COST_BUDGET = "cost_budget"  # Limits.max_cost_usd ran out
     TIME_BUDGET = "time_budget"  # Limits.max_seconds ran out
     PAUSED = "paused"  # an approval answered Pause(): Run.to_json(), then agentkit.resume(...)
@@ -107,7 +119,7 @@ class Run:
     usage: Usage = field(default_factory=Usage)
     usage_by_model: dict[str | None, Usage] = field(default_factory=dict)  # what each model spent: its cost
     results: list[ToolResult] = field(default_factory=list)
-    turns: list[ModelTurn] = field(default_factory=list)  # the model's answers, as they came (agentkit.replay)
+    turns: list[ModelTurn] = field(default_factory=list)  # the model's answers, as they came (for replay)
     state: dict = field(default_factory=dict)
     limit: LimitHit | None = None
     error: BaseException | None = None  # what ended the run by raising: the original exception if any
@@ -117,7 +129,7 @@ class Run:
     pending: Paused | None = None  # a paused run's turn, whose calls wait for a decision
 
     def to_json(self, indent: int | None = None) -> str:
-        """The run as JSON, to be resumed after a restart (`agentkit.resume`); see agentkit.checkpoint."""
+        """The run as JSON, to be resumed after a restart (`agentkit.resume`); see agentkit.core.checkpoint."""
         return json.dumps(run_to_dict(self), ensure_ascii=False, indent=indent, default=str)
 
     @property
@@ -167,7 +179,7 @@ class Settings:
         limits               Limits(...): the step cap, tool-call caps per run / thread / tool, repeated
                              calls, invalid calls, token / cost / time budgets, and what a hit cap does
                              (exit_behavior); default None means Limits(): 20 model calls at most. See
-                             agentkit.policies.Limits
+                             agentkit.core.policies.Limits
         on_tool_error        what an exception inside a tool does: "report" (default: the model reads a
                              sanitised error), "raise", a fixed text (a sentence) the model reads, exception
                              class(es) to report (others raise), fn(exc, call) -> text or None to raise, or
@@ -186,7 +198,7 @@ class Settings:
                              its own, about 50 µs a call; set it whenever a tool could hang)
         on_event             fn(event) called with each trace Event as it happens (progress, logging)
         compact              fn(messages) -> messages, asked before each model call: what is sent
-                             (run.messages keeps everything); agentkit.compaction's DropOldest /
+                             (run.messages keeps everything); agentkit.long_running.compaction's DropOldest /
                              ElideToolResults / Summarize; default None: everything is sent
     """
 
@@ -200,7 +212,7 @@ class Settings:
     cancel: Any = None  # a threading.Event (or anything with is_set()), or a function returning a bool
     tool_timeout: float | None = None
     on_event: Callable[[Event], Any] | None = None
-    compact: Callable[[list[Message]], list[Message]] | None = None  # what to send: see agentkit.compaction
+    compact: Callable[[list[Message]], list[Message]] | None = None  # what to send: see long_running.compaction
     policy: ErrorPolicy = field(init=False, repr=False)  # on_tool_error, resolved once
 
     @classmethod
@@ -550,7 +562,7 @@ class LoopCore:
     # -- 4. limits ----------------------------------------------------------------------------------------
 
     def _check_budgets(self, turn: ModelTurn) -> None:
-        """After a model call: has it taken the run past a budget (agentkit.budgets)?"""
+        """After a model call: has it taken the run past a budget (agentkit.core.budgets)?"""
         if self.wrapping:  # the last call after a budget ran out: calls it still asks for are not run
             self.hit = self.wrap_up
             return

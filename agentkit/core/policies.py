@@ -46,7 +46,7 @@ ExitBehavior = Literal["continue", "end", "error"]
 
 def capped_backoff(retry: int, *, backoff: float, multiplier: float, max_delay: float) -> float:
     """`backoff * multiplier**retry` seconds (retry 0 is the first), at most `max_delay`: the one back-off
-    shape, of tool retries (`Retry.delays`) and of HTTP retries (`agentkit.retries.backoff_delay`). Each
+    shape, of tool retries (`Retry.delays`) and of HTTP retries (`agentkit.http.retries.backoff_delay`). Each
     adds its own randomness on top, under its own name: Retry's `jitter` spreads a delay both ways (so a
     delay may pass max_delay by that much); the HTTP retry's `shorten_by` only shortens one, as the OpenAI
     and Anthropic SDKs do, so there `max_delay` is a hard cap."""
@@ -251,7 +251,7 @@ class Limits:
     exit_behavior          "continue" | "end" | "error" when a tool-call cap or a budget is hit (max_steps
                            always stops: with "error" it raises, otherwise it ends)
 
-Budgets (see `agentkit.budgets`), checked after every model call (the time budget also before one):
+Budgets (see `agentkit.core.budgets`), checked after every model call (the time budget also before one):
 
     max_tokens             {kind: cap} per run, kinds "input", "output", "reasoning", "cached", "total"
     max_thread_tokens      the same across all runs of one Thread
@@ -393,7 +393,7 @@ class Edit:
 @dataclass(frozen=True)
 class Pause:
     """Decide later: the run stops with "paused" before this turn's calls run; `run.to_json()` keeps it,
-    and `agentkit.resume(state, {call_id: decision})` goes on (see agentkit.resume)."""
+    and `agentkit.resume(state, {call_id: decision})` goes on (see agentkit.long_running.resume)."""
 
     reason: str = "waiting for a decision"
 

@@ -5,7 +5,7 @@
     assembly.feed(event); turn = assembly.turn()
 
 An error status is still step 3's (`_status_error`); a body that is not JSON, is nested too deep, or does
-not fit the format becomes a BadResponseError, built by step 3's `_error` (`agentkit.http_classify`).
+not fit the format becomes a BadResponseError, built by step 3's `_error` (`agentkit.http.classify`).
 
 `DecodeStep` is a part of HTTPModel (one of its base classes), kept in a file of its own so the recipe in
 `agentkit.http` reads one step at a time. It reads `codec` and step 3's methods of the model.
@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from .errors import BadResponseError
-from .http_classify import ClassifyStep
-from .providers.common import SSEvent
-from .types import ModelTurn
+from ..core.errors import BadResponseError
+from ..core.types import ModelTurn
+from ..providers.common import SSEvent
+from .classify import ClassifyStep
 
 if TYPE_CHECKING:
-    from .http_call import AttemptRequest
+    from .call import AttemptRequest
 
 
 class DecodeStep(ClassifyStep):

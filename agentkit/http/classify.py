@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import httpx_sse
 
-from .errors import (
+from ..core.errors import (
     BadRequestError,
     BadResponseError,
     ProviderConnectionError,
@@ -33,12 +33,12 @@ from .errors import (
     ProviderTimeout,
     error_for_status,
 )
-from .providers.common import retry_after_seconds
+from ..providers.common import retry_after_seconds
 from .redaction import redact, redact_json
 from .retries import attempt_outcome
 
 if TYPE_CHECKING:
-    from .http_call import AttemptRequest
+    from .call import AttemptRequest
 
 
 class ClassifyStep:

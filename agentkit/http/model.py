@@ -11,28 +11,28 @@ follows one recipe, numbered the same way in the code below (`_drive`); each ste
 short part of its own:
 
     1. build      codec.build_request -> path, headers, JSON body; plus the auth header and extras
-                  (`_build` below; its output is an `AttemptRequest`, `agentkit.http_call`)
+                  (`_build` below; its output is an `AttemptRequest`, `agentkit.http.call`)
     2. send       POST with httpx under the attempt's clock: one response, or a stream of events (SSE
                   framed by httpx-sse, or NDJSON lines, as the codec's STREAM_FRAMING says)
-                  (`agentkit.http_send`; the clients it sends with: `agentkit.http_clients`)
+                  (`agentkit.http.send`; the clients it sends with: `agentkit.http.clients`)
     3. classify   2xx -> decode; error status -> codec.parse_error; no connection -> ProviderConnectionError;
                   a time limit passed -> ProviderTimeout. Each error is built once, whole and scrubbed
-                  (`agentkit.http_classify`)
+                  (`agentkit.http.classify`)
     4. retry      a retryable failure (408/409/429/5xx/529, connection, timeout, bad body): wait, same model
        fall back  retries used up, a model-specific 4xx, or a wait too long to afford: the next model of
-                  `fallback_models` (the decision: `Call.failed`, `agentkit.http_call`; the waiting: `_drive`)
+                  `fallback_models` (the decision: `Call.failed`, `agentkit.http.call`; the waiting: `_drive`)
     5. decode     codec.parse_response, or StreamAssembler().feed(event, data) ... .turn() -> ModelTurn
-                  (`agentkit.http_decode`)
+                  (`agentkit.http.decode`)
 
 The parts of steps 2, 3 and 5 are base classes of HTTPModel (`SendStep`, which builds on `ClientsPart`,
 `DecodeStep` and `ClassifyStep`): each reads a few attributes of the model, named in its docstring.
 
-Time (step 2, `agentkit.deadlines`): `timeout` bounds one attempt from connect to last byte, and a stream
+Time (step 2, `agentkit.http.deadlines`): `timeout` bounds one attempt from connect to last byte, and a stream
 that brings no event for `timeout` seconds is stalled (SSE `: keep-alive` comments are not events);
 `total_timeout` bounds the whole call, every attempt and every wait together. Either ends the call in a
 ProviderTimeout whose error_type says which ("timeout", "stalled", "total_timeout").
 
-How long to wait (step 4, `agentkit.retries`): the server's `retry-after-ms`, else `retry-after` (seconds
+How long to wait (step 4, `agentkit.http.retries`): the server's `retry-after-ms`, else `retry-after` (seconds
 or an HTTP date), else the body's hint (Gemini's RetryInfo.retryDelay, read by the codec), else capped
 exponential backoff with jitter. A wait longer than `max_retry_wait` or than the budget left is not waited
 for: the call falls over to the next model at once (or raises). The policy is `RetryPlan`, with no I/O, and
@@ -44,9 +44,9 @@ lets a request send only what is new since a stored response, plus that response
 remembers the last few stored responses it received and, when the messages of a call extend one of
 those conversations exactly, sends only the new messages and `previous_response_id`. The loop does not
 know: it always passes the whole conversation. If the server has forgotten the response (400), the call
-is sent again, whole, at once. The bookkeeping is `agentkit.stored_conversations`.
+is sent again, whole, at once. The bookkeeping is `agentkit.http.stored`.
 
-Keys (`agentkit.redaction`): checked when the model is built (surrounding whitespace stripped; whitespace,
+Keys (`agentkit.http.redaction`): checked when the model is built (surrounding whitespace stripped; whitespace,
 a control or a non-ASCII character inside is refused, naming where the key came from, never the key),
 sent in the codec's auth header (or in the URL, if you put `?key=` into base_url yourself), and scrubbed,
 in every form, out of every error, attempt record, repr and log line — httpx's own request log included.
@@ -74,12 +74,12 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..core.errors import AuthenticationError, ProviderError
+from ..core.types import Message, ModelOptions, ModelTurn, ToolSpec
+from ..providers import FORMATS, get_codec
+from ..providers.common import SSEvent, retry_after_seconds
+from .call import RECORDERS, AttemptRequest, Call
 from .deadlines import AttemptClock
-from .errors import AuthenticationError, ProviderError
-from .http_call import RECORDERS, AttemptRequest, Call
-from .http_send import SendStep
-from .providers import FORMATS, get_codec
-from .providers.common import SSEvent, retry_after_seconds
 from .redaction import (
     clean_key,
     header_secrets,
@@ -90,8 +90,8 @@ from .redaction import (
     url_secrets,
 )
 from .retries import Attempt
-from .stored_conversations import StoredConversations
-from .types import Message, ModelOptions, ModelTurn, ToolSpec
+from .send import SendStep
+from .stored import StoredConversations
 
 __all__ = ["PROVIDER_ALIASES", "Attempt", "HTTPModel", "TurnStream", "retry_after_seconds"]
 
@@ -203,7 +203,7 @@ class HTTPModel(SendStep):
     replaces the network, `sleep=`/`asleep=` replace waiting, `seed=` fixes the jitter, and
     `on_attempt=` sees every Attempt as it happens. `codec=` takes any module with the codec verbs.
     The deadlines hold for your own `client=`/`async_client=` too: their connection pools (and those a
-    transport of yours wraps) are bounded at the socket like ours (`agentkit.deadlines.bound_client`), and
+    transport of yours wraps) are bounded at the socket like ours (`agentkit.http.deadlines.bound_client`), and
     an async transport of your own that is not a pool is cancelled at the deadline. (A sync transport of
     your own that holds no httpx pool keeps only its own timeouts.)
     """
@@ -281,7 +281,7 @@ class HTTPModel(SendStep):
         self._lock = threading.Lock()
         self.continuation_field = getattr(self.codec, "CONTINUATION_FIELD", None)
         self.continue_stored = bool(continue_stored_responses) and self.continuation_field is not None
-        # The last stored responses (agentkit.stored_conversations): continued from when a call extends one.
+        # The last stored responses (agentkit.http.stored): continued from when a call extends one.
         self._stored = StoredConversations()
 
     def _read_key(self, api_key: str | None) -> str | None:
@@ -365,9 +365,9 @@ class HTTPModel(SendStep):
         return sim_url.rstrip("/") + urlsplit(get_codec(format).DEFAULT_BASE_URL).path.rstrip("/")
 
     # Inherited, each from a file of its own: the clients and `close()`/`aclose()`/`with` (ClientsPart,
-    # agentkit.http_clients); step 2 for one attempt, `_send`/`_asend`, `_open`/`_aopen`, `_watch`/`_awatch`
-    # (SendStep, agentkit.http_send); step 3 (ClassifyStep, agentkit.http_classify); step 5 (DecodeStep,
-    # agentkit.http_decode).
+    # agentkit.http.clients); step 2 for one attempt, `_send`/`_asend`, `_open`/`_aopen`, `_watch`/`_awatch`
+    # (SendStep, agentkit.http.send); step 3 (ClassifyStep, agentkit.http.classify); step 5 (DecodeStep,
+    # agentkit.http.decode).
 
     # -- the public verbs ------------------------------------------------------------------------------
 
@@ -427,8 +427,8 @@ class HTTPModel(SendStep):
     def _drive(self, call: Call, send: Callable[[AttemptRequest], Any]) -> Any:
         """Attempt after attempt until one succeeds or the plan gives up; `send` does steps 2, 3, 5.
 
-        `send` is `_send` for complete() or `_open` for stream() (agentkit.http_send); `call` decides
-        step 4 (agentkit.http_call). `_adrive` is the same loop, awaited."""
+        `send` is `_send` for complete() or `_open` for stream() (agentkit.http.send); `call` decides
+        step 4 (agentkit.http.call). `_adrive` is the same loop, awaited."""
         while True:
             request = call.next_request()                                  # 1. build
             try:

@@ -15,8 +15,8 @@
 3. rules   the tool's own business checks (date order, permissions), only after 1 and 2 passed.
 
 Also here: `error_result` (the envelope for a failed gate), and OpenAI strict mode's linter and rewrite
-(`strict_problems`, `to_strict`) re-exported from `agentkit.strict`. The shared argument examples live in
-`agentkit.fixtures`; the text a model reads when a *tool* fails is sanitised in `agentkit.policies`.
+(`strict_problems`, `to_strict`) re-exported from `agentkit.core.strict`. The shared argument examples live in
+`agentkit.fixtures`; the text a model reads when a *tool* fails is sanitised in `agentkit.core.policies`.
 
 Left out on purpose: repairing arguments (closing brackets, unquoting numbers): the model is told what is
 wrong and fixes its own call; and remote `$ref`s (schemas are self-contained).
@@ -33,8 +33,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal, NamedTuple
 
 from .errors import ToolDefinitionError
-from .strict import strict_problems, to_strict
 from .schema_check import meta_schema_error
+from .strict import strict_problems, to_strict
 from .tools import RuleViolation, Tool
 from .types import ToolCall, ToolResult, json_shape
 
