@@ -19,6 +19,9 @@ CALLS = [{"type": "tool_use", "id": "toolu_01A", "name": "get_weather", "input":
          {"type": "tool_use", "id": "toolu_01B", "name": "get_weather", "input": {"city": "Tokyo"}}]
 RESULTS = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": "sunny"}
                                        for i in ("toolu_01A", "toolu_01B")]}
+CHAT_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
+CHAT_CALLS = [{"id": f"call_{x}", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+              for x in "AB"]
 GEMINI_TOOLS = [{"functionDeclarations": [{"name": "get_weather", "parametersJsonSchema": WEATHER}]}]
 RESPONSES_TOOLS = [{"type": "function", "name": "get_weather", "parameters": WEATHER, "strict": False}]
 
@@ -31,6 +34,11 @@ class Sim:
 
     def post(self, fmt: str, path: str, body: dict, headers: dict) -> httpx.Response:
         return self.client.post(self.server.base_url(fmt) + path, json=body, headers=headers)
+
+    def chat(self, messages: list) -> httpx.Response:
+        return self.post("openai-chat", "/chat/completions",
+                         {"model": "gpt-4.1-mini", "messages": messages, "tools": CHAT_TOOLS},
+                         {"authorization": "Bearer k"})
 
     def claude(self, body: dict) -> httpx.Response:
         return self.post("anthropic", "/messages", {"max_tokens": 2048, "tools": CLAUDE_TOOLS, **body},
@@ -166,6 +174,10 @@ PROBES: dict[str, Callable[[Sim], tuple[int, str]]] = {
         {"model": "claude-sonnet-4-5", "messages": [*USER, {"role": "assistant", "content": CALLS}]}),
     "anthropic.result_without_tool_use": lambda sim: sim.claude_error(
         {"model": "claude-sonnet-4-5", "messages": [*USER, RESULTS]}),
+    "openai-chat.tool_calls_unanswered": lambda sim: error_of(sim.chat(
+        [*USER, {"role": "assistant", "content": None, "tool_calls": CHAT_CALLS}])),
+    "openai-chat.tool_without_call": lambda sim: error_of(sim.chat(
+        [*USER, {"role": "tool", "tool_call_id": "call_A", "content": "sunny"}])),
     "openai-chat.responses_only_tools": lambda sim: error_of(sim.post(
         "openai-chat", "/chat/completions",
         {"model": "gpt-6.1-sol", "messages": USER,

@@ -47,9 +47,11 @@ import hashlib
 import json
 import logging
 import re
+import itertools
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
@@ -65,7 +67,7 @@ from . import faults as F
 from .behaviours import UnknownModel
 from .store import DEFAULT_MAX_ENTRIES, ResponseStore
 from .wire import get_server
-from .wire.common import ChatRequest, RequestInvalid
+from .wire.common import ChatRequest, Finding, RequestInvalid, RuleLog, rule_log
 from .wire.contract import ServerFacts
 
 log = logging.getLogger("agentkit.sim")
@@ -213,6 +215,21 @@ async def sleep_unless_disconnected(receive: Callable, seconds: float) -> bool:
 # The app
 # ---------------------------------------------------------------------------------------------------
 
+#: How many requests' rule logs the app keeps (the oldest go first).
+RULE_LOGS_KEPT = 10_000
+
+
+@dataclass(frozen=True)
+class RequestLog:
+    """What one chat request was checked against: its number (1, 2, ... in the order the server read
+    them), its format and model, and a Finding per rule check (`sim.wire.common.RuleLog`)."""
+
+    number: int
+    format: str
+    model: str | None
+    findings: tuple[Finding, ...]
+
+
 class SimApp:
     """The state behind the routes: the decision function, fault switches and attempt counts."""
 
@@ -232,6 +249,9 @@ class SimApp:
         # them (a shared pool's idle workers outlived the server that started them); 40 at once, as many
         # as starlette's shared pool allowed.
         self.workers = ThreadPoolExecutor(max_workers=40, thread_name_prefix="agentkit-sim-model")
+        # What each request was checked against, newest last (bounded): the conformance check reads it.
+        self.rule_logs: deque[RequestLog] = deque(maxlen=RULE_LOGS_KEPT)
+        self._request_numbers = itertools.count(1)
 
     async def decide(self, chat: ChatRequest) -> ModelTurn:
         """The model's answer, computed off the event loop: one long prompt cannot stall other requests."""
@@ -354,24 +374,17 @@ class SimApp:
         wire, client = self.servers[fmt], self.clients[fmt]
         server: ServerFacts = wire.SERVER
 
-        # 4. decode, after filling in what the server stored for this request
-        try:
-            body = wire.resolve_stored(body, self.stored.recall)
-            chat = wire.parse_request(body, model=model)
-        except RequestInvalid as exc:
-            return self.error(fmt, exc.status or 400, exc.message, rid=rid, param=exc.param, code=exc.code)
-        except RecursionError:
-            return self.error(fmt, 400, "The request is nested too deeply.", rid=rid)
-
-        # 5. documented refusals, on the model name without its fault suffix
-        try:
-            clean = F.split_model(chat.model)[0] if self.faults_enabled else chat.model
-        except ValueError as exc:
-            return self.error(fmt, 400, f"model {chat.model[:60]!r}: {exc}", rid=rid, param="model")
-        refusal = wire.model_refusal(replace(chat, model=clean))
+        # 4. decode, after filling in what the server stored for this request; 5. documented refusals, on
+        # the model name without its fault suffix. Every rule checked on the way is logged (RuleLog).
+        chat, refusal, log = self._decode_and_check(fmt, body, model, rid)
+        if isinstance(refusal, Reply):
+            return refusal
         if refusal is not None:
             return self.error(fmt, refusal.status or 400, refusal.message, rid=rid, param=refusal.param,
                               code=refusal.code)
+        assert chat is not None
+        if log.degradations():
+            chat = replace(chat, degradations=log.degradations())
 
         # 6 + 7. faults, then the model decides; a format that takes a fallback list walks it here
         want_stream = stream if stream is not None else bool(chat.options.stream)
@@ -424,6 +437,32 @@ class SimApp:
                                 pace_ms=cplan.pace_ms)
         assert last_error is not None
         return last_error
+
+    def _decode_and_check(self, fmt: str, body: dict, model: str | None, rid: str
+                          ) -> tuple[ChatRequest | None, RequestInvalid | Reply | None, RuleLog]:
+        """Steps 4 and 5 under a rule log: the decoded request (None when it cannot be decoded), the
+        refusal to answer (the first rule broken, as the real API names only the first), and the log."""
+        wire, chat = self.servers[fmt], None
+        with rule_log() as log:
+            try:
+                body = wire.resolve_stored(body, self.stored.recall)
+                chat = wire.parse_request(body, model=model)
+            except RequestInvalid as exc:
+                log.refused(exc)
+            except RecursionError:
+                log.refused(RequestInvalid("The request is nested too deeply.", rule="sim.nested_too_deeply"))
+            if chat is not None and log.first_refusal() is None:
+                try:
+                    clean = F.split_model(chat.model)[0] if self.faults_enabled else chat.model
+                except ValueError as exc:
+                    return chat, self.error(fmt, 400, f"model {chat.model[:60]!r}: {exc}", rid=rid,
+                                            param="model"), log
+                refusal = wire.model_refusal(replace(chat, model=clean))
+                if refusal is not None:
+                    log.refused(refusal)
+        self.rule_logs.append(RequestLog(next(self._request_numbers), fmt, chat.model if chat else None,
+                                         tuple(log.findings)))
+        return chat, log.first_refusal(), log
 
     # -- model lists and formats --------------------------------------------------------------------
 

@@ -28,12 +28,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["Entry", "ledger", "ledger_table", "LEDGER_FILE", "WORDING_KINDS"]
+__all__ = ["Entry", "ledger", "ledger_table", "rules_as_of", "LEDGER_FILE", "WORDING_KINDS"]
 
 LEDGER_FILE = "fidelity.toml"
 #: Where an entry's words come from; "ours" is shown as "wording ours" and is never the API's words.
 WORDING_KINDS = ("documented", "reported", "ours")
-KINDS = ("error", "behaviour")
+#: "error": the simulator refuses (4xx) as the API does; "behaviour": what it shows on success;
+#: "degradation": the API accepts the request, but its provider documents (or users report) a worse
+#: result, which the simulator's models reproduce in the kit's own way.
+KINDS = ("error", "behaviour", "degradation")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -53,6 +56,17 @@ class Entry:
     models: tuple[str, ...] = ()
     claim: str | None = None
     note: str = ""
+    formats: tuple[str, ...] = ()  # every format the rule applies to, when more than `format`
+
+    @property
+    def applies_to(self) -> tuple[str, ...]:
+        return self.formats or (self.format,)
+
+    @property
+    def outcome(self) -> str:
+        """What breaking the rule gets: "refused" (a 4xx), "degraded" (accepted, a worse result), or
+        "shown" (a behaviour, not a rule a client can break)."""
+        return {"error": "refused", "degradation": "degraded"}.get(self.kind, "shown")
 
     def matches(self, text: str) -> dict[str, str] | None:
         """The parts a request decides ({i}, {model}, ...) when `text` is this entry's wording, else None."""
@@ -68,7 +82,7 @@ class Entry:
 
 
 def _entry(raw: dict[str, Any]) -> Entry:
-    fields = {**raw, "models": tuple(raw.get("models", ()))}
+    fields = {**raw, "models": tuple(raw.get("models", ())), "formats": tuple(raw.get("formats", ()))}
     try:
         entry = Entry(**fields)
     except TypeError as exc:
@@ -104,7 +118,7 @@ def ledger_table(fmt: str | None = None, *, columns: tuple[str, ...] = ("rule", 
     """The ledger (or one format's part of it) as a Markdown table, one row per entry.
 
     `columns` are Entry attributes; `shown_wording` marks the simulator's own words "(wording ours)"."""
-    rows = [e for e in ledger().values() if fmt is None or e.format == fmt]
+    rows = [e for e in ledger().values() if fmt is None or fmt in e.applies_to]
     if not rows:
         raise ValueError(f"no ledger entries for format {fmt!r}")
     heads = {"shown_wording": "wording", "wording_is": "words are"}
@@ -112,3 +126,11 @@ def ledger_table(fmt: str | None = None, *, columns: tuple[str, ...] = ("rule", 
              "|" + "|".join("---" for _ in columns) + "|"]
     lines += ["| " + " | ".join(_cell(str(getattr(e, c))) for c in columns) + " |" for e in rows]
     return "\n".join(lines)
+
+
+def rules_as_of(fmt: str) -> str:
+    """The date the newest rule of `fmt` was checked against its source: "rules as of <date>"."""
+    dates = [e.checked for e in ledger().values() if fmt in e.applies_to]
+    if not dates:
+        raise ValueError(f"no ledger entries for format {fmt!r}")
+    return max(dates)

@@ -115,6 +115,11 @@ class SimServer:
     def running(self) -> bool:
         return self._thread.is_alive()
 
+    def rule_logs(self, after: int = 0) -> list:
+        """What each chat request was checked against (`app.RequestLog`: its number, format, model and a
+        Finding per rule), for the requests numbered above `after`, oldest first."""
+        return [log for log in self.app.state.sim.rule_logs if log.number > after]
+
     def reset(self) -> None:
         """Forget the attempt counts behind `flaky` faults (a re-run cell then fails again first)."""
         self.app.state.sim.attempts.clear()

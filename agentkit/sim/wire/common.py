@@ -2,6 +2,8 @@
 
     ChatRequest      a decoded request, provider-neutral: what the simulator's models decide on
     RequestInvalid   a client mistake found while decoding; the server answers it with the format's 4xx
+    rule_log         what one request was checked against: a Finding per rule (passed, refused,
+                     degraded), recorded by `holds`, `breaks` and `degrades` as a server half decodes
 
 plus `schema_problem` (is a tool's parameter schema valid JSON Schema? what the APIs refuse), and for
 reasoning state:
@@ -21,7 +23,11 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,18 +44,111 @@ class ChatRequest:
     options: ModelOptions = field(default_factory=ModelOptions)
     fallback_models: tuple[str, ...] = ()  # OpenRouter `models`
     extras: dict = field(default_factory=dict)  # fields a codec accepted but the kit does not model
+    degradations: tuple[str, ...] = ()  # ledger rules the request degrades under (see RuleLog)
 
 
 class RequestInvalid(ValueError):
     """A client mistake found while decoding a request; the server answers it with the format's 4xx.
 
-    `code` is the format's machine-readable code where it has one (OpenAI: "missing_required_parameter",
-    "invalid_type", ...); pass it on to `build_error(..., param=e.param, code=e.code)`.
+    `rule` is the fidelity ledger's id for the rule the request breaks (`agentkit/sim/fidelity.toml`), so
+    every refusal the simulator can send is traceable to its source. `code` is the format's
+    machine-readable code where it has one (OpenAI: "missing_required_parameter", "invalid_type", ...);
+    pass it on to `build_error(..., param=e.param, code=e.code)`.
     """
 
-    def __init__(self, message: str, param: str | None = None, status: int = 400, code: str | None = None):
+    def __init__(self, message: str, param: str | None = None, status: int = 400, code: str | None = None,
+                 *, rule: str | None = None):
         super().__init__(message)
-        self.message, self.param, self.status, self.code = message, param, status, code
+        self.message, self.param, self.status, self.code, self.rule = message, param, status, code, rule
+
+
+# -- what a request was checked against: the rule log ---------------------------------------------------
+# Each rule a server half checks on behalf of a real API is a ledger entry. While the simulator decodes a
+# request it keeps a RuleLog: a Finding per check, "passed", "refused" (the real API answers 4xx, and so
+# does the simulator, in its words) or "degraded" (the real API accepts it, but the provider documents or
+# users report a worse result). A request that breaks two rules has both recorded, although the answer,
+# like the real API's, names only the first (`breaks` lets decoding go on where the history is well formed).
+# The conformance check (`agentkit.conformance`) reads these logs; outside the simulator's app (a unit test
+# calling parse_request) nothing is recorded and the first refusal is raised at once.
+
+OUTCOMES = ("passed", "refused", "degraded")
+_INDEX = re.compile(r"^(?:messages|input|contents)\.?\[(\d+)\]")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check of one rule on one request: the ledger id, the outcome, the words, and where."""
+
+    rule: str
+    outcome: str  # one of OUTCOMES
+    words: str | None = None  # the refusal's message, or what the degradation changes
+    where: str | None = None  # the request's path, as the API writes it ("messages[3].content")
+
+    @property
+    def message_index(self) -> int | None:
+        """The index of the message (item, content) the finding is about, read from `where`."""
+        match = _INDEX.match(self.where or "")
+        return int(match.group(1)) if match else None
+
+
+class RuleLog:
+    """The findings of one request, in the order the checks ran."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self._refusals: list[RequestInvalid] = []
+
+    def refused(self, error: RequestInvalid) -> None:
+        if error not in self._refusals:
+            self._refusals.append(error)
+            self.findings.append(Finding(error.rule or "unlisted", "refused", error.message, error.param))
+
+    def first_refusal(self) -> RequestInvalid | None:
+        return self._refusals[0] if self._refusals else None
+
+    def degradations(self) -> tuple[str, ...]:
+        """The rules this request degrades under (the app hands them to the model as
+        `ChatRequest.degradations`, so a model can behave as the source reports)."""
+        return tuple(dict.fromkeys(f.rule for f in self.findings if f.outcome == "degraded"))
+
+
+_LOG: ContextVar[RuleLog | None] = ContextVar("agentkit_sim_rule_log", default=None)
+
+
+@contextmanager
+def rule_log() -> Iterator[RuleLog]:
+    """Record the rule checks made inside the block (the simulator's app wraps decoding in one)."""
+    log = RuleLog()
+    token = _LOG.set(log)
+    try:
+        yield log
+    finally:
+        _LOG.reset(token)
+
+
+def holds(rule: str, where: str | None = None) -> None:
+    """The request was checked against `rule` (a ledger id) and keeps it."""
+    log = _LOG.get()
+    if log is not None:
+        log.findings.append(Finding(rule, "passed", None, where))
+
+
+def breaks(error: RequestInvalid) -> None:
+    """The request breaks `error.rule`, and decoding can go on (the request is well formed, only not
+    allowed): recorded, and answered once decoding ends unless an earlier refusal came first. Without a
+    rule log (outside the app) it is raised at once."""
+    log = _LOG.get()
+    if log is None:
+        raise error
+    log.refused(error)
+
+
+def degrades(rule: str, words: str, where: str | None = None) -> None:
+    """The request is accepted, but `rule` says the real API gives a worse result for it (`words`: what
+    changes, as the kit models the reported effect)."""
+    log = _LOG.get()
+    if log is not None:
+        log.findings.append(Finding(rule, "degraded", words, where))
 
 
 # -- checking a tool's parameter schema ---------------------------------------------------------------

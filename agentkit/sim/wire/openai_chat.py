@@ -18,7 +18,8 @@ from ...core.types import Message, ModelOptions, ModelTurn, ReasoningState, Tool
 from ...providers.common import SSEvent, StreamEvent, dumps
 from ...providers.openai_chat import NAME, REASONING_FIELDS, _call_to_wire, _put_reasoning, reasoning_of
 from . import openai_common
-from .common import ChatRequest, RequestInvalid, no_records, nothing_stored, schema_problem, simulated_thought
+from .common import (ChatRequest, RequestInvalid, breaks, holds, no_records, nothing_stored, schema_problem,
+                     simulated_thought)
 from .contract import Route
 from .openai_common import (
     CREATED,
@@ -275,38 +276,53 @@ def _check_content(messages: list[Message], wire: list[dict]) -> None:
                                  f"messages.[{i}].content")
 
 
+#: The fidelity ledger's ids of the two pairing rules (agentkit/sim/fidelity.toml).
+UNANSWERED, ORPHANED = "openai-chat.tool_calls_unanswered", "openai-chat.tool_without_call"
+
+
 def _pair_results(messages: list[Message]) -> list[Message]:
     """Every call needs a tool message right after its assistant turn, and every tool message a call.
 
-    Returns the messages with each tool message's `name` filled in from the call it answers.
+    Returns the messages with each tool message's `name` filled in from the call it answers. Both rules
+    are checked on the whole history (each break is logged, the first is answered: see `breaks`).
     """
     out: list[Message] = []
     names: dict[str, str] = {}  # ids of the assistant turn being answered -> tool name
     pending: list[str] = []     # of those, the ids still without an answer
     opened_at = 0
+    broken: set[str] = set()
     for i, m in enumerate(messages):
         if m.role == "tool" and m.tool_call_id is not None:
             if m.tool_call_id not in names:  # (sic: "preceeding" is the API's spelling)
-                raise RequestInvalid("Invalid parameter: messages with role 'tool' must be a response to a "
-                                     "preceeding message with 'tool_calls'.", f"messages.[{i}].role")
+                broken.add(ORPHANED)
+                breaks(RequestInvalid("Invalid parameter: messages with role 'tool' must be a response to a "
+                                      "preceeding message with 'tool_calls'.", f"messages.[{i}].role", rule=ORPHANED))
+                out.append(m)
+                continue
             if m.tool_call_id in pending:
                 pending.remove(m.tool_call_id)
             out.append(replace(m, name=names[m.tool_call_id]))
             continue
         if pending:
-            raise _unanswered(opened_at, pending)
+            broken.add(UNANSWERED)
+            breaks(_unanswered(opened_at, pending))
         names = {c.id: c.name for c in m.tool_calls} if m.role == "assistant" else {}
         pending, opened_at = list(names), i
         out.append(m)
     if pending:
-        raise _unanswered(opened_at, pending)
+        broken.add(UNANSWERED)
+        breaks(_unanswered(opened_at, pending))
+    if any(m.tool_calls for m in messages) or any(m.role == "tool" for m in messages):
+        for rule in (UNANSWERED, ORPHANED):
+            if rule not in broken:
+                holds(rule)
     return out
 
 
 def _unanswered(i: int, ids: list[str]) -> RequestInvalid:
     return RequestInvalid("An assistant message with 'tool_calls' must be followed by tool messages "
                           "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                          "response messages: " + ", ".join(ids), f"messages.[{i}].role")
+                          "response messages: " + ", ".join(ids), f"messages.[{i}].role", rule=UNANSWERED)
 
 
 # --- server side: the response ---------------------------------------------------------------------
