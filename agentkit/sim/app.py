@@ -376,7 +376,7 @@ class SimApp:
 
         # 4. decode, after filling in what the server stored for this request; 5. documented refusals, on
         # the model name without its fault suffix. Every rule checked on the way is logged (RuleLog).
-        chat, refusal, log = self._decode_and_check(fmt, body, model, rid)
+        body, chat, refusal, log = self._decode_and_check(fmt, body, model, rid)
         if isinstance(refusal, Reply):
             return refusal
         if refusal is not None:
@@ -439,9 +439,10 @@ class SimApp:
         return last_error
 
     def _decode_and_check(self, fmt: str, body: dict, model: str | None, rid: str
-                          ) -> tuple[ChatRequest | None, RequestInvalid | Reply | None, RuleLog]:
-        """Steps 4 and 5 under a rule log: the decoded request (None when it cannot be decoded), the
-        refusal to answer (the first rule broken, as the real API names only the first), and the log."""
+                          ) -> tuple[dict, ChatRequest | None, RequestInvalid | Reply | None, RuleLog]:
+        """Steps 4 and 5 under a rule log: the body with what the server stored filled in, the decoded
+        request (None when it cannot be decoded), the refusal to answer (the first rule broken, as the
+        real API names only the first), and the log."""
         wire, chat = self.servers[fmt], None
         with rule_log() as log:
             try:
@@ -455,14 +456,14 @@ class SimApp:
                 try:
                     clean = F.split_model(chat.model)[0] if self.faults_enabled else chat.model
                 except ValueError as exc:
-                    return chat, self.error(fmt, 400, f"model {chat.model[:60]!r}: {exc}", rid=rid,
-                                            param="model"), log
+                    return body, chat, self.error(fmt, 400, f"model {chat.model[:60]!r}: {exc}", rid=rid,
+                                                  param="model"), log
                 refusal = wire.model_refusal(replace(chat, model=clean))
                 if refusal is not None:
                     log.refused(refusal)
         self.rule_logs.append(RequestLog(next(self._request_numbers), fmt, chat.model if chat else None,
                                          tuple(log.findings)))
-        return chat, log.first_refusal(), log
+        return body, chat, log.first_refusal(), log
 
     # -- model lists and formats --------------------------------------------------------------------
 
