@@ -9,7 +9,7 @@
         return f"{city}: sunny, 22°C"
 
     with agentkit.sim.serve() as sim:                       # the offline simulator
-        model = agentkit.HTTPModel.from_env(sim_url=sim)     # a real provider if AGENTKIT_PROVIDER is set
+        model = agentkit.lab.from_env(sim_url=sim)           # a real provider if AGENTKIT_PROVIDER is set
         result = run(model, "What's the weather in Tokyo?", tools=[get_weather])
         print(result.output, result.stop_reason)
 

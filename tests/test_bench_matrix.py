@@ -100,7 +100,7 @@ def test_the_fault_proxy_breaks_a_real_server_as_the_simulator_breaks_itself(fmt
         return outcome, [(a.status, a.error, a.error_type) for a in model.last_attempts]
 
     with sim.serve() as faulty, sim.serve(faults=False) as healthy, \
-            fault_proxy(HTTPModel.sim_base_url(healthy.url, fmt), fmt) as proxy:
+            fault_proxy(healthy.base_url(fmt), fmt) as proxy:
         for fault in ("429", "529", "drop", "truncate", "cut", "instream", "badjson", "503, flaky=1"):
             for stream in (False, True):
                 direct = client_view(faulty.base_url(fmt), fault, stream)

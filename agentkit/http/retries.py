@@ -1,4 +1,4 @@
-"""Step 4 of an HTTP call as decisions without I/O: after a failure, wait how long, then which model.
+"""Retry, in an HTTP call's recipe, as decisions without I/O: after a failure, wait how long, then which model.
 
     plan = RetryPlan(["a", "b"], max_retries=2, backoff=0.5, max_delay=8.0, max_retry_wait=60,
                      rng=random.Random(0))

@@ -1,6 +1,10 @@
 """Connecting a notebook to a model: the simulator, or the real provider the environment names.
 
-Which model `connect(format)` gives (see the README, "Using a real provider"):
+    model = from_env(sim_url=agentkit.sim.shared())  # the configured provider, any format; else the simulator
+    model = connect("anthropic")                     # the configured provider if it speaks this format
+
+`from_env` is HTTPModel.from_env with the simulator as the last resort (HTTPModel itself knows nothing of
+the simulator). Which model `connect(format)` gives (see the README, "Using a real provider"):
 - a `sim-*` model name: always the simulator — behaviour presets exist only there;
 - AGENTKIT_PROVIDER names this format (aliases: openai, responses, claude, google): the real provider,
   its key from the usual variable, the model from AGENTKIT_MODEL or the format's default;
@@ -19,11 +23,39 @@ from typing import Any
 from .. import http, sim
 from ..http.model import HTTPModel
 from ..http.redaction import redact
+from ..sim.server import base_url_on
 
 
 def configured_format() -> str | None:
     """The format AGENTKIT_PROVIDER / AGENTKIT_BASE_URL ask for, or None for the simulator."""
     return http.configured_format()
+
+
+def from_env(default_format: str = "openai-chat", sim_url: Any = None, *, sim_model: str = "sim-reasoner",
+             **kwargs: Any) -> HTTPModel:
+    """The model the environment asks for, else the simulator at `sim_url` — what the notebooks call.
+
+        with agentkit.sim.serve() as sim:
+            model = lab.from_env(sim_url=sim)     # or sim_url=sim.url
+
+    First match wins:
+      1. AGENTKIT_PROVIDER: a format name ("openai-chat", "anthropic", "gemini", ...; also "openai",
+         "claude", "google"), or "sim" to force the simulator even when keys are set;
+      2. AGENTKIT_BASE_URL: `default_format` at that URL (Ollama, vLLM, llama.cpp, a proxy);
+      3. the simulator at `sim_url` (a URL, or the handle `agentkit.sim.serve()` gives), model `sim_model`,
+         in `default_format`.
+    1 and 2 are `HTTPModel.from_env` (a key alone switches nothing; the model is AGENTKIT_MODEL, else the
+    codec's DEFAULT_MODEL). Other keyword arguments go to HTTPModel (fallback_models, timeout, seed, ...).
+    """
+    if http.configured_format(default_format) is not None:
+        return HTTPModel.from_env(default_format, **kwargs)
+    if not sim_url:
+        raise ValueError("no provider configured and no simulator: start one with agentkit.sim.serve() "
+                         "and pass sim_url=..., or set AGENTKIT_PROVIDER / a provider API key")
+    sim_url = getattr(sim_url, "url", sim_url)  # the handle from agentkit.sim.serve() works too
+    # The simulator needs no key; a dummy one means a real key from the environment is never sent to it.
+    kwargs.setdefault("api_key", "sim-key")
+    return HTTPModel(sim_model, default_format, base_url=base_url_on(sim_url, default_format), **kwargs)
 
 
 def connect(format: str = "openai-chat", model: str | None = None, **kwargs: Any) -> HTTPModel:

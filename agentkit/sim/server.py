@@ -42,6 +42,15 @@ def base_path(fmt: str) -> str:
     return urlsplit(get_codec(fmt).DEFAULT_BASE_URL).path.rstrip("/")
 
 
+def base_url_on(server_url: str, fmt: str) -> str:
+    """The base URL HTTPModel wants for `fmt` on a simulator at `server_url` (its routes mirror the real
+    hosts, so the path part of the provider's base URL is kept):
+
+        base_url_on("http://127.0.0.1:8123", "openrouter")  ->  "http://127.0.0.1:8123/api/v1"
+    """
+    return server_url.rstrip("/") + base_path(fmt)
+
+
 def sdk_base_path(fmt: str) -> str:
     """Where the format's official SDK wants its base URL on the simulator."""
     return get_server(fmt).SERVER.sdk_base_path
@@ -105,7 +114,7 @@ class SimServer:
 
     def base_url(self, fmt: str) -> str:
         """The provider's documented base URL, pointed here (what agentkit's HTTPModel wants)."""
-        return self.url + base_path(fmt)
+        return base_url_on(self.url, fmt)
 
     def sdk_base_url(self, fmt: str) -> str:
         """The base URL the official SDK of `fmt` wants (Anthropic and google-genai add their version)."""

@@ -18,15 +18,9 @@ from types import ModuleType
 
 from ...providers import FORMATS
 
-#: format name -> module name, the same names as `providers.FORMATS` (a format has both halves).
-SERVERS = {
-    "openai-chat": "openai_chat",
-    "openai-responses": "openai_responses",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-    "openrouter": "openrouter",
-    "ollama": "ollama",
-}
+#: format name -> module name: `providers.FORMATS` itself, because a format has both halves under one
+#: module name (`providers/<module>.py` for the client, `sim/wire/<module>.py` here for the server).
+SERVERS = FORMATS
 
 
 def get_server(fmt: str) -> ModuleType:

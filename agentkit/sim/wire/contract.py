@@ -6,8 +6,10 @@ errors (plain and in-stream) and model list, what reasoning state its models att
 the API remembers between requests (stored responses), and, as `SERVER` (a `ServerFacts`), the rest of
 what a real server does around the body: its routes, which headers carry the key, what it says when the
 key or a header is missing, which header carries the request id, how it words an unknown model, a
-failure or a body that is not JSON. `ServerCodec` lists the names; `conforms(module)` says what a
-module lacks. The client half of each format is `agentkit.providers.<format>` (`providers.contract`).
+failure or a body that is not JSON. `ServerCodec` is the one list of the names; `NAMES` and
+`conforms(module)` (what a module lacks) are read from it, as the client contract's are
+(`providers.contract.contract_names`). The client half of each format is `agentkit.providers.<format>`
+(`providers.contract`).
 
 Reasoning state: `parse_request` reads it the way the real API does (and refuses a request that drops
 or alters it, in the API's own words), and `build_response` / `build_stream` write a turn's state the
@@ -23,7 +25,7 @@ from typing import Any, Literal, Protocol
 
 from ...core.types import ModelTurn, ReasoningState, ToolSpec
 from ...providers.common import StreamEvent
-from ...providers.contract import missing_or_wrong
+from ...providers.contract import contract_names, missing_or_wrong
 from .common import ChatRequest, RequestInvalid
 
 
@@ -90,9 +92,10 @@ class ServerFacts:
 class ServerCodec(Protocol):
     """The names every server half defines. Signatures are the ones to implement."""
 
-    # -- verbs ---------------------------------------------------------------
+    # -- the facts around the body ------------------------------------------
     SERVER: ServerFacts
 
+    # -- verbs ---------------------------------------------------------------
     def tool_from_wire(self, d: Any, param: str = ...) -> ToolSpec:
         """One tool definition back to a ToolSpec; RequestInvalid in the API's words when it is wrong."""
 
@@ -141,16 +144,10 @@ class ServerCodec(Protocol):
         """The body of GET on the format's model list."""
 
 
-#: Every name of the contract: (name, what it must be).
-REQUIRED: tuple[tuple[str, type | tuple[type, ...] | str], ...] = (
-    ("SERVER", ServerFacts),
-    ("tool_from_wire", "callable"), ("parse_request", "callable"), ("model_refusal", "callable"),
-    ("reasoning_for", "callable"), ("resolve_stored", "callable"), ("stored_records", "callable"),
-    ("response_id", "callable"), ("build_response", "callable"), ("build_stream", "callable"),
-    ("build_error", "callable"), ("build_stream_error", "callable"), ("build_model_list", "callable"),
-)
+#: Every name of the server contract: (name, what it must be), read from `ServerCodec`.
+NAMES = contract_names(ServerCodec)
 
 
 def conforms(server: ModuleType) -> list[str]:
     """What `server` lacks or has wrong, one line each; [] when it satisfies the contract."""
-    return missing_or_wrong(server, REQUIRED)
+    return missing_or_wrong(server, NAMES)
