@@ -38,7 +38,8 @@ from .core.errors import (
     ToolTimeout,
 )
 from .core.execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor
-from .core.loop import Run, Settings, StopReason, Thread, arun, run
+from .core.drive import arun, run
+from .core.runs import Run, Settings, StopReason, Thread
 from .core.policies import Approve, Deny, Edit, Limits, Retry
 from .core.tools import RuleViolation, Tool, ToolContext, Update, tool
 from .core.trace import Trace

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from agentkit import LimitExceeded, Limits, StopReason, Thread, call, run, tool
 from agentkit.core.budgets import DEFAULT_PRICES, TOKEN_KINDS, Price, cost, tokens_of
 from agentkit.core.errors import UnknownPriceError
-from agentkit.core.loop import arun
+from agentkit.core.drive import arun
 from agentkit.core.types import ModelTurn, Usage
 from agentkit.models import FunctionModel
 from agentkit.providers import anthropic, gemini, ollama, openai_chat, openai_responses

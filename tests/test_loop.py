@@ -861,7 +861,7 @@ def test_the_core_answers_call_model_run_tools_done_in_turn():
 
 
 def test_settings_refuse_a_bad_tool_timeout_and_limits():
-    from agentkit.core.loop import Settings
+    from agentkit.core.runs import Settings
 
     for bad in (0, -1, float("inf"), float("nan"), True, "5"):
         with pytest.raises(ValueError, match="tool_timeout"):

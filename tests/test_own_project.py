@@ -118,7 +118,7 @@ def test_without_the_kit_cannot_import_the_installed_agentkit(tmp_path):
 
 USE_THE_LOOP = textwrap.dedent("""\
     import agentkit
-    from agentkit.core.loop import run
+    from agentkit.core.drive import run
     from agentkit.models import ScriptedModel, call
     from agentkit.core.policies import Limits
     from agentkit.core.tools import tool
@@ -137,7 +137,7 @@ USE_THE_LOOP = textwrap.dedent("""\
 USE_HTTP = textwrap.dedent("""\
     import os
     from agentkit.http import HTTPModel
-    from agentkit.core.loop import run
+    from agentkit.core.drive import run
 
     model = HTTPModel("sim-reasoner", "anthropic", base_url=os.environ["SIM_URL"])
     print(run(model, "What is 2 + 3?").stop_reason)

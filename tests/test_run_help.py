@@ -10,7 +10,7 @@ import re
 import pytest
 
 import agentkit
-from agentkit.core.loop import Settings
+from agentkit.core.runs import Settings
 
 
 @pytest.mark.parametrize("driver", [agentkit.run, agentkit.arun])

@@ -62,7 +62,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ModelCallError, RunError
-from ..core.loop import Run, StopReason, Thread, arun
+from ..core.drive import arun
+from ..core.runs import Run, StopReason, Thread
 from ..core.policies import Limits
 from ..core.tools import Tool, ToolContext
 from ..core.types import Message, Usage

@@ -52,7 +52,7 @@ from typing import Any
 
 from ..core.errors import AuthenticationError, ProviderError, RunError
 from ..core.execute import AsyncioExecutor
-from ..core.loop import arun
+from ..core.drive import arun
 from .results import (
     RECORD_VERSION,
     ConfigMismatch,

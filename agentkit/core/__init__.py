@@ -14,7 +14,9 @@ In the order they build on each other (each imports only the ones before it):
     policies      tool errors, approvals and Limits
     execute       running a batch of calls: sequential, threads, asyncio
     checkpoint    a paused run as plain data, and back
-    loop          the sans-I/O core and its two drivers, run() and arun()
+    runs          what a run takes and gives back: Settings, Run, StopReason, Thread
+    loop          the sans-I/O core: next() decides, one ordered table of stop checks says why a run stops
+    drive         the two drivers, run() and arun(): a short while loop each around the core
 
 Nothing here does HTTP or knows a provider: the loop talks to anything with
 `complete(messages, tools, options) -> ModelTurn`.

@@ -149,8 +149,8 @@ def validate_token_caps(name: str, caps: object) -> None:
             raise ValueError(f"Limits.{name}[{kind!r}]={cap!r}: use a whole number of tokens >= 0")
 
 
-#: What a call answers when the budget ran out under exit_behavior="continue"; the model then gets one
-#: last call without tools.
+#: What the calls of the turn that went over a budget say under wrap_up (a budget's exit_behavior
+#: "continue", see Limits): the model then gets one last call, without tools.
 WRAP_UP_TEXT = "Answer now with what you have, without calling tools."
 
 

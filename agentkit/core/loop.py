@@ -1,9 +1,4 @@
-"""The agent loop: a sans-I/O core that decides what happens next, and two short drivers that do the I/O.
-
-    run = agentkit.run(model, "東京の天気と、1ドル何円か教えて", tools=[get_weather, get_exchange_rate])
-    run.output        # the final answer
-    run.stop_reason   # StopReason.FINAL_ANSWER
-    run.trace.table() # what happened, in order
+"""The loop core: the decisions of the agent loop, without any I/O.
 
 One step of the loop, as a numbered recipe (the `# 1.` ... `# 6.` markers in the code are these steps):
 
@@ -17,15 +12,17 @@ One step of the loop, as a numbered recipe (the `# 1.` ... `# 6.` markers in the
        (retries, timeouts) [driver], and each outcome becomes a result (envelope, error policy)
     6. answer every call, in the model's emitted order; decide whether the run ends; go to 1
 
-`LoopCore.next()` is the one place that decides what happens next. It answers one of
+`LoopCore.next()` is the one place that decides what happens next. A driver asks it and does what it says:
 
-    CallModel(messages, tools, options)  the driver calls the model and hands the turn to take_turn()
-    RunTools(jobs, trace)                the driver runs the jobs and hands the outcomes to take_outcomes()
+    CallModel(messages, tools, options)  call the model, then take_turn(turn) (or model_failed(exc))
+    RunTools(jobs, trace)                run the jobs, then take_outcomes(outcomes)
     Done(run)                            the run has ended: result() returns it, or raises its error
 
-so `run()` and `arun()` are one short `while` loop each and cannot drift apart, and the core is tested
-and fuzzed without any I/O. Whether the run ends is decided in one method, `_why_stop`, in one order of
-precedence; what `run()` and `arun()` accept is one `Settings` object.
+so the drivers `run()` and `arun()` (agentkit.core.drive) are one short `while` loop each and cannot drift
+apart, and the core is tested and fuzzed without any I/O. Why did the run stop? One ordered table,
+`LoopCore.STOP_CHECKS`, answers: small named checks asked before every model call, the first that answers
+decides, so the precedence is read, not inferred. What a run takes and gives back (Settings, Run, Thread,
+StopReason) is agentkit.core.runs.
 
 Every tool call keeps exactly one result, whatever ends the run: a final answer, a limit, a cancel, the
 step cap, return_direct, an error policy or a limit that raises, a bug in an approval hook, Ctrl-C. A
@@ -38,211 +35,30 @@ with a 400 (OpenAI: "An assistant message with 'tool_calls' must be followed by 
 to each 'tool_call_id'."; the symptom of langchain-ai/langgraph issue 531).
 
 Left out on purpose: streaming tokens to the caller (see HTTPModel.stream) and multi-agent hand-offs;
-they sit around this loop, not inside it. So do resuming a paused run, replaying and forking one, and its
-OpenTelemetry spans (agentkit.long_running: resume, replay, otel).
+they sit around this loop, not inside it. So do resuming a paused run (which continues through
+`LoopCore.restore`), replaying and forking one, and its OpenTelemetry spans (agentkit.long_running).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import enum
-import inspect
-import json
-import uuid
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, NamedTuple, Sequence, Union
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
-from .budgets import WRAP_UP_TEXT, BudgetMeter, Cost, Unpriced, cost
-from .checkpoint import Paused, run_to_dict
+from .budgets import WRAP_UP_TEXT, BudgetMeter, Unpriced
+from .checkpoint import Paused
 from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, UnknownPriceError
-from .execute import Executor, Job, Outcome, make_executor, run_in_daemon_thread
+from .execute import Job, Outcome
 from .history import compact_request
-from .policies import (
-    CONTINUE_TEXT,
-    REPORT,
-    Deny,
-    Edit,
-    ErrorPolicy,
-    ErrorPolicyLike,
-    LimitHit,
-    Limits,
-    Pause,
-    failure_result,
-    normalize_approval,
-    resolve_error_policy,
-)
-from .tools import Tool, ToolContext, is_valid_timeout
-from .trace import Event, Trace
+from .policies import CONTINUE_TEXT, REPORT, Approve, Deny, Edit, LimitHit, Pause, failure_result, normalize_approval
+from .runs import Run, Settings, StopReason, Thread, ToolsLike, check_tool_choice
+from .tools import Tool, ToolContext
+from .trace import Trace
 from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, ToolSpec, Usage, json_shape
-from .validate import MAX_BYTES, MAX_DEPTH, error_result, validate_arguments
-
-
-class StopReason(str, enum.Enum):
-    """Why a run stopped. A str, so traces and tables show the plain word."""
-
-    FINAL_ANSWER = "final_answer"  # the model answered without asking for tools
-    MAX_STEPS = "max_steps"  # the step cap: the model was called Limits.max_steps times
-    TOOL_LIMIT = "tool_limit"  # a per-run, per-thread or per-tool cap with exit_behavior "end"
-    REPEATED_CALL = "repeated_call"  # the same call (name + arguments) past Limits.max_repeats
-    RETURN_DIRECT = "return_direct"  # every call of the last batch was a return_direct tool
-    USER_CANCEL = "user_cancel"  # cancel was set from outside (or Ctrl-C, or the task was cancelled)
-    SCHEMA_FAIL = "schema_fail"  # more argument errors than Limits.max_invalid_calls
-    ERROR = "error"  # the run raised (the exception carries this Run)
-    TOKEN_BUDGET = "token_budget"  # Limits.max_tokens / max_thread_tokens ran out (agentkit.core.budgets)
-    COST_BUDGET = "cost_budget"  # Limits.max_cost_usd ran out
-    TIME_BUDGET = "time_budget"  # Limits.max_seconds ran out
-    PAUSED = "paused"  # an approval answered Pause(): Run.to_json(), then agentkit.resume(...)
-
-    def __str__(self) -> str:
-        return self.value
-
-
-#: tool_choice per turn: a fixed value, "required_first" (required on turn 1, then auto), or a function.
-ToolChoicePolicy = Union[ToolChoice, str, Callable[[int, "Run"], ToolChoice]]
-
-#: The tools of a run: a list, or a function returning the current list (asked before every model call).
-ToolsLike = Union[Sequence[Tool], Callable[[], Sequence[Tool]]]
-
-
-@dataclass
-class Run:
-    """The result of one run: the conversation, why it stopped, counters and the trace."""
-
-    messages: list[Message]
-    stop_reason: StopReason | None = None
-    output: Any = None  # the final answer text (or the direct result, or the limit message)
-    steps: int = 0  # model calls
-    tool_call_count: int = 0  # tool calls admitted by the limits (valid or not)
-    tool_runs: int = 0  # tool executions, retries included
-    invalid_calls: int = 0  # calls refused by lookup / parse / schema / rules
-    usage: Usage = field(default_factory=Usage)
-    usage_by_model: dict[str | None, Usage] = field(default_factory=dict)  # what each model spent: its cost
-    results: list[ToolResult] = field(default_factory=list)
-    turns: list[ModelTurn] = field(default_factory=list)  # the model's answers, as they came (for replay)
-    state: dict = field(default_factory=dict)
-    limit: LimitHit | None = None
-    error: BaseException | None = None  # what ended the run by raising: the original exception if any
-    trace: Trace = field(default_factory=Trace, repr=False)
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12], repr=False)
-    start_index: int = 0  # where this run's messages begin (earlier ones came from the Thread)
-    pending: Paused | None = None  # a paused run's turn, whose calls wait for a decision
-
-    def to_json(self, indent: int | None = None) -> str:
-        """The run as JSON, to be resumed after a restart (`agentkit.resume`); see agentkit.core.checkpoint."""
-        return json.dumps(run_to_dict(self), ensure_ascii=False, indent=indent, default=str)
-
-    @property
-    def new_messages(self) -> list[Message]:
-        return self.messages[self.start_index:]
-
-    def cost(self, prices: dict | None = None) -> Cost:
-        """What the run's tokens cost (USD), from budgets.DEFAULT_PRICES with `prices` merged over it;
-        models without a price are named in `.unpriced`, not guessed."""
-        return cost(self.usage_by_model, prices)
-
-    def summary(self) -> dict:
-        """The counters as a plain dict: handy for tables and assertions."""
-        return {"stop_reason": str(self.stop_reason), "steps": self.steps, "tool_call_count": self.tool_call_count,
-                "tool_runs": self.tool_runs, "invalid_calls": self.invalid_calls,
-                "limit": self.limit.limit if self.limit else None}
-
-
-class Thread:
-    """A conversation that outlives one run: messages, state, and the per-thread tool-call counter.
-
-        thread = Thread()
-        agentkit.run(model, "Remember Osaka", tools=tools, thread=thread)
-        agentkit.run(model, "Which city?", tools=tools, thread=thread)   # sees the first exchange
-
-    Every run writes its messages back, also one that raised: every call in them has its result.
-    """
-
-    def __init__(self, messages: Iterable[Message] = (), state: dict | None = None):
-        self.messages: list[Message] = list(messages)
-        self.state: dict = dict(state or {})
-        self.tool_call_count = 0
-        self.steps = 0  # model calls across its runs (Limits.max_thread_steps)
-        self.usage = Usage()  # tokens across its runs (Limits.max_thread_tokens)
-        self.runs: list[Run] = []
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How a run behaves: what `run()` / `arun()` take besides the model, prompt, tools, thread, trace and
-    executor. The core reads its choices from here and nowhere else. Each setting is defined and described
-    once, here: the drivers take them as `**settings`, and `takes_settings` puts each field in their
-    signatures and this table in their help (a new field needs its line here).
-
-    Settings (keywords of run(), arun(), resume() and aresume()):
-        system               a system prompt, put first in the conversation unless it has one (default None)
-        limits               Limits(...): the step cap, tool-call caps per run / thread / tool, repeated
-                             calls, invalid calls, token / cost / time budgets, and what a hit cap does
-                             (exit_behavior); default None means Limits(): 20 model calls at most. See
-                             agentkit.core.policies.Limits
-        on_tool_error        what an exception inside a tool does: "report" (default: the model reads a
-                             sanitised error), "raise", a fixed text (a sentence) the model reads, exception
-                             class(es) to report (others raise), fn(exc, call) -> text or None to raise, or
-                             Retry(...). A near miss of a mode name ("rasie") is refused
-        tool_choice          "auto" (default), "none", "required", "required_first" (required on the first
-                             turn, then auto), {"name": tool} to force one tool, or fn(step, run) -> one of those
-        parallel_tool_calls  True / False asks the provider to allow / forbid several calls in one turn;
-                             None (default) sends nothing and leaves the provider's default
-        stream               True: the model is called with streaming on (the turn is reassembled)
-        approve              fn(call, ctx) asked before each call runs: True / None approves, False or a
-                             reason denies, Approve() / Deny(reason) / Edit(arguments); default None: all run
-        cancel               a threading.Event (or anything with is_set()), or a function returning a bool:
-                             once set, the run stops with "user_cancel", every call answered
-        tool_timeout         seconds bounding every tool without a `timeout` of its own (default None: off,
-                             because Python cannot interrupt a function: a timed call runs in a thread of
-                             its own, about 50 µs a call; set it whenever a tool could hang)
-        on_event             fn(event) called with each trace Event as it happens (progress, logging)
-        compact              fn(messages) -> messages, asked before each model call: what is sent
-                             (run.messages keeps everything); agentkit.long_running.compaction's DropOldest /
-                             ElideToolResults / Summarize; default None: everything is sent
-    """
-
-    system: str | None = None
-    limits: Limits | None = None  # None: Limits() (20 model calls at most)
-    on_tool_error: ErrorPolicyLike = "report"
-    tool_choice: ToolChoicePolicy = "auto"
-    parallel_tool_calls: bool | None = None
-    stream: bool = False
-    approve: Callable[[ToolCall, ToolContext], Any] | None = None
-    cancel: Any = None  # a threading.Event (or anything with is_set()), or a function returning a bool
-    tool_timeout: float | None = None
-    on_event: Callable[[Event], Any] | None = None
-    compact: Callable[[list[Message]], list[Message]] | None = None  # what to send: see long_running.compaction
-    policy: ErrorPolicy = field(init=False, repr=False)  # on_tool_error, resolved once
-
-    @classmethod
-    def from_keywords(cls, driver: str, keywords: dict[str, Any], leave_out: tuple[str, ...] = ()) -> Settings:
-        """The Settings a driver's `**settings` name; an unknown keyword is refused as Python refuses one."""
-        for name in keywords:
-            if name not in SETTING_NAMES or name in leave_out:
-                raise TypeError(f"{driver}() got an unexpected keyword argument {name!r}")
-        return cls(**keywords)
-
-    def __post_init__(self) -> None:
-        limits = Limits() if self.limits is None else self.limits
-        if not isinstance(limits, Limits):
-            raise TypeError(f"limits={self.limits!r}: use Limits(...) or None")
-        object.__setattr__(self, "limits", limits)
-        object.__setattr__(self, "policy", resolve_error_policy(self.on_tool_error))
-        timeout = self.tool_timeout
-        if timeout is not None and not is_valid_timeout(timeout):  # the same rule as a tool's own timeout
-            raise ValueError(f"tool_timeout={timeout!r}: use a number of seconds > 0, or None for no timeout")
-        if self.parallel_tool_calls is not None and not isinstance(self.parallel_tool_calls, bool):
-            raise TypeError(f"parallel_tool_calls={self.parallel_tool_calls!r}: use True, False or None")
-        if self.compact is not None and not callable(self.compact):
-            raise TypeError(f"compact={self.compact!r}: use a function messages -> messages, e.g. DropOldest()")
-
-
-#: The settings a driver takes as keywords (policy is derived, not given).
-SETTING_NAMES = frozenset(f.name for f in dataclasses.fields(Settings) if f.init)
-
+from .validate import MAX_BYTES, canonical_arguments, error_result, lookup_result, validate_arguments
 
 # -- what the core answers: the driver's next move ------------------------------------------------------
+
 
 class CallModel(NamedTuple):
     messages: list[Message]
@@ -279,18 +95,16 @@ class _Ending:
     error: RunError | None = None
     cause: BaseException | None = None  # the exception behind `error` (raise error from cause)
     limit: LimitHit | None = None
-    said: bool = False  # the output is already in the history (the model's last word after a budget)
+    said: bool = False  # the output is already in the history (the model's last word after a wrap_up)
+
+
+#: What the budget_wind_down check answers: not a stop, but one last model call without tools.
+WRAP_UP = "wrap_up"
 
 
 class LoopCore:
-    """The decisions of the loop, without I/O. A driver asks `next()` and does what it says:
-
-        CallModel -> call the model, then take_turn(turn)      (or model_failed(exc))
-        RunTools  -> run the jobs, then take_outcomes(outcomes)
-        Done      -> return result()                           (which raises if the run ended by raising)
-
-    and calls abort(exc) if anything else raises on the way, so that the conversation is closed anyway.
-    """
+    """The decisions of the loop, without I/O. A driver asks `next()` and does what it says (see the module
+    docstring), and calls abort(exc) if anything else raises on the way, so the conversation is closed anyway."""
 
     def __init__(self, tools: ToolsLike, prompt: Any, settings: Settings | None = None, *,
                  thread: Thread | None = None, trace: Trace | None = None):
@@ -306,33 +120,23 @@ class LoopCore:
         self.withdrawn: set[str] = set()  # offered earlier in this run, gone from the list since
         self._use_tools(list(tools() if callable(tools) else tools))
         self.thread = thread
-
-        history = list(thread.messages) if thread is not None else []
-        if settings.system and not any(m.role == "system" for m in history):
-            history.insert(0, Message.system(settings.system))
-        start = len(history)
-        history.extend(_as_messages(prompt))
-        trace = trace if trace is not None else Trace()
-        if settings.on_event is not None:
-            trace.listeners.append(settings.on_event)
-        self.run = Run(messages=history, trace=trace, start_index=start,
-                       state=dict(thread.state) if thread is not None else {})
-        self.chars = sum(_size(m) for m in history)  # request size, kept up to date incrementally
+        self.run = Run.begin(prompt, settings, thread, trace)
+        self.chars = sum(_size(m) for m in self.run.messages)  # request size, kept up to date incrementally
 
         self.per_tool: dict[str, int] = {}  # calls admitted per tool name
         self.repeats: dict[tuple[str, str], int] = {}  # calls admitted per (name, canonical arguments)
         self.options: dict[str, ModelOptions] = {}  # per tool_choice word, built on first use
         self.turn: ModelTurn | None = None  # the model's last answer
         self.batch: list[_Slot] | None = None  # its calls, until they are answered
-        # Facts for _why_stop, recorded where they happen:
-        self.hit: LimitHit | None = None  # a cap reached with exit_behavior "end"/"error", or the step cap
+        # Facts for the stop checks, recorded where they happen:
+        self.hit: LimitHit | None = None  # a cap reached by the last turn (exit "end"/"error"), or the step cap
         self.failure: tuple[RunError, BaseException | None] | None = None  # an error to raise, and its cause
         self.direct: list[Any] | None = None  # the results of a batch of return_direct calls
         self.ending: _Ending | None = None  # set once: how the run ended
         self.meter = BudgetMeter(self.limits) if self.limits.budgeted else None
-        self.wrap_up: LimitHit | None = None  # a budget ran out under "continue": one last call, no tools
-        self.wrapping = False  # that last call has been asked for
-        self.decisions: dict[str, Any] = {}  # approval decisions given to resume(), by call id
+        self.wrap_up: LimitHit | None = None  # a budget ran out, exit "wrap_up": one last call, no tools
+        self.wrapping_up = False  # that last call has been asked for
+        self.decisions: dict[str, Any] = {}  # approval decisions given to restore(), by call id
 
     def _use_tools(self, tools: list[Tool]) -> None:
         """Take this tool list: by name for lookups, as specs for the request, and the facts derived from it."""
@@ -340,7 +144,7 @@ class LoopCore:
         if len(by_name) != len(tools):
             raise ValueError("two tools share a name: " + ", ".join(sorted(
                 {t.name for t in tools if sum(u.name == t.name for u in tools) > 1})))
-        _check_tool_choice(self.settings.tool_choice, by_name)
+        check_tool_choice(self.settings.tool_choice, by_name)
         self.withdrawn = (self.withdrawn | self.tools.keys()) - by_name.keys()
         self.tools, self.tool_ids = by_name, tuple(map(id, tools))
         self.specs = tuple(t.spec for t in tools)
@@ -368,38 +172,111 @@ class LoopCore:
         return Done(self.run)
 
     def _why_stop(self) -> _Ending | None:
-        """Whether the run ends before the next model call, and how; in order of precedence."""
-        run, limits = self.run, self.limits
-        if self.failure is not None:  # the model call failed, or an error policy said raise
-            error, cause = self.failure
-            return _Ending(StopReason.ERROR, error=error, cause=cause)
-        if self.turn is not None and not self.turn.tool_calls:  # 3. no tool calls: the model has answered
-            if self.wrapping:  # its last word after a budget ran out under "continue"
-                return _Ending(StopReason(self.wrap_up.stop_reason), self.turn.text, limit=self.wrap_up, said=True)
-            return _Ending(StopReason.FINAL_ANSWER, output=self.turn.text)
-        hit = self.hit
-        if hit is None and limits.max_steps is not None:  # also max_steps=0, before the first model call
-            hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
-        if hit is None and limits.max_thread_steps is not None and self.thread is not None:
-            hit = self._over("max_thread_steps", self.thread.steps, limits.max_thread_steps, or_equal=True)
-        if hit is None and self.meter is not None and self.wrap_up is None and (over := self.meter.over_time()):
-            hit = self._budget_spent(LimitHit(*over))  # the time budget also runs out while tools run
-        if hit is None and self.settings.cancel is not None and self._cancelled():
-            return _Ending(StopReason.USER_CANCEL)
-        if hit is None and limits.max_invalid_calls is not None:
-            hit = self._over("max_invalid_calls", run.invalid_calls, limits.max_invalid_calls)
-        if hit is not None:  # a cap ends the run: with a final message naming it, or by raising
-            text = hit.message()
-            if limits.exit_behavior == "error":
-                error = LimitExceeded(text, run, hit.limit, hit.count, hit.maximum)
-                return _Ending(StopReason.ERROR, output=text, error=error, limit=hit)
-            return _Ending(StopReason(hit.stop_reason), output=text, limit=hit)
-        if self.wrap_up is not None and not self.wrapping:
-            self.wrapping = True  # a budget ran out under "continue": one last call, without tools
-            return None
-        if self.direct is not None:  # every call of the batch was return_direct
-            return _Ending(StopReason.RETURN_DIRECT, output=self.direct[0] if len(self.direct) == 1 else self.direct)
+        """How the run ends now, or None to go on: the answer of the first check in STOP_CHECKS that has one."""
+        for check in self.STOP_CHECKS:
+            answer = check(self)
+            if answer is not None:  # an ending, or WRAP_UP: not yet, one last call without tools first
+                return answer if isinstance(answer, _Ending) else None
         return None
+
+    # -- why did the run stop? The checks, each a condition with its stop reason, in the table's order ------
+
+    def failed(self) -> _Ending | None:
+        """error: the model call failed, or an error policy (or a model without a price) says raise."""
+        if self.failure is None:
+            return None
+        error, cause = self.failure
+        return _Ending(StopReason.ERROR, error=error, cause=cause)
+
+    def model_answered(self) -> _Ending | None:
+        """final_answer: the last turn asked for no tool (after a wrap_up: the model's last word)."""
+        turn = self.turn
+        if turn is None or turn.tool_calls:
+            return None
+        if self.wrapping_up:
+            return _Ending(StopReason(self.wrap_up.stop_reason), turn.text, limit=self.wrap_up, said=True)
+        return _Ending(StopReason.FINAL_ANSWER, output=turn.text)
+
+    def limit_reached(self) -> _Ending | None:
+        """A cap the last turn reached as it was taken: a tool-call cap, a budget, the step cap."""
+        return self._ends(self.hit)
+
+    def step_cap(self) -> _Ending | None:
+        """max_steps: the model was called Limits.max_steps times (take_turn asks too: see step 4 there)."""
+        maximum = self.limits.max_steps
+        if maximum is None:
+            return None
+        return self._ends(self._over("max_steps", self.run.steps, maximum, or_equal=True))
+
+    def thread_step_cap(self) -> _Ending | None:
+        """max_steps: the model was called Limits.max_thread_steps times across the thread's runs."""
+        maximum, thread = self.limits.max_thread_steps, self.thread
+        if maximum is None or thread is None:
+            return None
+        return self._ends(self._over("max_thread_steps", thread.steps, maximum, or_equal=True))
+
+    def time_budget(self) -> _Ending | None:
+        """time_budget: Limits.max_seconds have passed, also while tools ran (under wrap_up: no stop yet)."""
+        if self.meter is None or self.wrap_up is not None or not (over := self.meter.over_time()):
+            return None
+        return self._ends(self._budget_spent(LimitHit(*over)))
+
+    def cancelled(self) -> _Ending | None:
+        """user_cancel: the cancel setting was set from outside."""
+        cancel = self.settings.cancel
+        if cancel is None or not (cancel.is_set() if hasattr(cancel, "is_set") else cancel()):
+            return None
+        return _Ending(StopReason.USER_CANCEL)
+
+    def too_many_invalid_calls(self) -> _Ending | None:
+        """schema_fail: more argument errors (and unknown tools) than Limits.max_invalid_calls."""
+        maximum = self.limits.max_invalid_calls
+        if maximum is None:
+            return None
+        return self._ends(self._over("max_invalid_calls", self.run.invalid_calls, maximum))
+
+    def budget_wind_down(self) -> str | None:
+        """Not a stop: a budget ran out under wrap_up, so the next model call is the last, without tools."""
+        if self.wrap_up is None or self.wrapping_up:
+            return None
+        self.wrapping_up = True
+        return WRAP_UP
+
+    def all_return_direct(self) -> _Ending | None:
+        """return_direct: every call of the last batch was a return_direct tool, and succeeded."""
+        direct = self.direct
+        if direct is None:
+            return None
+        return _Ending(StopReason.RETURN_DIRECT, output=direct[0] if len(direct) == 1 else direct)
+
+    #: Why did the run stop? Asked before every model call, top to bottom: the first check that answers
+    #: decides. A check answers an _Ending (the run stops with its reason; for a cap under exit_behavior
+    #: "error" that is "error", raising LimitExceeded), WRAP_UP (not yet: one last call without tools) or
+    #: None. So a failure beats a final answer, a final answer beats every cap, a cancel comes after the
+    #: step and time caps but before the invalid-call cap, and return_direct comes last. Two endings come
+    #: from elsewhere: "paused" (an approval answered Pause(): _pause) and what abort() records.
+    STOP_CHECKS: tuple[Callable[[LoopCore], _Ending | str | None], ...] = (
+        failed,                  # error
+        model_answered,          # final_answer (after a wrap_up: the budget's reason)
+        limit_reached,           # tool_limit, repeated_call, token/cost/time_budget, max_steps (as the turn came)
+        step_cap,                # max_steps
+        thread_step_cap,         # max_steps (limit "max_thread_steps")
+        time_budget,             # time_budget
+        cancelled,               # user_cancel
+        too_many_invalid_calls,  # schema_fail
+        budget_wind_down,        # WRAP_UP: no stop; the next call is the last, without tools
+        all_return_direct,       # return_direct
+    )
+
+    def _ends(self, hit: LimitHit | None) -> _Ending | None:
+        """How a cap ends the run: a final message naming the limit and the counts, or, under "error", raising."""
+        if hit is None:
+            return None
+        text = hit.message()
+        if self.limits.exit_behavior == "error":
+            error = LimitExceeded(text, self.run, hit.limit, hit.count, hit.maximum)
+            return _Ending(StopReason.ERROR, output=text, error=error, limit=hit)
+        return _Ending(StopReason(hit.stop_reason), output=text, limit=hit)
 
     def _end(self, ending: _Ending) -> None:
         run = self.run
@@ -453,8 +330,8 @@ class LoopCore:
             if tuple(map(id, current)) != self.tool_ids:
                 self._use_tools(current)
                 run.trace.record("tools_changed", step=run.steps + 1, tools=[t.name for t in current])
-        # after a budget ran out under "continue", the last call is without tools: answer with what you have
-        choice = ("none" if self.wrapping else self._choice_for_this_turn()) if self.specs else "auto"
+        # the wrap_up call, after a budget ran out, is without tools: answer with what you have
+        choice = ("none" if self.wrapping_up else self._choice_for_this_turn()) if self.specs else "auto"
         options = self.options.get(choice) if isinstance(choice, str) else None
         if options is None:
             options = ModelOptions(tool_choice=choice, parallel_tool_calls=settings.parallel_tool_calls,
@@ -479,7 +356,7 @@ class LoopCore:
             return "required" if self.run.steps == 0 else "auto"
         if callable(choice):
             choice = choice(self.run.steps, self.run)
-            _check_tool_choice(choice, self.tools)
+            check_tool_choice(choice, self.tools)
         return choice
 
     # -- 2. the model's answer (the driver called the model) ---------------------------------------------
@@ -489,13 +366,9 @@ class LoopCore:
         self.failure = (error, exc)
 
     def take_turn(self, turn: ModelTurn) -> None:
-        run, limits = self.run, self.limits
-        if turn.usage.input_tokens or turn.usage.output_tokens:
-            run.usage = run.usage + turn.usage
-            spent = run.usage_by_model.get(turn.model)
-            run.usage_by_model[turn.model] = turn.usage if spent is None else spent + turn.usage
-            if self.thread is not None:
-                self.thread.usage = self.thread.usage + turn.usage
+        """The model's answer: its usage counted, and its calls taken through the limits and the gates."""
+        run = self.run
+        self._add_usage(turn)
         # turn.stop is the provider's signal for this turn ("tool_calls", "length", ...), not the run's end
         run.trace.record("model_response", step=run.steps, text_chars=len(turn.text or ""),
                          tool_calls=len(turn.tool_calls), stop=turn.stop, usage=turn.usage.total_tokens)
@@ -505,15 +378,33 @@ class LoopCore:
             self._append(turn.as_message())
             return
         self.batch = [_Slot(call) for call in turn.tool_calls]
-
-        # 4. the step cap: results could not reach the model any more, so the calls are not run
-        if limits.max_steps is not None:
-            self.hit = self._over("max_steps", run.steps, limits.max_steps, or_equal=True)
-        if self.meter is not None and self.hit is None:  # 4. the budgets: the tokens are spent already
+        # 4. the step cap: the results could not reach the model any more, so the calls are not run
+        at_cap = self.step_cap()
+        if at_cap is not None:
+            self.hit = at_cap.limit
+        elif self.meter is not None:  # 4. the budgets: the tokens are spent already
             self._check_budgets(turn)
         # a Pause() from the approval gate takes the turn back out: the counters as they were before it
         before = self._counters() if self.settings.approve is not None else None
-        # 4.-5. per call: the caps, then lookup -> parse -> schema -> rules -> approval -> a job
+        self._admit_batch()
+        if self.failure is not None:  # the run ends by raising: nothing of this batch runs any more
+            for slot in self.batch:
+                if slot.result is None:
+                    slot.result = _not_run(slot.call, self._why_cut_short())
+        elif before is not None and any(slot.paused for slot in self.batch):
+            self._pause(before)
+
+    def _add_usage(self, turn: ModelTurn) -> None:
+        run, usage = self.run, turn.usage
+        if usage.input_tokens or usage.output_tokens:
+            run.usage = run.usage + usage
+            spent = run.usage_by_model.get(turn.model)
+            run.usage_by_model[turn.model] = usage if spent is None else spent + usage
+            if self.thread is not None:
+                self.thread.usage = self.thread.usage + usage
+
+    def _admit_batch(self) -> None:
+        """4.-5. per call: the caps, then lookup -> parse -> schema -> rules -> approval -> a job."""
         for slot in self.batch:
             if self.hit is not None or self.failure is not None or self.wrap_up is not None:  # cut short
                 slot.result = _not_run(slot.call, self._why_cut_short())
@@ -521,17 +412,22 @@ class LoopCore:
             hit = self._admit(slot.call)
             if hit is None:
                 self._prepare(slot)
-            elif limits.exit_behavior == "continue":
-                slot.result = ToolResult.failure(slot.call, "limit", CONTINUE_TEXT)  # the envelope, LangChain's words
+            elif self.limits.exit_behavior == "continue":  # refused, the model goes on: LangChain's words
+                slot.result = ToolResult.failure(slot.call, "limit", CONTINUE_TEXT)
             else:
                 self.hit = hit
                 slot.result = _not_run(slot.call, hit.message())
-        if self.failure is not None:  # the run ends by raising: nothing of this batch runs any more
-            for slot in self.batch:
-                if slot.result is None:
-                    slot.result = _not_run(slot.call, self._why_cut_short())
-        elif before is not None and any(slot.paused for slot in self.batch):
-            self._pause(before)
+
+    def _why_cut_short(self) -> str:
+        if self.hit is not None:
+            return self.hit.message()
+        if self.wrap_up is not None:
+            return f"{self.wrap_up.message()} {WRAP_UP_TEXT}"
+        error = self.failure[0]
+        where = f" at call {error.call.id}" if getattr(error, "call", None) is not None else ""
+        return f"the run stopped{where} ({type(error).__name__})"
+
+    # -- a pause, and going on from one ----------------------------------------------------------------------
 
     def _counters(self) -> dict:
         return {"tool_call_count": self.run.tool_call_count, "invalid_calls": self.run.invalid_calls,
@@ -543,27 +439,41 @@ class LoopCore:
         the run ends "paused", keeping the turn and the counters as they were before it for resume()."""
         run, waiting = self.run, tuple(slot.call.id for slot in self.batch if slot.paused)
         run.tool_call_count, run.invalid_calls = before["tool_call_count"], before["invalid_calls"]
-        self.per_tool, self.repeats = before["per_tool"], {(n, a): c for n, a, c in before["repeats"]}
+        self._set_call_counters(before)
         if self.thread is not None:
             self.thread.tool_call_count = before["thread_tool_calls"]
         run.pending, self.batch, self.hit = Paused(self.turn, waiting, before), None, None
         self._end(_Ending(StopReason.PAUSED, output=f"paused: {len(waiting)} call(s) wait for a decision "
                                                     f"({', '.join(waiting)})"))
 
-    def _why_cut_short(self) -> str:
-        if self.hit is not None:
-            return self.hit.message()
-        if self.wrap_up is not None:
-            return f"{self.wrap_up.message()} {WRAP_UP_TEXT}"
-        error = self.failure[0]
-        where = f" at call {error.call.id}" if getattr(error, "call", None) is not None else ""
-        return f"the run stopped{where} ({type(error).__name__})"
+    def _set_call_counters(self, counters: Mapping) -> None:
+        self.per_tool = dict(counters.get("per_tool") or {})
+        self.repeats = {(name, arguments): n for name, arguments, n in counters.get("repeats") or ()}
+
+    def restore(self, fields: Mapping[str, Any], paused: Paused,
+                decisions: Mapping[str, Approve | Deny | Edit]) -> None:
+        """Go on from a paused run: its saved Run fields (checkpoint.restored_fields) and counters back, then
+        the paused turn taken again, each waiting call with its decision (agentkit.long_running.resume)."""
+        run = self.run
+        for name, value in fields.items():
+            setattr(run, name, value)
+        if self.thread is not None:  # the thread's history up to the pause, as the state has it
+            self.thread.messages = list(run.messages)
+        self._set_call_counters(paused.counters)
+        self.chars = sum(_size(m) for m in run.messages)
+        self.decisions = dict(decisions)
+        run.trace.record("resume", run_id=run.run_id, waiting=list(paused.waiting),
+                         decisions={k: type(v).__name__.lower() for k, v in self.decisions.items()})
+        if run.turns and run.turns[-1] == paused.turn:
+            run.turns.pop()  # recorded when it first came; taken again just below
+        self.take_turn(replace(paused.turn, usage=Usage()))  # its tokens were counted when it first came
+        run.turns[-1] = paused.turn  # as the model gave it, usage included (for agentkit.long_running.replay)
 
     # -- 4. limits ----------------------------------------------------------------------------------------
 
     def _check_budgets(self, turn: ModelTurn) -> None:
         """After a model call: has it taken the run past a budget (agentkit.core.budgets)?"""
-        if self.wrapping:  # the last call after a budget ran out: calls it still asks for are not run
+        if self.wrapping_up:  # the wrap_up call: calls it still asks for are not run
             self.hit = self.wrap_up
             return
         run, thread = self.run, self.thread
@@ -577,10 +487,10 @@ class LoopCore:
             self._budget_spent(LimitHit(*over))
 
     def _budget_spent(self, hit: LimitHit) -> LimitHit | None:
-        """A budget ran out: the run ends ("end", "error"), or gets one last call without tools ("continue")."""
-        behavior = self.limits.exit_behavior
-        self._reached(hit, "wrap_up" if behavior == "continue" else behavior)
-        if behavior == "continue":
+        """A budget ran out: the run ends ("end", "error"), or gets one last call without tools ("wrap_up")."""
+        behavior = self.limits.budget_behavior
+        self._reached(hit, behavior)
+        if behavior == "wrap_up":
             self.wrap_up = hit
             return None
         self.hit = hit
@@ -601,7 +511,7 @@ class LoopCore:
         if per_tool:
             caps.append((f"max_calls_per_tool:{call.name}", self.per_tool.get(call.name, 0), min(per_tool)))
         # the canonical spelling costs a json.dumps: only pay for it when a repeat cap is set
-        key = (call.name, _canonical(call)) if limits.max_repeats is not None else None
+        key = (call.name, canonical_arguments(call)) if limits.max_repeats is not None else None
         if key is not None:
             caps.append(("max_repeats", self.repeats.get(key, 0), limits.max_repeats))
         for name, used, cap in caps:
@@ -635,23 +545,12 @@ class LoopCore:
                               action=action)
         return hit
 
-    def _cancelled(self) -> bool:
-        cancel = self.settings.cancel
-        return bool(cancel.is_set() if hasattr(cancel, "is_set") else cancel())
-
     # -- 5. lookup -> parse -> schema -> rules -> approval -> a job; then the outcome ----------------------
 
     def _prepare(self, slot: _Slot) -> None:
         call, tool = slot.call, self.tools.get(slot.call.name)
         if tool is None:  # lookup: an unknown name (a typo), or one the tool list lost during the run
-            known = ", ".join(sorted(self.tools)) or "none"
-            if call.name in self.withdrawn:  # the model is behind the list, not mistaken: say so
-                refusal = ToolResult.failure(call, "stale_tool", f"tool {call.name!r} was withdrawn: the tool list "
-                                                                 f"changed during this run; available tools: {known}")
-            else:
-                refusal = ToolResult.failure(call, "unknown_tool",
-                                             f"no tool named {call.name!r}; available tools: {known}")
-            self._refuse(slot, refusal, "lookup")
+            self._refuse(slot, lookup_result(call, self.tools, self.withdrawn), "lookup")
             return
         checked = validate_arguments(tool, call.raw_arguments)  # parse -> schema -> rules
         if not checked.ok:
@@ -660,25 +559,33 @@ class LoopCore:
         self._gate(call, "rules", True)
         arguments = checked.arguments
         if self.settings.approve is not None or call.id in self.decisions:  # approve, deny, edit or pause
-            decision = self.decisions.pop(call.id, None)  # a decision given to resume() comes first
-            if decision is None:
-                decision = normalize_approval(self.settings.approve(call, self._context(tool, call, 1)))
-            if isinstance(decision, Pause):
-                self._gate(call, "approval", False, "paused")
-                slot.paused = True
+            arguments = self._approve(slot, tool, arguments)
+            if arguments is None:
                 return
-            if isinstance(decision, Deny):
-                self._gate(call, "approval", False, "denied")
-                slot.result = ToolResult.failure(call, "denied", decision.reason)
-                return
-            if isinstance(decision, Edit):
-                checked = validate_arguments(tool, decision.arguments)
-                if not checked.ok:
-                    self._refuse(slot, error_result(call, checked), "approval")
-                    return
-                arguments = checked.arguments
-            self._gate(call, "approval", True)
         slot.tool, slot.job = tool, self._job(tool, call, arguments)
+
+    def _approve(self, slot: _Slot, tool: Tool, arguments: dict) -> dict | None:
+        """The approval gate: the arguments to run with, or None (the call paused, denied or refused)."""
+        call = slot.call
+        decision = self.decisions.pop(call.id, None)  # a decision given to restore() comes first
+        if decision is None:
+            decision = normalize_approval(self.settings.approve(call, self._context(tool, call, 1)))
+        if isinstance(decision, Pause):
+            self._gate(call, "approval", False, "paused")
+            slot.paused = True
+            return None
+        if isinstance(decision, Deny):
+            self._gate(call, "approval", False, "denied")
+            slot.result = ToolResult.failure(call, "denied", decision.reason)
+            return None
+        if isinstance(decision, Edit):
+            checked = validate_arguments(tool, decision.arguments)
+            if not checked.ok:
+                self._refuse(slot, error_result(call, checked), "approval")
+                return None
+            arguments = checked.arguments
+        self._gate(call, "approval", True)
+        return arguments
 
     def _gate(self, call: ToolCall, gate: str, ok: bool, kind: str | None = None) -> None:
         self.run.trace.record("gate", call_id=call.id, tool=call.name, gate=gate, ok=ok, error=kind)
@@ -775,27 +682,6 @@ def _not_run(call: ToolCall, why: str) -> ToolResult:
     return ToolResult.failure(call, "not_run", f"not run: {why}")
 
 
-def _check_tool_choice(choice: Any, tools: dict[str, Tool]) -> None:
-    if isinstance(choice, dict) and choice.get("name") not in tools:
-        raise ValueError(f"tool_choice names {choice.get('name')!r}, which is not among the tools "
-                         f"({', '.join(tools) or 'none'})")
-    if isinstance(choice, str) and choice not in ("auto", "none", "required", "required_first"):
-        raise ValueError(f"tool_choice={choice!r}: use 'auto', 'none', 'required', 'required_first', "
-                         "{'name': tool}, or a function (step, run) -> choice")
-
-
-def _as_messages(prompt: Any) -> list[Message]:
-    if prompt is None:
-        return []
-    if isinstance(prompt, str):
-        return [Message.user(prompt)]
-    if isinstance(prompt, Message):
-        return [prompt]
-    if isinstance(prompt, (list, tuple)) and all(isinstance(m, Message) for m in prompt):
-        return list(prompt)
-    raise TypeError(f"prompt must be a str, a Message or a list of Messages, not {type(prompt).__name__}")
-
-
 def _size(message: Message) -> int:
     """Characters a message adds to the request (arguments given as an object measured without recursion)."""
     size = len(message.content or "")
@@ -803,143 +689,3 @@ def _size(message: Message) -> int:
         raw = call.raw_arguments
         size += len(call.name) + (len(raw) if isinstance(raw, str) else json_shape(raw, max_size=MAX_BYTES)[0])
     return size
-
-
-def _canonical(call: ToolCall) -> str:
-    """The arguments in one spelling, so {"a":1,"b":2} and {"b":2,"a":1} count as the same call."""
-    if call.arguments is None:  # text that is not a JSON object: the text itself
-        return call.raw_arguments if isinstance(call.raw_arguments, str) else "<not an object>"
-    if json_shape(call.arguments, max_depth=MAX_DEPTH)[1] > MAX_DEPTH:  # json.dumps would recurse too deep;
-        return "<too deep>"  # the parse gate refuses such a call anyway
-    return json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
-
-
-# -- the drivers: do what the core says, and nothing else ---------------------------------------------------
-
-def run(model: Any, prompt: Any, tools: ToolsLike = (), *, thread: Thread | None = None, trace: Trace | None = None,
-        executor: str | Executor | None = "threads", max_concurrency: int = 64, **settings: Any) -> Run:
-    """Run the loop to a stop reason and return the Run. A run that ends by raising raises a RunError
-    whose `.run` is the partial Run, with every call answered.
-
-        model                anything with complete(messages, tools, options) -> ModelTurn (HTTPModel,
-                             ScriptedModel, FunctionModel, your own); an async-only model works too
-        prompt               a str (one user message), a Message, a list of Messages, or None (a thread's)
-        tools                a list of Tools, or a function returning the current list: it is asked before
-                             every model call, so a tool set that changes during the run (an MCP server's:
-                             `tools=lambda: client.tools`) reaches the model at the next turn
-        thread               a Thread: carries the conversation, state and call counts over from earlier runs
-        trace                a Trace to record into (default: a new one, as `run.trace`)
-        executor             runs the tool calls: "threads" (default), "sequential", "asyncio" or an Executor
-        max_concurrency      how many calls of one batch run at once (default 64)
-
-    The other keywords are the run's `Settings`, one object the core reads:
-    """
-    core = LoopCore(tools, prompt, Settings.from_keywords("run", settings), thread=thread, trace=trace)
-    return drive(core, model, executor, max_concurrency)
-
-
-def drive(core: LoopCore, model: Any, executor: str | Executor | None = "threads",
-          max_concurrency: int = 64) -> Run:
-    """The sync driver's loop: do what the core says until it is done (run() and resume() use it)."""
-    pool, owned = make_executor(executor, max_concurrency=max_concurrency)
-    complete = _sync_complete(model)
-    try:
-        while not isinstance(step := core.next(), Done):
-            if isinstance(step, RunTools):
-                core.take_outcomes(pool.run_batch(step.jobs, step.trace))  # 5. execute
-                continue
-            try:
-                turn = complete(*step)  # 2. call the model
-            except Exception as exc:  # noqa: BLE001 — the run ends with ModelCallError carrying it
-                core.model_failed(exc)
-                continue
-            core.take_turn(turn)
-    except BaseException as exc:
-        core.abort(exc)
-        raise
-    finally:
-        if owned:
-            pool.close()
-    return core.result()
-
-
-async def arun(model: Any, prompt: Any, tools: ToolsLike = (), *, thread: Thread | None = None,
-               trace: Trace | None = None, executor: str | Executor | None = "asyncio", max_concurrency: int = 64,
-               **settings: Any) -> Run:
-    """The same loop as `run`, driven from asyncio: model.acomplete and the tools are awaited (a model
-    with only complete() runs in a worker thread). The keywords are run()'s:
-
-        model, prompt, tools, thread, trace, max_concurrency   as for run()
-        executor             "asyncio" (default), "threads", "sequential" or an Executor
-
-    The other keywords are the run's `Settings`, one object the core reads:
-    """
-    core = LoopCore(tools, prompt, Settings.from_keywords("arun", settings), thread=thread, trace=trace)
-    return await adrive(core, model, executor, max_concurrency)
-
-
-async def adrive(core: LoopCore, model: Any, executor: str | Executor | None = "asyncio",
-                 max_concurrency: int = 64) -> Run:
-    """The async driver's loop (arun() and aresume() use it)."""
-    pool, owned = make_executor(executor, default="asyncio", max_concurrency=max_concurrency)
-    acomplete = _async_complete(model)
-    try:
-        while not isinstance(step := core.next(), Done):
-            if isinstance(step, RunTools):
-                core.take_outcomes(await pool.arun_batch(step.jobs, step.trace))  # 5. execute
-                continue
-            try:
-                turn = await acomplete(*step)  # 2. call the model
-            except Exception as exc:  # noqa: BLE001
-                core.model_failed(exc)
-                continue
-            core.take_turn(turn)
-    except BaseException as exc:
-        core.abort(exc)
-        raise
-    finally:
-        if owned:
-            pool.close()
-    return core.result()
-
-
-def takes_settings(driver: Callable, leave_out: tuple[str, ...] = ()) -> None:
-    """Give a driver that takes `**settings` the settings as keywords of its signature and help: each
-    with its type (as written) and default from `Settings`, and the table of Settings' docstring appended to its own.
-    So `help(run)` and IDEs show every setting, and a setting is defined and described once, in Settings.
-    `leave_out` names settings the driver does not take (resume: `system` was sent when the run began)."""
-    own = inspect.signature(driver).parameters.values()
-    keywords = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
-                for f in dataclasses.fields(Settings) if f.init and f.name not in leave_out]
-    positional = [p for p in own if p.kind is p.POSITIONAL_OR_KEYWORD]
-    keyword_only = [p for p in own if p.kind is p.KEYWORD_ONLY]
-    signature = inspect.signature(driver).replace(parameters=positional + keywords + keyword_only)
-    driver.__signature__ = signature  # type: ignore[attr-defined]
-    doc = Settings.__doc__ or ""
-    table = doc[doc.index("    Settings (keywords"):].rstrip() + "\n"
-    if leave_out:
-        table += f"\n    ({', '.join(leave_out)}: not taken here)\n"
-    driver.__doc__ = (driver.__doc__ or "") + "\n" + table
-
-
-takes_settings(run)
-takes_settings(arun)
-
-
-def _sync_complete(model: Any) -> Callable[..., ModelTurn]:
-    if hasattr(model, "complete"):
-        return model.complete
-    if hasattr(model, "acomplete"):  # an async-only model from sync code, even inside a running loop
-        return lambda *a: run_in_daemon_thread(lambda: asyncio.run(model.acomplete(*a)), None, "model")
-    if callable(model):
-        return model
-    raise TypeError(f"{type(model).__name__} is not a model: give it complete(messages, tools, options)")
-
-
-def _async_complete(model: Any) -> Callable[..., Any]:
-    if hasattr(model, "acomplete"):
-        return model.acomplete
-    complete = _sync_complete(model)
-    if inspect.iscoroutinefunction(complete):
-        return complete
-    return lambda *a: asyncio.to_thread(complete, *a)

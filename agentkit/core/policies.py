@@ -19,9 +19,10 @@ addresses, SQL or file paths reach the model. The exception itself is yours: a f
 it, and `Run.results` / the trace's `tool_end` events say which call failed with which exception type.
 
 Limits (`limits=` of `run`): one dataclass, None switches a cap off. `exit_behavior` says what
-happens when a tool-call cap is hit: "continue" answers the over-limit calls with an error and lets the
-model go on; "end" stops with a final message naming the limit and the counts; "error" raises
-LimitExceeded carrying the partial run.
+happens when a cap is hit: "end" stops with a final message naming the limit and the counts; "error"
+raises LimitExceeded carrying the partial run; "continue" means one thing per kind of limit (the table in
+Limits' docstring): for a tool-call cap, the over-limit calls are answered with an error and the model goes
+on; for a budget, a *wrap_up*: one last model call, without tools.
 
 Left out on purpose: circuit breakers and per-exception backoff tables (a callable policy can do both).
 """
@@ -248,8 +249,9 @@ class Limits:
     max_repeats            how often the same tool with the same arguments may run per run
     max_invalid_calls      argument errors (bad JSON, schema, rules, unknown tool) per run before the
                            run stops with "schema_fail"
-    exit_behavior          "continue" | "end" | "error" when a tool-call cap or a budget is hit (max_steps
-                           always stops: with "error" it raises, otherwise it ends)
+    exit_behavior          "end" (default) | "error" | "continue": what a hit tool-call cap or budget does
+                           (the table below); the step caps and max_invalid_calls always stop: with "error"
+                           they raise, otherwise they end
 
 Budgets (see `agentkit.core.budgets`), checked after every model call (the time budget also before one):
 
@@ -261,11 +263,21 @@ Budgets (see `agentkit.core.budgets`), checked after every model call (the time 
     max_seconds            wall-clock seconds per run, read from `clock` (time.monotonic by default;
                            pass your own to test without waiting)
 
-A budget that runs out ends the run with its own stop reason ("token_budget", "cost_budget",
-"time_budget") and the final message naming it; the calls of the turn that went over are answered
-"not_run". Under "continue" they are answered with an error saying the budget is spent and the model
-gets one last call, without tools, to answer with what it has; under "error" LimitExceeded carries the
-partial run.
+What `exit_behavior` does, per kind of limit (in each column, a word means one behaviour):
+
+                 a tool-call cap                              a budget
+                 (max_tool_calls, max_thread_tool_calls,      (max_tokens, max_thread_tokens,
+                 max_calls_per_tool, max_repeats)             max_cost_usd, max_seconds)
+    "end"        stop: "tool_limit" or "repeated_call", a     stop: the budget's reason ("token_budget",
+                 final message naming the limit and the       "cost_budget", "time_budget"), a final message
+                 counts; the over-limit call and the rest     naming it; the calls of the turn that went
+                 of its turn are answered "not_run"           over are answered "not_run"
+    "error"      as "end", then LimitExceeded is raised, carrying the partial run (stop reason "error")
+    "continue"   refuse and go on: each over-limit call is    wrap_up: the calls of the turn that went over
+                 answered with an error result (its message   are answered "not_run", saying the budget is
+                 CONTINUE_TEXT; trace action "blocked") and   spent; the model gets one last call, without
+                 the model goes on; only another limit can    tools (tool_choice "none"), and the run stops
+                 stop the run                                 with the budget's reason (trace: "wrap_up")
 
     LangChain's ToolCallLimitMiddleware calls the first two tool-call caps `run_limit` and `thread_limit`;
     the final message keeps its words ("Tool call limit reached: run limit exceeded (4/3 calls).") so that
@@ -312,6 +324,11 @@ partial run.
         object.__setattr__(self, "prices", price_table(self.prices))  # checked now, not at the first call
         if self.clock is not None and not callable(self.clock):
             raise TypeError(f"Limits.clock={self.clock!r}: use a function returning seconds, like time.monotonic")
+
+    @property
+    def budget_behavior(self) -> Literal["wrap_up", "end", "error"]:
+        """What a spent budget does: exit_behavior, where "continue" means "wrap_up" (the table above)."""
+        return "wrap_up" if self.exit_behavior == "continue" else self.exit_behavior
 
     @property
     def budgeted(self) -> bool:

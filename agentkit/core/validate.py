@@ -14,9 +14,11 @@
            Nothing is coerced: "5" for an integer is an error that says so.
 3. rules   the tool's own business checks (date order, permissions), only after 1 and 2 passed.
 
-Also here: `error_result` (the envelope for a failed gate), and OpenAI strict mode's linter and rewrite
-(`strict_problems`, `to_strict`) re-exported from `agentkit.core.strict`. The shared argument examples live in
-`agentkit.fixtures`; the text a model reads when a *tool* fails is sanitised in `agentkit.core.policies`.
+Also here: `error_result` (the envelope for a failed gate), `lookup_result` (for a tool that is not
+there), `canonical_arguments` (a call's arguments in one spelling, for the repeat cap), and OpenAI strict
+mode's linter and rewrite (`strict_problems`, `to_strict`) re-exported from `agentkit.core.strict`. The
+shared argument examples live in `agentkit.fixtures`; the text a model reads when a *tool* fails is
+sanitised in `agentkit.core.policies`.
 
 Left out on purpose: repairing arguments (closing brackets, unquoting numbers): the model is told what is
 wrong and fixes its own call; and remote `$ref`s (schemas are self-contained).
@@ -574,3 +576,23 @@ def error_result(call: ToolCall, gate_result: GateResult) -> ToolResult:
     message = first.message if len(gate_result.errors) == 1 else (
         f"{len(gate_result.errors)} problems: {gate_result.message()}")
     return ToolResult.failure(call, first.kind, message, first.path, first.keyword)
+
+
+def lookup_result(call: ToolCall, tools: Iterable[str], withdrawn: Iterable[str] = ()) -> ToolResult:
+    """The ToolResult the model reads for a call to a tool that is not among `tools` (the lookup before the
+    gates): "stale_tool" when the name was withdrawn from the list during the run, else "unknown_tool"."""
+    known = ", ".join(sorted(tools)) or "none"
+    if call.name in withdrawn:  # the model is behind the list, not mistaken: say so
+        return ToolResult.failure(call, "stale_tool", f"tool {call.name!r} was withdrawn: the tool list changed "
+                                                      f"during this run; available tools: {known}")
+    return ToolResult.failure(call, "unknown_tool", f"no tool named {call.name!r}; available tools: {known}")
+
+
+def canonical_arguments(call: ToolCall) -> str:
+    """A call's arguments in one spelling, so {"a":1,"b":2} and {"b":2,"a":1} count as the same call
+    (Limits.max_repeats); measured first, as the parse gate measures, so a deep object cannot recurse."""
+    if call.arguments is None:  # text that is not a JSON object: the text itself
+        return call.raw_arguments if isinstance(call.raw_arguments, str) else "<not an object>"
+    if json_shape(call.arguments, max_depth=MAX_DEPTH)[1] > MAX_DEPTH:  # json.dumps would recurse too deep;
+        return "<too deep>"  # the parse gate refuses such a call anyway
+    return json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)

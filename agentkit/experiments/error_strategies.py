@@ -28,7 +28,8 @@ from typing import Any, Mapping, NamedTuple, Sequence
 
 from ..core.errors import RunError
 from ..core.execute import SequentialExecutor
-from ..core.loop import Run, StopReason, run
+from ..core.drive import run
+from ..core.runs import Run, StopReason
 from ..core.policies import ErrorPolicyLike, Retry
 from ..core.tools import Tool, tool
 from ..core.types import ToolCall

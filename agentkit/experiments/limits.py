@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..core.errors import RunError
-from ..core.loop import Run, Thread, run
+from ..core.drive import run
+from ..core.runs import Run, Thread
 from ..core.policies import ExitBehavior, Limits
 from ..core.tools import tool
 from ..models import FunctionModel, call

@@ -18,7 +18,8 @@ from typing import Any, Callable, Mapping
 
 from ..core.budgets import Price
 from ..core.errors import RunError
-from ..core.loop import Run, run
+from ..core.drive import run
+from ..core.runs import Run
 from ..core.policies import Limits
 from ..core.tools import tool
 from ..core.types import ModelTurn, Usage

@@ -36,8 +36,9 @@ from collections import Counter
 from typing import Any, NamedTuple, Sequence
 
 from .. import viz
-from ..core import loop
+from ..core import drive
 from ..core.execute import AsyncioExecutor, Executor, SequentialExecutor, ThreadExecutor
+from ..core.runs import Run
 from ..core.tools import Tool, tool
 from ..models import parallel_calls
 
@@ -92,13 +93,13 @@ def executor_for(executor: str, workers: int | None = None) -> Executor:
 
 
 def batch(calls: int, *, executor: str = "threads", tools: str = "sync", seconds: float = 0.1,
-          workers: int | None = None) -> loop.Run:
+          workers: int | None = None) -> Run:
     """One run whose model asks for `calls` calls of a tool that sleeps `seconds`, all in one turn."""
     if not 1 <= calls <= 256:
         raise ValueError(f"calls={calls!r}: use 1 to 256")
     slow = sleeping_tool(seconds, tools)
     with executor_for(executor, workers) as pool:
-        return loop.run(parallel_calls(slow.name, calls), "Call the slow API once per item.", tools=[slow],
+        return drive.run(parallel_calls(slow.name, calls), "Call the slow API once per item.", tools=[slow],
                         executor=pool)
 
 
@@ -127,7 +128,7 @@ def expected_waves(calls: int, executor: str, tools: str = "sync", workers: int 
     return math.ceil(calls / min(calls, workers or calls))
 
 
-def timing(run: loop.Run, *, executor: str, tools: str, seconds: float, workers: int | None) -> Timing:
+def timing(run: Run, *, executor: str, tools: str, seconds: float, workers: int | None) -> Timing:
     """What a batch run measured, from its trace."""
     trace = run.trace
     spans = trace.spans()
@@ -143,7 +144,7 @@ def scaling(sizes: Sequence[int], *, executor: str = "threads", tools: str = "sy
                    executor=executor, tools=tools, seconds=seconds, workers=workers) for n in sizes]
 
 
-def finish_order(run: loop.Run) -> list[int]:
+def finish_order(run: Run) -> list[int]:
     """The calls of the run's first batch by the order they finished, each named by its place in the
     model's request (1 = the first call the model asked for)."""
     asked = [call.id for call in next(m for m in run.messages if m.tool_calls).tool_calls]

@@ -26,7 +26,8 @@ from typing import Any, NamedTuple, Sequence
 
 from ..core.checkpoint import Paused, read_state, restored_fields
 from ..core.errors import ScriptError, ToolFailure
-from ..core.loop import Run, StopReason, Thread, run
+from ..core.drive import run
+from ..core.runs import Run, StopReason, Thread
 from ..core.tools import Tool
 from ..core.types import Message, ModelTurn, ToolResult
 

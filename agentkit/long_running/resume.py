@@ -20,15 +20,15 @@ expiring a pause (a decision days later is the caller's choice).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Mapping
 
 from ..core.checkpoint import Paused, read_state, restored_fields
+from ..core.drive import adrive, drive
 from ..core.execute import Executor
-from ..core.loop import LoopCore, Run, Settings, Thread, ToolsLike, _size, adrive, drive, takes_settings
+from ..core.loop import LoopCore
 from ..core.policies import Approve, Deny, Edit, normalize_approval
+from ..core.runs import Run, Settings, Thread, ToolsLike, takes_settings
 from ..core.trace import Trace
-from ..core.types import Usage
 
 #: The words a decision may also be given as.
 WORDS = {"approve": Approve(), "deny": Deny()}
@@ -44,7 +44,7 @@ def _decision(call_id: str, answer: Any) -> Approve | Deny | Edit:
 
 
 def _prepare(state: str | dict, decisions: Mapping[str, Any], tools: ToolsLike, thread: Thread | None,
-             trace: Trace | None, settings: Settings) -> tuple[LoopCore, Paused]:
+             trace: Trace | None, settings: Settings) -> LoopCore:
     data = read_state(state)
     if data.get("pending") is None:
         raise ValueError(f"this run ended {data.get('stop_reason')!r}, not 'paused': there is nothing to resume")
@@ -55,25 +55,10 @@ def _prepare(state: str | dict, decisions: Mapping[str, Any], tools: ToolsLike, 
         raise ValueError(f"decisions are needed for exactly the waiting calls {list(pending.waiting)}"
                          + (f"; missing {missing}" if missing else "")
                          + (f"; not waiting {unknown}" if unknown else ""))
+    chosen = {call_id: _decision(call_id, answer) for call_id, answer in decisions.items()}
     core = LoopCore(tools, None, settings, thread=thread, trace=trace)
-    run = core.run
-    for name, value in restored_fields(data).items():
-        setattr(run, name, value)
-    if thread is not None:  # the thread's history up to the pause, as the state has it
-        thread.messages = list(run.messages)
-    counters = pending.counters
-    core.per_tool = dict(counters.get("per_tool") or {})
-    core.repeats = {(name, arguments): n for name, arguments, n in counters.get("repeats") or ()}
-    core.chars = sum(_size(m) for m in run.messages)
-    core.decisions = {call_id: _decision(call_id, answer) for call_id, answer in decisions.items()}
-    run.trace.record("resume", run_id=run.run_id, waiting=list(pending.waiting),
-                     decisions={k: type(v).__name__.lower() for k, v in core.decisions.items()})
-    # the turn's tokens were counted when it first came: taken again, it adds none
-    if run.turns and run.turns[-1] == pending.turn:
-        run.turns.pop()  # recorded when it first came; taken again just below
-    core.take_turn(replace(pending.turn, usage=Usage()))
-    run.turns[-1] = pending.turn  # as the model gave it, usage included (for agentkit.long_running.replay)
-    return core, pending
+    core.restore(restored_fields(data), pending, chosen)  # the core sets its own fields, then retakes the turn
+    return core
 
 
 #: The settings resume does not take: the system prompt went into the conversation when the run began.
@@ -89,7 +74,7 @@ def resume(state: str | dict, decisions: Mapping[str, Any], model: Any, tools: T
     run, or others. The settings are run()'s:
     """
     chosen = Settings.from_keywords("resume", settings, LEFT_OUT)
-    core, _ = _prepare(state, decisions, tools, thread, trace, chosen)
+    core = _prepare(state, decisions, tools, thread, trace, chosen)
     return drive(core, model, executor, max_concurrency)
 
 
@@ -99,7 +84,7 @@ async def aresume(state: str | dict, decisions: Mapping[str, Any], model: Any, t
     """`resume`, driven from asyncio. The settings are run()'s:
     """
     chosen = Settings.from_keywords("aresume", settings, LEFT_OUT)
-    core, _ = _prepare(state, decisions, tools, thread, trace, chosen)
+    core = _prepare(state, decisions, tools, thread, trace, chosen)
     return await adrive(core, model, executor, max_concurrency)
 
 
