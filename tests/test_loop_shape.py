@@ -11,7 +11,9 @@ from pathlib import Path
 
 from agentkit.core.loop import LoopCore
 
-LOOP = Path(__file__).resolve().parents[1] / "agentkit" / "core" / "loop.py"
+ROOT = Path(__file__).resolve().parents[1]
+LOOP = ROOT / "agentkit" / "core" / "loop.py"
+RESUME = ROOT / "agentkit" / "long_running" / "resume.py"
 MAX_LINES = 700
 MAX_FUNCTION_LINES = 40
 
@@ -60,3 +62,16 @@ def test_continue_is_read_only_where_a_tool_call_cap_refuses():
     readers = {enclosing_function(tree, node) for node in ast.walk(tree)
                if isinstance(node, ast.Constant) and node.value == "continue"}
     assert readers == {"_admit", "_admit_batch"}
+
+
+def test_resume_goes_on_through_the_cores_own_methods():
+    """resume.py sets no attribute (of the core, its run or a thread) and calls no setattr: LoopCore.restore does."""
+    tree = ast.parse(RESUME.read_text(encoding="utf-8"))
+    targets = [t for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+               for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+    assert not [ast.unparse(t) for t in targets if isinstance(t, ast.Attribute)]
+    calls = {ast.unparse(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    assert "setattr" not in calls and "core.restore" in calls
+    private = [alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names
+               if alias.name.startswith("_")]
+    assert not private

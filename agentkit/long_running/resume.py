@@ -55,9 +55,9 @@ def _prepare(state: str | dict, decisions: Mapping[str, Any], tools: ToolsLike, 
         raise ValueError(f"decisions are needed for exactly the waiting calls {list(pending.waiting)}"
                          + (f"; missing {missing}" if missing else "")
                          + (f"; not waiting {unknown}" if unknown else ""))
-    chosen = {call_id: _decision(call_id, answer) for call_id, answer in decisions.items()}
+    decided = {call_id: _decision(call_id, answer) for call_id, answer in decisions.items()}
     core = LoopCore(tools, None, settings, thread=thread, trace=trace)
-    core.restore(restored_fields(data), pending, chosen)  # the core sets its own fields, then retakes the turn
+    core.restore(restored_fields(data), pending, decided)  # the core sets its own fields, then retakes the turn
     return core
 
 
