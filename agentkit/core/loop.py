@@ -199,7 +199,7 @@ class LoopCore:
 
     def limit_reached(self) -> _Ending | None:
         """A cap the last turn reached as it was taken: a tool-call cap, a budget, the step cap."""
-        return self._ends(self.hit)
+        return None if self.hit is None else self._ends(self.hit)
 
     def step_cap(self) -> _Ending | None:
         """max_steps: the model was called Limits.max_steps times (take_turn asks too: see step 4 there)."""
@@ -368,7 +368,8 @@ class LoopCore:
     def take_turn(self, turn: ModelTurn) -> None:
         """The model's answer: its usage counted, and its calls taken through the limits and the gates."""
         run = self.run
-        self._add_usage(turn)
+        if turn.usage.input_tokens or turn.usage.output_tokens:
+            self._add_usage(turn.usage, turn.model)
         # turn.stop is the provider's signal for this turn ("tool_calls", "length", ...), not the run's end
         run.trace.record("model_response", step=run.steps, text_chars=len(turn.text or ""),
                          tool_calls=len(turn.tool_calls), stop=turn.stop, usage=turn.usage.total_tokens)
@@ -394,14 +395,13 @@ class LoopCore:
         elif before is not None and any(slot.paused for slot in self.batch):
             self._pause(before)
 
-    def _add_usage(self, turn: ModelTurn) -> None:
-        run, usage = self.run, turn.usage
-        if usage.input_tokens or usage.output_tokens:
-            run.usage = run.usage + usage
-            spent = run.usage_by_model.get(turn.model)
-            run.usage_by_model[turn.model] = usage if spent is None else spent + usage
-            if self.thread is not None:
-                self.thread.usage = self.thread.usage + usage
+    def _add_usage(self, usage: Usage, model: str | None) -> None:
+        run = self.run
+        run.usage = run.usage + usage
+        spent = run.usage_by_model.get(model)
+        run.usage_by_model[model] = usage if spent is None else spent + usage
+        if self.thread is not None:
+            self.thread.usage = self.thread.usage + usage
 
     def _admit_batch(self) -> None:
         """4.-5. per call: the caps, then lookup -> parse -> schema -> rules -> approval -> a job."""
