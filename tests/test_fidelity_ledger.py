@@ -23,6 +23,8 @@ CHAT_TOOLS = [{"type": "function", "function": {"name": "get_weather", "paramete
 CHAT_CALLS = [{"id": f"call_{x}", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
               for x in "AB"]
 GEMINI_TOOLS = [{"functionDeclarations": [{"name": "get_weather", "parametersJsonSchema": WEATHER}]}]
+VERTEX_MODELS = "projects/sim-project/locations/global/publishers/google/models"
+OLLAMA_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
 RESPONSES_TOOLS = [{"type": "function", "name": "get_weather", "parameters": WEATHER, "strict": False}]
 
 
@@ -52,13 +54,27 @@ class Sim:
         return self.post("openai-responses", "/responses", {"model": "gpt-6.1-sol", "tools": RESPONSES_TOOLS, **body},
                          {"authorization": "Bearer k"})
 
-    def gemini(self, model: str, contents: list) -> httpx.Response:
-        return self.post("gemini", f"/models/{model}:generateContent", {"contents": contents, "tools": GEMINI_TOOLS},
-                         {"x-goog-api-key": "k"})
+    def gemini(self, model: str, contents: list, **fields) -> httpx.Response:
+        return self.post("gemini", f"/models/{model}:generateContent",
+                         {"contents": contents, "tools": GEMINI_TOOLS, **fields}, {"x-goog-api-key": "k"})
+
+    def vertex(self, model: str, contents: list) -> httpx.Response:
+        """The same request by Vertex AI's path, which names the model as a resource."""
+        return self.client.post(f"{self.server.url}/v1/{VERTEX_MODELS}/{model}:generateContent",
+                                json={"contents": contents, "tools": GEMINI_TOOLS},
+                                headers={"authorization": "Bearer ya29.sim"})
+
+    def ollama(self, body: dict) -> httpx.Response:
+        return self.post("ollama", "/api/chat", {"stream": False, **body}, {})
 
 
 def error_of(r: httpx.Response) -> tuple[int, str]:
     return r.status_code, r.json()["error"]["message"]
+
+
+def ollama_error(r: httpx.Response) -> tuple[int, str]:
+    """Ollama's error body is `{"error": "the message"}`."""
+    return r.status_code, r.json()["error"]
 
 
 def thinking_turn(sim: Sim, model: str, **fields) -> list:
@@ -98,14 +114,14 @@ def gemini_answer(model: str, parts: list) -> list:
     return [{"role": "user", "parts": [{"text": ASK}]}, {"role": "model", "parts": parts}]
 
 
-def gemini_unsigned(sim: Sim) -> tuple[int, str]:
-    answer = sim.gemini("gemini-3-flash-preview", gemini_answer("", [])[:1]).json()
+def gemini_unsigned(sim: Sim, model: str = "gemini-3-flash-preview", vertex: bool = False) -> tuple[int, str]:
+    answer = sim.gemini(model, gemini_answer("", [])[:1]).json()
     parts = answer["candidates"][0]["content"]["parts"]
     unsigned = [{k: v for k, v in p.items() if k != "thoughtSignature"} for p in parts]
     results = [{"functionResponse": {"name": p["functionCall"]["name"], "id": p["functionCall"].get("id"),
                                      "response": {"output": "sunny"}}} for p in parts]
-    return error_of(sim.gemini("gemini-3-flash-preview",
-                               [*gemini_answer("", unsigned), {"role": "user", "parts": results}]))
+    send = sim.vertex if vertex else sim.gemini
+    return error_of(send(model, [*gemini_answer("", unsigned), {"role": "user", "parts": results}]))
 
 
 TWO_CALLS = [{"functionCall": {"name": "get_weather", "args": {"city": c}}} for c in ("Paris", "Tokyo")]
@@ -194,6 +210,27 @@ PROBES: dict[str, Callable[[Sim], tuple[int, str]]] = {
     "gemini.response_names_its_call": lambda sim: error_of(sim.gemini(
         "gemini-2.5-flash", [*gemini_answer("", TWO_CALLS), gemini_results("get_news", "get_weather")])),
     "gemini.missing_thought_signature": gemini_unsigned,
+    "gemini.vertex_missing_thought_signature": lambda sim: gemini_unsigned(sim, "gemini-4-argon", vertex=True),
+    "gemini.call_turn_order": lambda sim: error_of(sim.gemini(
+        "gemini-2.5-flash", [{"role": "model", "parts": TWO_CALLS}, gemini_results("get_weather", "get_weather")])),
+    "gemini.response_turn_order": lambda sim: error_of(sim.gemini(
+        "gemini-2.5-flash", [*gemini_answer("", [])[:1], gemini_results("get_weather")])),
+    "gemini.response_id_matches_call": lambda sim: error_of(sim.gemini("gemini-2.5-flash", [
+        *gemini_answer("", [{"functionCall": {"id": "aaaaaaaa", "name": "get_weather", "args": {}}}]),
+        {"role": "user", "parts": [{"functionResponse": {"id": "bbbbbbbb", "name": "get_weather",
+                                                         "response": {"output": "sunny"}}}]}])),
+    "gemini.retired_model": lambda sim: error_of(sim.gemini("gemini-3-pro-preview", gemini_answer("", [])[:1])),
+    "gemini.vertex_retired_model": lambda sim: error_of(sim.vertex("gemini-3-pro-preview", gemini_answer("", [])[:1])),
+    "gemini.unknown_field": lambda sim: error_of(sim.gemini("gemini-2.5-flash", gemini_answer("", [])[:1],
+                                                            stream=True)),
+    "gemini.request_field_invalid": lambda sim: error_of(sim.gemini("gemini-2.5-flash", [])),
+    "gemini.invalid_value": lambda sim: error_of(sim.gemini("gemini-2.5-flash", [{"role": "user",
+                                                                                  "parts": [{"text": 5}]}])),
+    "gemini.invalid_role": lambda sim: error_of(sim.gemini("gemini-2.5-flash", [{"role": "assistant",
+                                                                                 "parts": [{"text": "hi"}]}])),
+    "gemini.body_not_object": lambda sim: error_of(sim.client.post(
+        sim.server.base_url("gemini") + "/models/gemini-2.5-flash:generateContent", json=[{"contents": []}],
+        headers={"x-goog-api-key": "k"})),
     "openrouter.provider_down": openrouter_down,
     "openrouter.forced_tool_use": lambda sim: error_of(sim.post(
         "openrouter", "/chat/completions",
