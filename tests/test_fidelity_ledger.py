@@ -231,6 +231,12 @@ PROBES: dict[str, Callable[[Sim], tuple[int, str]]] = {
     "gemini.body_not_object": lambda sim: error_of(sim.client.post(
         sim.server.base_url("gemini") + "/models/gemini-2.5-flash:generateContent", json=[{"contents": []}],
         headers={"x-goog-api-key": "k"})),
+    "ollama.model_without_tools": lambda sim: ollama_error(sim.ollama(
+        {"model": "llama2:13b", "messages": USER, "tools": OLLAMA_TOOLS})),
+    "ollama.model_required": lambda sim: ollama_error(sim.ollama({"model": "", "messages": USER})),
+    "ollama.go_type_mismatch": lambda sim: ollama_error(sim.ollama({"model": "qwen3", "messages": "hi"})),
+    "ollama.invalid_role": lambda sim: ollama_error(sim.ollama(
+        {"model": "qwen3", "messages": [{"role": "robot", "content": "hi"}]})),
     "openrouter.provider_down": openrouter_down,
     "openrouter.forced_tool_use": lambda sim: error_of(sim.post(
         "openrouter", "/chat/completions",

@@ -251,6 +251,8 @@ CLAUDE_5X = ("sim-reasoner; on the Anthropic format it always thinks (thinking d
              "answers tool_choice any/tool with a 400")
 GEMINI_4 = ("sim-reasoner; on the Gemini format (and Vertex AI's paths) it signs its calls, and a replayed call "
             "without its thought signature is a 400, as on Gemini 3")
+NO_TOOLS = ("sim-reasoner without tool support: on the Ollama format, a request with tools gets Ollama's 400 "
+            "\"… does not support tools\" (every tag of llama2 and gemma3)")
 
 #: Names the docs and the server's quirks use; they behave as sim-reasoner here (the server adds quirks).
 QUIRK_MODELS: dict[str, str] = {
@@ -263,6 +265,8 @@ QUIRK_MODELS: dict[str, str] = {
     "claude-mythos-5-1": CLAUDE_5X,
     "gemini-4-argon": GEMINI_4,
     "gemini-4-carbon": GEMINI_4,
+    "llama2:13b": NO_TOOLS,
+    "gemma3:4b": NO_TOOLS,
 }
 
 #: Familiar names the SDK tests and notebooks use; plain reasoners.
