@@ -3,12 +3,17 @@ to produce every entry and asserts its status and text are the ledger's, so neit
 
 from __future__ import annotations
 
+import re
+import sys
+from pathlib import Path
 from typing import Callable
 
 import httpx
 import pytest
 
-from agentkit.sim.fidelity import WORDING_KINDS, Entry, ledger, ledger_table
+from agentkit.providers import FORMATS
+from agentkit.sim.__main__ import main as sim_main
+from agentkit.sim.fidelity import WORDING_KINDS, Entry, currency, ledger, ledger_table, parse_ledger, rules_as_of
 from agentkit.sim.wire import openai_responses as openai_responses_server
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -307,3 +312,74 @@ def test_a_placeholder_matches_what_the_request_decided():
     entry = ledger()["anthropic.prefix_bound_thinking"]
     assert entry.matches(entry.wording.format(i=3, j=0)) == {"i": "3", "j": "0"}
     assert entry.matches("messages.3.content.0: something else") is None
+
+
+# --- currency: every rule has a source and a date, and each format says when its rules were checked ----------
+
+GOOD = '''
+[[entry]]
+id = "gemini.example"
+format = "gemini"
+rule = "An example rule"
+kind = "error"
+status = 400
+wording = "No."
+wording_is = "ours"
+source = "https://example.com/docs (the page the rule is read in)"
+checked = "2026-12-01"
+'''
+
+
+def without(field: str) -> str:
+    return "\n".join(line for line in GOOD.splitlines() if not line.startswith(field + " "))
+
+
+def test_an_entry_without_a_source_or_a_date_is_refused():
+    assert list(parse_ledger(GOOD)) == ["gemini.example"]
+    for broken, why in [(without("source"), "source"), (without("checked"), "checked"),
+                        (GOOD.replace('"https://example.com/docs (the page the rule is read in)"', '""'), "source"),
+                        (GOOD.replace("https://example.com/docs", "the docs"), "source must name a page"),
+                        (GOOD.replace('"2026-12-01"', '"last week"'), "checked must be a date"),
+                        (GOOD.replace('"2026-12-01"', '"2026-02-30"'), "checked must be a date"),
+                        (GOOD + GOOD, "duplicate ids")]:
+        with pytest.raises(ValueError, match=why):
+            parse_ledger(broken)
+
+
+def test_every_entry_of_the_ledger_has_a_source_and_a_date():
+    for entry in ledger().values():
+        assert "https://" in entry.source and re.fullmatch(r"\d{4}-\d{2}-\d{2}", entry.checked), entry.id
+
+
+def test_every_format_says_when_its_rules_were_checked():
+    rows = {fmt: (date, count, ours) for fmt, date, count, ours in currency(FORMATS)}
+    assert set(rows) == set(FORMATS)
+    for fmt, (date, count, ours) in rows.items():
+        assert count and date == rules_as_of(fmt) == max(e.checked for e in ledger().values() if fmt in e.applies_to)
+        assert ours == sum(e.wording_is == "ours" for e in ledger().values() if fmt in e.applies_to)
+
+
+def test_the_simulators_help_says_rules_as_of_for_every_format(capsys):
+    with pytest.raises(SystemExit):
+        sim_main(["--help"])
+    help_text = capsys.readouterr().out
+    for fmt in FORMATS:
+        assert re.search(rf"^  {re.escape(fmt)} +rules as of {rules_as_of(fmt)} \(", help_text, re.M), fmt
+
+
+def test_the_sites_simulator_page_shows_the_currency_and_marks_the_simulators_own_words():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))
+    from _pages import ledger_section
+
+    page = ledger_section()
+    for fmt, date, count, _ in currency(FORMATS):
+        assert f"| {fmt} | {date} | {count} |" in page and f"### {fmt}: rules as of {date}" in page
+    ours = [e for e in ledger().values() if e.wording_is == "ours"]
+    marked = sum(line.count("(wording ours)") for line in page.splitlines() if line.startswith("| "))
+    assert marked == sum(len(e.applies_to) for e in ours)
+
+
+def test_a_table_asked_for_the_plain_wording_still_marks_the_simulators_own_words():
+    table = ledger_table("gemini", columns=("rule", "wording"))
+    ours = [e for e in ledger().values() if "gemini" in e.applies_to and e.wording_is == "ours"]
+    assert ours and table.count("(wording ours)") == len(ours)
