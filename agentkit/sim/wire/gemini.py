@@ -296,18 +296,20 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
                              rule=FIELD_INVALID)
 
     messages: list[Message] = _system_field(_get(body, "systemInstruction"))
+    checks = _ConversationChecks()
     previous_role: str | None = None
     previous_calls: list[ToolCall] = []  # the calls of the content just before, when it was a model turn
     for i, content in enumerate(contents):
         role, parts = _content_parts(i, content)
         if role == "model":
-            assistant = _model_turn(i, parts, previous_role, model)
+            assistant = _model_turn(i, parts, previous_role, model, checks)
             messages.append(assistant)
             previous_calls = list(assistant.tool_calls)
         else:
-            messages.extend(_user_turn(i, parts, previous_calls if previous_role == "model" else []))
+            messages.extend(_user_turn(i, parts, previous_calls if previous_role == "model" else [], checks))
             previous_calls = []
         previous_role = role
+    checks.close()
     if signs_calls(model):
         _check_signatures(contents, vertex=resource is not None)
 
@@ -425,13 +427,35 @@ def _is_base64(value: Any) -> bool:
     return True
 
 
-def _model_turn(i: int, parts: list[dict], previous_role: str | None, model: str) -> Message:
+class _ConversationChecks:
+    """The conversation's rules one request exercised, each logged once (`sim.wire.common`'s rule log): a
+    break as soon as a turn breaks it (`breaks`, so the first break is the one answered), else a pass when
+    decoding ends (`holds`)."""
+
+    def __init__(self) -> None:
+        self.broken: dict[str, bool] = {}
+
+    def ok(self, rule: str) -> None:
+        self.broken.setdefault(rule, False)
+
+    def fail(self, error: RequestInvalid) -> None:
+        self.broken[str(error.rule)] = True
+        breaks(error)
+
+    def close(self) -> None:
+        for rule, broken in self.broken.items():
+            if not broken:
+                holds(rule)
+
+
+def _model_turn(i: int, parts: list[dict], previous_role: str | None, model: str,
+                checks: _ConversationChecks) -> Message:
     wire_calls = [_get(p, "functionCall") for p in parts if _get(p, "functionCall") is not None]
     if wire_calls and previous_role != "user":
-        breaks(RequestInvalid("Please ensure that function call turn comes immediately after a user turn or "
-                              "after a function response turn.", f"contents[{i}]", rule=CALL_TURN_ORDER))
+        checks.fail(RequestInvalid("Please ensure that function call turn comes immediately after a user turn or "
+                                   "after a function response turn.", f"contents[{i}]", rule=CALL_TURN_ORDER))
     elif wire_calls:
-        holds(CALL_TURN_ORDER, f"contents[{i}]")
+        checks.ok(CALL_TURN_ORDER)
     # Id-less calls in the history get ids here too, so the neutral results can point at them.
     invented = synthetic_ids(f"request:{i}", [(c["name"], c.get("args")) for c in wire_calls])
     calls = [ToolCall.from_raw(c.get("id") or invented[k], c["name"], c.get("args") or {})
@@ -496,13 +520,13 @@ def _missing_signature(i: int, name: str, vertex: bool) -> RequestInvalid:
         rule=MISSING_SIGNATURE)
 
 
-def _user_turn(i: int, parts: list[dict], calls: list[ToolCall]) -> list[Message]:
+def _user_turn(i: int, parts: list[dict], calls: list[ToolCall], checks: _ConversationChecks) -> list[Message]:
     """Tool messages for the functionResponse parts (answering `calls`, the turn before), then the text."""
     responses = [_get(p, "functionResponse") for p in parts if _get(p, "functionResponse") is not None]
     texts = [p["text"] for p in parts if isinstance(p.get("text"), str)]
     messages: list[Message] = []
     if responses:
-        _check_turn_answers(i, responses, calls)
+        _check_turn_answers(i, responses, calls, checks)
         unanswered = list(calls)
         for response in responses:
             call = _answered_call(response, unanswered)
@@ -515,38 +539,38 @@ def _user_turn(i: int, parts: list[dict], calls: list[ToolCall]) -> list[Message
     return messages
 
 
-def _check_turn_answers(i: int, responses: list[dict], calls: list[ToolCall]) -> None:
+def _check_turn_answers(i: int, responses: list[dict], calls: list[ToolCall], checks: _ConversationChecks) -> None:
     """A function-response turn comes right after a function-call turn, answers as many calls as it made, each
-    response naming its call (by id when it has one, else by name). Each break is logged, the first answered."""
+    response naming its call (by id when it has one, else by name)."""
     where = f"contents[{i}]"
     if not calls:
-        breaks(RequestInvalid("Please ensure that function response turn comes immediately after a function "
-                              "call turn.", where, rule=RESPONSE_TURN_ORDER))
+        checks.fail(RequestInvalid("Please ensure that function response turn comes immediately after a function "
+                                   "call turn.", where, rule=RESPONSE_TURN_ORDER))
         return
-    holds(RESPONSE_TURN_ORDER, where)
+    checks.ok(RESPONSE_TURN_ORDER)
     if len(responses) != len(calls):
-        breaks(RequestInvalid("Please ensure that the number of function response parts is equal to the number "
-                              "of function call parts of the function call turn.", where, rule=RESPONSE_COUNT))
+        checks.fail(RequestInvalid("Please ensure that the number of function response parts is equal to the "
+                                   "number of function call parts of the function call turn.", where,
+                                   rule=RESPONSE_COUNT))
     else:
-        holds(RESPONSE_COUNT, where)
+        checks.ok(RESPONSE_COUNT)
     by_id, unanswered = {c.id for c in calls}, list(calls)
-    bad_ids = bad_names = False
     for k, response in enumerate(responses):
-        if "id" in response and response["id"] not in by_id:
-            bad_ids = True
-            breaks(RequestInvalid("functionResponse.id does not match functionCall.id",
-                                  f"{where}.parts[{k}].function_response.id", rule=RESPONSE_ID))
-            continue
+        if "id" in response:
+            if response["id"] not in by_id:
+                checks.fail(RequestInvalid("functionResponse.id does not match functionCall.id",
+                                           f"{where}.parts[{k}].function_response.id", rule=RESPONSE_ID))
+                continue
+            checks.ok(RESPONSE_ID)
         call = _answered_call(response, unanswered)
-        if call is None and "id" not in response:
-            bad_names = True
-            breaks(RequestInvalid(f"functionResponse.name {response['name']!r} matches no functionCall of the "
-                                  "previous turn", f"{where}.parts[{k}].function_response.name", rule=RESPONSE_NAME))
+        if "id" not in response:
+            if call is None:
+                checks.fail(RequestInvalid(f"functionResponse.name {response['name']!r} matches no functionCall of "
+                                           "the previous turn", f"{where}.parts[{k}].function_response.name",
+                                           rule=RESPONSE_NAME))
+            else:
+                checks.ok(RESPONSE_NAME)
         unanswered = [c for c in unanswered if c is not call]
-    for rule, broken, exercised in ((RESPONSE_ID, bad_ids, any("id" in r for r in responses)),
-                                    (RESPONSE_NAME, bad_names, any("id" not in r for r in responses))):
-        if exercised and not broken:
-            holds(rule, where)
 
 
 def _answered_call(response: dict, unanswered: list[ToolCall]) -> ToolCall | None:
