@@ -10,6 +10,7 @@ import pytest
 
 from agentkit.sim.fidelity import WORDING_KINDS, Entry, ledger, ledger_table
 from agentkit.sim.wire import openai_responses as openai_responses_server
+from fidelity_probes_openai import OPENAI_PROBES
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 ASK = "Weather in Paris and in Tokyo?"
@@ -226,6 +227,7 @@ def fault(fmt: str, status: int) -> Callable[[Sim], tuple[int, str]]:
 
 PROBES.update({entry_id: fault(entry.format, entry.status) for entry_id, entry in ledger().items()
                if ".fault_" in entry_id})
+PROBES.update(OPENAI_PROBES)
 
 
 @pytest.fixture(scope="module")
