@@ -15,6 +15,7 @@ from agentkit.providers import FORMATS
 from agentkit.sim.__main__ import main as sim_main
 from agentkit.sim.fidelity import WORDING_KINDS, Entry, currency, ledger, ledger_table, parse_ledger, rules_as_of
 from agentkit.sim.wire import openai_responses as openai_responses_server
+from fidelity_probes_openai import OPENAI_PROBES
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 ASK = "Weather in Paris and in Tokyo?"
@@ -274,6 +275,7 @@ def fault(fmt: str, status: int) -> Callable[[Sim], tuple[int, str]]:
 
 PROBES.update({entry_id: fault(entry.format, entry.status) for entry_id, entry in ledger().items()
                if ".fault_" in entry_id})
+PROBES.update(OPENAI_PROBES)
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,9 @@ from typing import Any, Literal, Union
 
 Role = Literal["system", "user", "assistant", "tool"]
 
-#: "auto" (model decides), "none" (no tools), "required" (some tool), or {"name": "x"} (that tool).
+#: "auto" (model decides), "none" (no tools), "required" (some tool), {"name": "x"} (that tool), or
+#: {"allowed": ["x", "y"], "mode": "auto" | "required"} (only those tools; OpenAI's allowed_tools: every
+#: tool is still sent, so a prompt cache survives a change of subset).
 ToolChoice = Union[Literal["auto", "none", "required"], dict]
 
 #: Provider-neutral stop signals of one model turn (the provider's own value is kept beside it).

@@ -121,6 +121,9 @@ def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> dic
     "auto" -> auto, "required" -> any, {"name": x} -> tool x, "none" -> none. The parallel switch is a flag
     *inside* the choice, `disable_parallel_tool_use`, and the `none` choice has no such flag.
     """
+    if isinstance(choice, dict) and "allowed" in choice:
+        raise ValueError("tool_choice {'allowed': ...} is OpenAI's allowed_tools; the Messages API has no subset: "
+                         "send only those tools")
     if isinstance(choice, dict):
         wire: dict[str, Any] = {"type": "tool", "name": choice["name"]}
     elif choice == "required":

@@ -142,8 +142,13 @@ def auth_headers(api_key: str) -> dict:
 def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> dict:
     """The kit's tool_choice as `toolConfig`: auto -> AUTO, required -> ANY, none -> NONE, and a
     named tool -> ANY restricted by `allowedFunctionNames`. (Gemini has no parallel switch.)"""
-    if isinstance(choice, dict):
-        config: dict[str, Any] = {"mode": "ANY", "allowedFunctionNames": [choice["name"]]}
+    if isinstance(choice, dict) and "allowed" in choice:  # OpenAI's allowed_tools: Gemini restricts ANY only
+        if choice.get("mode") != "required":
+            raise ValueError("tool_choice {'allowed': ..., 'mode': 'auto'} has no Gemini form "
+                             "(allowedFunctionNames needs mode ANY): use mode 'required', or send only those tools")
+        config: dict[str, Any] = {"mode": "ANY", "allowedFunctionNames": list(choice["allowed"])}
+    elif isinstance(choice, dict):
+        config = {"mode": "ANY", "allowedFunctionNames": [choice["name"]]}
     else:
         config = {"mode": {"required": "ANY", "none": "NONE"}.get(choice, "AUTO")}
     return {"functionCallingConfig": config}

@@ -411,9 +411,11 @@ class SimApp:
                 failed_status = failure.instream  # no stream to break: the failure is the whole answer
             if failed_status is not None:
                 status = F.answered_status(server, failed_status)
+                details = failure.details(server, status)
+                waits = status == 429 and not details  # a spend limit has nothing to wait for
                 last_error = self.error(fmt, status, failure.message(server, candidate, status), rid=rid,
                                         headers=failure.headers(server, status),
-                                        retry_after=failure.retry_after_ms / 1000 if status == 429 else None)
+                                        retry_after=failure.retry_after_ms / 1000 if waits else None, **details)
                 continue
             try:
                 # In a worker thread: the model's work (the reasoner's, or a learner's own `respond`) then

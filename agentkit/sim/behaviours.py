@@ -246,12 +246,16 @@ PRESETS: tuple[Preset, ...] = (
            "missing field, string numbers, bad JSON, extra call (any seed: sim-noisy-SEED)", noisy),
 )
 
-GPT_6 = "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)"
+GPT_6 = ("sim-reasoner; the server refuses tools on Chat Completions (Responses API only); on Responses it takes "
+         "tool_search")
+PHASE_MODEL = ("sim-reasoner; on Responses it marks each assistant message's phase (a history without it makes "
+               "it stop early) and takes tool_search with defer_loading tools")
+NO_TOOLS_OPENROUTER = "sim-reasoner; on OpenRouter no endpoint takes tools: a request with tools gets the 404"
 CLAUDE_5X = ("sim-reasoner; on the Anthropic format it always thinks (thinking disabled or a budget: 400) and "
              "answers tool_choice any/tool with a 400")
 GEMINI_4 = ("sim-reasoner; on the Gemini format (and Vertex AI's paths) it signs its calls, and a replayed call "
             "without its thought signature is a 400, as on Gemini 3")
-NO_TOOLS = ("sim-reasoner without tool support: on the Ollama format, a request with tools gets Ollama's 400 "
+NO_TOOLS_OLLAMA = ("sim-reasoner without tool support: on the Ollama format, a request with tools gets Ollama's 400 "
             "\"… does not support tools\" (every tag of llama2 and gemma3)")
 
 #: Names the docs and the server's quirks use; they behave as sim-reasoner here (the server adds quirks).
@@ -265,8 +269,11 @@ QUIRK_MODELS: dict[str, str] = {
     "claude-mythos-5-1": CLAUDE_5X,
     "gemini-4-argon": GEMINI_4,
     "gemini-4-carbon": GEMINI_4,
-    "llama2:13b": NO_TOOLS,
-    "gemma3:4b": NO_TOOLS,
+    "llama2:13b": NO_TOOLS_OLLAMA,
+    "gemma3:4b": NO_TOOLS_OLLAMA,
+    "gpt-5.4": PHASE_MODEL,
+    "gpt-5.5": PHASE_MODEL,
+    "google/gemma-3-27b-it:free": NO_TOOLS_OPENROUTER,
 }
 
 #: Familiar names the SDK tests and notebooks use; plain reasoners.
@@ -315,14 +322,58 @@ def describe(model: str) -> str:
 def respond(request: ChatRequest) -> ModelTurn:
     """The simulated model's answer to one request (pure: same request → same turn, ids included).
 
-    With no tools offered, or tool_choice "none", every model answers in text, as the APIs guarantee."""
+    With no tools offered, or tool_choice "none", every model answers in text, as the APIs guarantee.
+    An allowed-tools choice (`{"allowed": [names], "mode": ...}`) narrows the tools the model sees to
+    that subset, in that mode; the input tokens still count every tool sent (the API bills them all)."""
     preset, suffix = resolve(request.model)
-    tools = R.usable_tools(request.tools)
-    if not tools or R.tool_choice_of(request.options, tools)[0] == "none":
-        decision = R.decide(request)
+    seen = within_allowed_tools(with_deferred_tools(request))
+    tools = R.usable_tools(seen.tools)
+    if not tools or R.tool_choice_of(seen.options, tools)[0] == "none":
+        decision = R.decide(seen)
     else:
-        decision = preset.behaviour(request, suffix)
+        decision = preset.behaviour(seen, suffix)
+    if decision.calls and EARLY_STOP.intersection(request.degradations) and R.understand(seen).turns:
+        decision = stopped_early(seen, decision)
     return to_turn(decision, request)
+
+
+#: Degradations (fidelity-ledger ids, `ChatRequest.degradations`) whose reported effect is early stopping:
+#: a history without the assistant messages' phase (OpenRouter's GPT-5.4 migration guide).
+EARLY_STOP = frozenset({"openai-responses.phase_dropped"})
+
+
+def stopped_early(request: ChatRequest, decision: Decision) -> Decision:
+    """The kit's model of a reported effect, not a provider's behaviour: a model whose earlier commentary
+    came back without its phase takes it for its final answer, and answers now with the results it has
+    instead of making the calls it planned."""
+    answer = R.decide(replace(request, options=replace(request.options, tool_choice="none")))
+    return replace(answer, notes=decision.notes + ("phase dropped: stops early (the kit's model of a reported "
+                                                   f"effect), skipping {', '.join(c.name for c in decision.calls)}",))
+
+
+def with_deferred_tools(request: ChatRequest) -> ChatRequest:
+    """The request with its deferred tools (Responses tool search: `extras["deferred_tools"]`) offered too.
+
+    A model sees a deferred function's name and description and searches when it needs one; the server
+    runs the search and the call follows in the same answer (`sim.wire.openai_responses.search_items`), so
+    deciding with the whole tool is the same decision. What deferral changes is the input: the schemas are
+    not counted (`_input_tokens`)."""
+    deferred = request.extras.get("deferred_tools")
+    if not deferred:
+        return request
+    return replace(request, tools=request.tools + tuple(ToolSpec.from_dict(d) for d in deferred))
+
+
+def within_allowed_tools(request: ChatRequest) -> ChatRequest:
+    """The request as the model sees it under an allowed-tools choice: only the listed tools, and the
+    choice's mode ("auto" or "required") as its tool_choice. Any other request is returned as it is."""
+    choice = request.options.tool_choice
+    if not (isinstance(choice, dict) and isinstance(choice.get("allowed"), (list, tuple))):
+        return request
+    allowed = set(choice["allowed"])
+    mode = choice.get("mode") if choice.get("mode") in ("auto", "required") else "auto"
+    return replace(request, tools=tuple(t for t in request.tools if t.name in allowed),
+                   options=replace(request.options, tool_choice=mode))
 
 
 def to_turn(decision: Decision, request: ChatRequest) -> ModelTurn:
@@ -360,7 +411,10 @@ def count_tokens(text: str) -> int:
 
 
 def _input_tokens(request: ChatRequest) -> int:
-    """The whole input counts, tool definitions included: they are re-sent (and paid for) every turn."""
+    """The whole input counts, tool definitions included: they are re-sent (and paid for) every turn. A
+    deferred tool (tool search) counts its name and description only, until a search loads it."""
     messages = [m.to_dict() for m in request.messages]
     tools = [t.to_dict() for t in request.tools]
+    tools += [{"name": d.get("name"), "description": d.get("description")}
+              for d in request.extras.get("deferred_tools") or () if isinstance(d, dict)]
     return max(1, count_tokens(json.dumps([messages, tools], ensure_ascii=False, default=str)))

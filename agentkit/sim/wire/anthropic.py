@@ -30,7 +30,7 @@ from .common import (
     signature_valid,
     simulated_thought,
 )
-from .contract import Route, ServerFacts
+from .contract import Route, ServerFacts, SpendLimitAnswer
 
 #: What the real server does around the bodies (see contract.py). The SDK sends `Authorization: Bearer`,
 #: the documented raw-HTTP header is `x-api-key`: the API takes both (Anthropic's Messages API documentation).
@@ -54,6 +54,13 @@ SERVER = ServerFacts(
     request_id_header="request-id",
     rate_limit_headers={"anthropic-ratelimit-requests-limit": "60",
                         "anthropic-ratelimit-requests-remaining": "0"},
+    # The usage tier's monthly spend cap (the `spend` fault; Anthropic's rate-limits page: 429, no
+    # retry-after, error.details.error_code; ledger: anthropic.spend_limit). The simulator's clock stands
+    # at 2026-01-01, so access comes back on the first of the next month.
+    spend_limit=SpendLimitAnswer(
+        "You have reached your API usage limits: your organization has crossed its monthly API usage threshold, "
+        "set based on your organization's API tier. You will regain access on 2026-02-01 at 00:00 UTC.",
+        "rate_limit_error", {"details": {"error_code": "enforced_spend_limit_reached"}}),
 )
 
 # The Claude 5.x rules, per API model id (a dated or fault-suffixed name such as "claude-opus-5-5-20260922"
@@ -671,7 +678,10 @@ def build_error(status: int, message: str, error_type: str | None = None, **kw: 
     if error_type is None:
         error_type = ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     request_id = kw.get("request_id") or "req_011" + stable_id(status, error_type, message, length=21)
-    return {"type": "error", "error": {"type": error_type, "message": message}, "request_id": request_id}
+    error: dict[str, Any] = {"type": error_type, "message": message}
+    if kw.get("details"):  # e.g. a spend limit's {"error_code": "enforced_spend_limit_reached"}
+        error["details"] = kw["details"]
+    return {"type": "error", "error": error, "request_id": request_id}
 
 
 def build_stream_error(status: int, message: str, request: ChatRequest,

@@ -45,6 +45,16 @@ class Route:
 
 
 @dataclass(frozen=True)
+class SpendLimitAnswer:
+    """How a provider answers a request over a spend or quota limit (a 429 no retry can fix): its words,
+    its error type, and the further error fields that say so (OpenAI's `code`, Anthropic's `details`)."""
+
+    message: str
+    error_type: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ServerFacts:
     """What a real server of one format does beyond encoding bodies (the simulator reads these).
 
@@ -87,6 +97,9 @@ class ServerFacts:
     sse_query: tuple[str, str] | None = None
     #: The status of the unknown-model answer: 404 almost everywhere; OpenRouter answers 400.
     unknown_model_status: int = 404
+    #: The answer to the `spend` fault (a spend or quota limit reached); None: the format's provider
+    #: documents no such 429, and the fault answers its ordinary 429.
+    spend_limit: SpendLimitAnswer | None = None
 
 
 class ServerCodec(Protocol):
