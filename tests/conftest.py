@@ -35,7 +35,7 @@ def server():
 
 @pytest.fixture(scope="module")
 def stand_in():
-    """A server of stand-ins for a learner's own models (see learner_models.py): (server, respond)."""
+    """The stand-in for a learner's own model, on its own server (see learner_models.py): (server, respond)."""
     from learner_models import serve_stand_in
 
     server, respond = serve_stand_in()

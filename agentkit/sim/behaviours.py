@@ -33,7 +33,7 @@ from .reasoner import Decision, PlannedCall
 from .wire.common import ChatRequest
 
 __all__ = ["respond", "describe", "resolve", "UnknownModel", "KNOWN_MODELS", "PRESETS", "to_turn",
-           "count_tokens", "MISTAKE_RATE", "MISTAKES"]
+           "count_tokens", "MISTAKE_RATE", "MISTAKES", "make_mistake"]
 
 
 class UnknownModel(LookupError):
@@ -172,13 +172,13 @@ def noisy(request: ChatRequest, suffix: str) -> Decision:
     for i, call in enumerate(decision.calls):
         roll = int(stable_id("noisy", seed, _fingerprint(request), i, length=8), 16)
         kind = MISTAKES[(roll // 100) % len(MISTAKES)] if roll % 100 < MISTAKE_RATE * 100 else None
-        out += _make_mistake(kind, call, request)
+        out += make_mistake(kind, call, request)
         if kind:
             decision = replace(decision, notes=decision.notes + (f"noisy: {kind} on call {i}",))
     return replace(decision, calls=tuple(out))
 
 
-def _make_mistake(kind: str | None, call: PlannedCall, request: ChatRequest) -> list[PlannedCall]:
+def make_mistake(kind: str | None, call: PlannedCall, request: ChatRequest) -> list[PlannedCall]:
     """One call in, the call(s) a careless model would send instead (never an unoffered tool)."""
     offered = R.usable_tools(request.tools)
     tools = {t.name: t for t in offered}
