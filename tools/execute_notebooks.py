@@ -2,7 +2,8 @@
 
     python tools/execute_notebooks.py notebooks/*.ipynb
 
-What makes a rerun give no diff (measured; see shared/reference/notebooks_ci.md):
+What makes a rerun give no diff (each measured: `jupyter nbconvert --execute --inplace` twice gave a large
+diff of timestamps, widget ids and reordered widget state):
 - start from a cleaned copy: outputs, execution counts, per-cell execution metadata and the saved
   widget state are removed first, so nothing old survives;
 - execute with nbclient, record_timing=False, PYTHONHASHSEED=0 and a fixed SOURCE_DATE_EPOCH;
