@@ -13,7 +13,7 @@ From a shell: `python -m agentkit.mcp serve myapp.tools:TOOLS` (stdio) or `... -
     client.py   connect(): an MCP server's tools as agentkit Tools; errors, timeouts, stale tool lists
     stdio.py    the stdio transport: a server as a child process in its own process group, lines bounded,
                 a stream that breaks (bytes that are not UTF-8) ended at once
-    wire.py     WireLog: the JSON-RPC messages of a session, as the stdio transport writes them
+    wirelog.py  WireLog: the JSON-RPC messages of a session, as the stdio transport writes them
     __main__    the command line
 
 The pure conversions (tool definitions, CallToolResult, JSON-RPC messages) live in
@@ -32,7 +32,7 @@ from ..extras import install_hint
 #: What the package exports, and the module each name lives in (imported on first use, with the SDK).
 _EXPORTS = {"ToolServer": "server", "CALL_ID_META_KEY": "server", "load_server": "server", "connect": "client",
             "aconnect": "client", "McpClient": "client", "McpConnectionError": "client", "McpToolError": "client",
-            "StaleToolError": "client", "WireLog": "wire"}
+            "StaleToolError": "client", "WireLog": "wirelog"}
 
 __all__ = list(_EXPORTS)
 

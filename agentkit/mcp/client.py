@@ -91,7 +91,7 @@ from . import codec
 from .codec import McpError
 from .server import CALL_ID_META_KEY, ToolServer
 from .stdio import LINE_TOO_LONG, StdioTransport
-from .wire import WireLog, recorded
+from .wirelog import WireLog, recorded
 
 #: The ToolContext goes to the call under this keyword; a server whose tool has a parameter of this name
 #: cannot be used (it would be overwritten).
