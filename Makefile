@@ -43,7 +43,8 @@ lab: $(STAMP)
 # HYPOTHESIS_PROFILE=full runs every property test at its full example count (local runs: "quick").
 # Each file runs whole on one of two workers (--dist loadfile), the longest first (tests/slowest_files.txt,
 # see tests/conftest.py; --no-loadscope-reorder keeps that order instead of xdist's "most tests first"),
-# and AGENTKIT_FILE_PROGRESS prints a line as each file or notebook starts.
+# and AGENTKIT_FILE_PROGRESS says when the workers are up and have collected, then prints a line as each
+# file or notebook starts.
 PYTEST_ALL = env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL -u AGENTKIT_LANG HYPOTHESIS_PROFILE=full \
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder tests $(wildcard notebooks/*.ipynb) \
 	--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
