@@ -10,16 +10,17 @@ export PYTHONHASHSEED := 0
 
 venv: $(STAMP)
 
-# uv installs the kit with its extras; it is itself installed with the venv's pip. Each phase says what it
+# uv installs the kit with its extras, less tools/venv-excludes.txt (a parser that costs every notebook
+# kernel two seconds); uv is itself installed with the venv's pip. Each phase says what it
 # does, and uv shows its own progress (resolving, downloading, installing): the first run takes a minute
 # or two (see the README), later ones nothing.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tools/venv-excludes.txt
 	@echo "==> [1/3] creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 	@echo "==> [2/3] installing pip and uv into $(VENV)"
 	$(BIN)/python -m pip install --upgrade pip uv
 	@echo "==> [3/3] installing agentkit with its lab, dev and docs extras (uv; the first time downloads ~200 packages)"
-	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[lab,dev,docs]'
+	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python --excludes tools/venv-excludes.txt -e '.[lab,dev,docs]'
 	touch $(STAMP)
 	@echo "==> $(VENV) is ready"
 
