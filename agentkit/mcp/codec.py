@@ -23,7 +23,7 @@ client may send several `tools/call` requests at once under different ids.
 
 Left out on purpose: transports and sessions (stdio, Streamable HTTP: that is I/O, and the official
 SDK's work; `agentkit.mcp` uses it to serve Tools and to call any MCP server's tools from the loop),
-capabilities beyond tools, image/audio/resource content (skipped when read), pagination beyond
+capabilities beyond tools, image/audio/embedded-resource content (skipped when read), pagination beyond
 handing back `nextCursor`, and tasks.
 """
 
@@ -94,16 +94,23 @@ tool_from_wire = tool_from_mcp
 
 # --- tool results ----------------------------------------------------------------------------------
 
-def result_to_mcp(result: ToolResult) -> dict:
+#: `result_to_mcp(result, structured=DEFAULT)`: no structured content given, derive it from the value.
+DEFAULT: Any = object()
+
+
+def result_to_mcp(result: ToolResult, structured: Any = DEFAULT) -> dict:
     """A ToolResult as a `CallToolResult`: the envelope as text, the value as `structuredContent`.
 
     The text block is what a model reads (the kit's envelope, or the tool's own words); a successful
     non-text value is also sent as `structuredContent`, wrapped as {"result": value} unless it is an
-    object, the way the MCP SDK wraps non-object outputs.
+    object, the way the MCP SDK wraps non-object outputs. `structured`: the structured content to send
+    instead (a tool with an outputSchema: see agentkit.mcp.structured).
     """
     out: dict[str, Any] = {"content": [{"type": "text", "text": result.content()}]}
-    if result.ok and result.result is not None and not isinstance(result.result, str):
-        value = _jsonable(result.result)
+    if structured is not DEFAULT:
+        out["structuredContent"] = structured
+    elif result.ok and result.result is not None and not isinstance(result.result, str):
+        value = jsonable(result.result)
         out["structuredContent"] = value if isinstance(value, dict) else {"result": value}
     out["isError"] = not result.ok
     return out
@@ -113,7 +120,9 @@ def result_from_mcp(call: ToolCall, d: Any) -> ToolResult:
     """A `CallToolResult` -> the ToolResult answering `call`.
 
     Our own envelope (from `result_to_mcp`) comes back as it went; another server's answer becomes
-    a success with `structuredContent` (or the text), or a "tool_error" failure when `isError` is set.
+    a success with `structuredContent` (any JSON value, as 2026-07-28 allows; else the text), or a
+    "tool_error" failure when `isError` is set. Resource links (`resource_link` blocks, revision
+    2025-06-18 on) are kept: the value becomes {"result": value, "resource_links": [...]}.
     """
     if not isinstance(d, dict) or not isinstance(d.get("content"), list):
         raise TypeError(f"a CallToolResult needs a `content` list: {d!r:.200}")
@@ -129,8 +138,11 @@ def result_from_mcp(call: ToolCall, d: Any) -> ToolResult:
         return ToolResult.failure(call, kind, message, error.get("path"), error.get("keyword"))
     if d.get("isError") is True:
         return ToolResult.failure(call, "tool_error", text or "the tool reported an error")
-    structured = d.get("structuredContent")
-    return ToolResult.success(call, structured if isinstance(structured, dict) else text)
+    value = d["structuredContent"] if d.get("structuredContent") is not None else text
+    links = [block for block in d["content"] if isinstance(block, dict) and block.get("type") == "resource_link"]
+    if links:
+        value = {"result": value, "resource_links": links}
+    return ToolResult.success(call, value)
 
 
 def _kit_envelope(text: str) -> dict | None:
@@ -146,8 +158,9 @@ def _kit_envelope(text: str) -> dict | None:
     return value if isinstance(value["ok"], bool) else None
 
 
-def _jsonable(value: Any) -> Any:
-    # Tools may return dates, sets, ...: the text envelope already shows them as strings; so does this.
+def jsonable(value: Any) -> Any:
+    """A tool's value as plain JSON. Tools may return dates, sets, ...: the text envelope already shows
+    them as strings; so does this."""
     return json.loads(json.dumps(value, default=str))
 
 
