@@ -121,8 +121,9 @@ _MAX_PAGES = 100  # tools/list pages; a paginator that never ends cannot hang us
 #: The largest answer (one JSON-RPC message, in bytes) a client takes by default: far more than a model's
 #: context holds, far less than what would hurt the process. connect(max_result_bytes=...) changes it.
 MAX_RESULT_BYTES = 4 * 1024 * 1024
-#: `connect(protocol=...)`: the SDK's `mode` for each choice.
-_MODES = {"auto": "auto", "2026-07-28": "2026-07-28", "2025-11-25": "legacy"}
+#: `connect(protocol=...)`: the SDK's `mode` for each choice. "2026-07-28" asks server/discover too (what the
+#: server says of itself: its name, `tools.listChanged`), and then refuses a server that answers otherwise.
+_MODES = {"auto": "auto", "2026-07-28": "auto", "2025-11-25": "legacy"}
 #: The tool a call over MCP is for (its agentkit name, and its trace's `record`), for `on_input`.
 _CALLING: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar("agentkit_mcp_calling",
                                                                                    default=None)
@@ -349,6 +350,9 @@ class McpClient:
             info = client.server_info
             self.server_name = info.name if info is not None and info.name else self.describe
             self.protocol_version = client.protocol_version
+            if self.protocol != "auto" and self.protocol_version != self.protocol:
+                raise McpConnectionError(f"the MCP server {self.describe} does not speak {self.protocol} (it "
+                                         f"answered on {self.protocol_version})")
             async with anyio.create_task_group() as tasks:
                 try:
                     if self.protocol_version in MODERN_PROTOCOL_VERSIONS and _announces_changes(client):
