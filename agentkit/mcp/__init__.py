@@ -21,8 +21,8 @@ From a shell: `python -m agentkit.mcp serve myapp.tools:TOOLS` (stdio) or `... -
     __main__    the command line
 
 The pure conversions (tool definitions, CallToolResult, JSON-RPC messages of both revisions) live in
-`agentkit.mcp.codec`; `structured` and `inputs` need no SDK either. `import agentkit` does not import this package or the SDK; it needs the
-optional extra: `pip install 'agentkit-lab[mcp]'`.
+`agentkit.mcp.codec`; `structured` and `inputs` need no SDK either. `import agentkit` does not import
+this package or the SDK; it needs the optional extra: `pip install 'agentkit-lab[mcp]'`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from ..extras import install_hint
 #: What the package exports, and the module each name lives in (imported on first use, with the SDK).
 _EXPORTS = {"ToolServer": "server", "CALL_ID_META_KEY": "server", "load_server": "server", "connect": "client",
             "aconnect": "client", "McpClient": "client", "McpConnectionError": "client", "McpToolError": "client",
-            "StaleToolError": "client", "WireLog": "wire", "ask_user": "inputs", "InputRequest": "inputs"}
+            "StaleToolError": "client", "WireLog": "wire", "ask_user": "inputs",
+            "InputRequest": "inputs"}
 
 __all__ = list(_EXPORTS)
 

@@ -45,16 +45,17 @@ A stale tool list. A server may change its tools while we hold the list. Two sig
 own "unknown tool" error. On 2026-07-28 the notice comes only on a `subscriptions/listen` stream the client
 opened (changelog item 4), so the client opens one (`client.listening`) before it lists the tools, when the
 server's `server/discover` says `tools.listChanged`; a 2025-era server sends it on the session unasked. A
-notice marks the list stale the moment it is read off the transport, before any later message: on an
-ordered transport (stdio, in memory) a change the server tells before it answers a call — an agentkit
-server does — is known when that answer reaches the loop, so the next turn's `client.tools` is current. Either way the client lists the tools again before it answers the call, then:
-the tool is gone -> StaleToolError naming the tools the server offers now (the model reads it); the
-tool's schema changed and the arguments no longer fit -> StaleToolError with the gate's message; otherwise
-the call is sent (once more, after an "unknown tool" error: one retry). A call is refused only on a list
-read for it: a notice may still be on its way (the server removed a tool and has put it back), so a call
-checked against an older list has the tools listed again before it is refused. Given `tools=client.tools`, a run
-keeps the list it started with; given `tools=lambda: client.tools`, the loop asks before every model call,
-so the new list reaches the model at its next turn (and the trace records `tools_changed`).
+notice marks the list stale the moment it is read off the transport, before any later message: on an ordered
+transport (stdio, in memory) a change the server tells before it answers a call — an agentkit server does — is
+known when that answer reaches the loop, so the next turn's `client.tools` is current. Either way the client
+lists the tools again before it answers the call, then: the tool is gone -> StaleToolError naming the tools
+the server offers now (the model reads it); the tool's schema changed and the arguments no longer fit ->
+StaleToolError with the gate's message; otherwise the call is sent (once more, after an "unknown tool" error:
+one retry). A call is refused only on a list read for it: a notice may still be on its way (the server removed
+a tool and has put it back), so a call checked against an older list has the tools listed again before it is
+refused. Given `tools=client.tools`, a run keeps the list it started with; given `tools=lambda: client.tools`,
+the loop asks before every model call, so the new list reaches the model at its next turn (and the trace
+records `tools_changed`).
 
 Why a thread: the SDK's session lives on one event loop, but `agentkit.run()` calls tools from worker
 threads and `arun()` from the caller's loop (a notebook has its own). The client therefore keeps the
@@ -68,8 +69,9 @@ an agentkit server exits on that at once, even in the middle of a call. A server
 its stdin, or a child that leaves the group (setsid), is beyond a client's reach.
 
 Left out on purpose: resources, prompts, sampling, URL-mode elicitation; reconnecting to a server that
-died, or re-listening when a listen stream is lost (the next call lists the tools again instead); authentication; the client-side response cache of 2026-07-28 (`ttlMs`: the loop's
-list must be the server's, so every listing asks).
+died, or re-listening when a listen stream is lost (the next call lists the tools again instead);
+authentication; the client-side response cache of 2026-07-28 (`ttlMs`: the loop's list must be the
+server's, so every listing asks).
 """
 
 from __future__ import annotations
