@@ -427,10 +427,18 @@ class ToolServer:
 
 
 class _ListChangedServer(Server):
-    """The SDK's low-level Server, announcing `tools.listChanged: true` on every transport.
+    """The SDK's low-level Server, announcing `tools.listChanged: true` on every transport, and both revisions.
 
     The in-memory, stdio and HTTP runners all call `create_initialization_options()` with no arguments;
-    this is the one place to say that this server sends list-changed notices."""
+    this is the one place to say that this server sends list-changed notices. (On 2026-07-28 the SDK
+    derives `listChanged` from the subscriptions/listen handler.) `server/discover` lists 2025-11-25 too:
+    this server answers `initialize` with it, and the versioning page's own example of a dual-era server's
+    `supported` list names both."""
+
+    async def _handle_discover(self, ctx: Any, params: Any) -> Any:
+        result = await super()._handle_discover(ctx, params)
+        legacy = [v for v in codec.PROTOCOL_VERSIONS if v not in result.supported_versions]
+        return result.model_copy(update={"supported_versions": [*result.supported_versions, *legacy]})
 
     def create_initialization_options(self, notification_options: NotificationOptions | None = None,
                                       experimental_capabilities: dict | None = None,
