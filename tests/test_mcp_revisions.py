@@ -10,6 +10,7 @@ import os
 import select
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import anyio
@@ -278,3 +279,36 @@ def test_a_stale_tool_is_refused_on_2026_07_28_as_on_2025_11_25():
     stale = run.results[1]
     assert stale.error_kind == "stale_tool" and "no longer exists" in stale.error["message"]
     assert isinstance(McpToolError("x"), agentkit.ToolFailure)
+
+
+def test_streamable_http_serves_2026_07_28_with_its_listen_stream():
+    server = make_server()
+    with server.serve_http() as url, connect(url, connect_timeout=120) as client:
+        assert client.protocol_version == "2026-07-28" and client.listening
+        server.set_tools([t for t in server.tools if t.name != "echo"])
+        assert client.stale.wait(60)  # the notice came on the listen stream's own POST response
+        assert "echo" not in [t.name for t in client.tools]
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="pydantic refuses typing.TypedDict on Python < 3.12 only")
+def test_serve_names_each_tool_it_refuses_on_stderr_and_serves_the_rest():
+    server = subprocess.Popen(SERVE, cwd=TESTS, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, env={**os.environ, **SAME_CODE})
+    lines: list[str] = []
+
+    def read_until_serving() -> None:
+        for line in server.stderr:
+            lines.append(line)
+            if line.startswith("agentkit.mcp: serving"):
+                return
+
+    reader = threading.Thread(target=read_until_serving, daemon=True)
+    reader.start()
+    try:
+        reader.join(120)  # a hang guard: a child process starts slowly on a busy machine
+        assert lines and lines[-1].startswith("agentkit.mcp: serving"), lines
+    finally:
+        server.stdin.close()
+        server.wait(60)
+    assert lines[0].startswith("agentkit.mcp serve: not serving tool 'forecast': its return type Forecast cannot")
+    assert lines[-1].startswith("agentkit.mcp: serving 'revisions' on stdio") and "forecast" not in lines[-1]

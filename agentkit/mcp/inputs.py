@@ -86,8 +86,9 @@ def ask_user(message: str, schema: dict | None = None) -> dict:
     key = f"ask-{answers.asked}"
     if key in answers.given:
         action, content = answers.given[key]
-        if action != "accept":
-            raise ToolFailure("input_declined", f"the user {action}d the request: {message}")
+        if action != "accept":  # "decline" or "cancel"
+            said = {"decline": "declined", "cancel": "cancelled"}.get(action, f"answered {action!r} to")
+            raise ToolFailure("input_declined", f"the user {said} the request: {message}")
         return dict(content or {})
     if not answers.can_ask:
         raise ToolFailure("input_unavailable", f"this tool needs input from the user ({message}), and the MCP "
