@@ -9,10 +9,15 @@ Start-up: `connect()` to `python -m agentkit.mcp serve` until the tools are list
 same for a server written with the SDK alone (`MCPServer`, one tool, on stdio); and the kit server's
 `close()`, until its process group is gone, median of 3. The servers import the same agentkit as this
 script (its folder goes first on their PYTHONPATH), so a copy of another commit measures that commit.
+
+`--revisions`: also the two revisions against each other in this one process, alternated five times (so
+both meet the same load): per call in memory and over stdio with `connect(protocol="2025-11-25")` and
+`protocol="2026-07-28"`, medians of the five.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -86,7 +91,26 @@ def start_and_stop(command: list[str], folder: Path, env: dict[str, str]) -> tup
     return statistics.median(starts), statistics.median(closes)
 
 
+def revisions_side_by_side(command: list[str], folder: Path, env: dict[str, str]) -> None:
+    """Per call on each revision, alternated in this process: what the revision itself costs."""
+    figures: dict[tuple[str, str], list[float]] = {}
+    for _ in range(5):
+        for protocol in ("2025-11-25", "2026-07-28"):
+            with connect(ToolServer([echo]), protocol=protocol) as client:
+                figures.setdefault(("in memory", protocol), []).append(per_call(client.tools))
+            with connect(command, cwd=str(folder), env=env, protocol=protocol) as client:
+                figures.setdefault(("stdio", protocol), []).append(per_call(client.tools))
+    print("per tool call on each revision, alternated 5 times in this process (median):")
+    for where in ("in memory", "stdio"):
+        old, new = (statistics.median(figures[(where, p)]) for p in ("2025-11-25", "2026-07-28"))
+        print(f"  MCP, {where:<16} 2025-11-25 {old * 1e6:7.0f} µs   2026-07-28 {new * 1e6:7.0f} µs   "
+              f"({new / old:.2f}x)")
+
+
 def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--revisions", action="store_true", help="also both revisions, alternated")
+    args = options.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="agentkit-bench-"))
     (folder / "bench_tools.py").write_text(MODULE, encoding="utf-8")
     (folder / "sdk_echo.py").write_text(SDK_MODULE, encoding="utf-8")
@@ -116,6 +140,8 @@ def main() -> None:
     print(f"  agentkit serve         {kit_start:9.2f} s")
     print(f"  the SDK's MCPServer    {sdk_start:9.2f} s   (agentkit / SDK: {kit_start / sdk_start:.2f}x)")
     print(f"stdio server stop (close() until its process group is gone, median of 3): {kit_stop:.2f} s")
+    if args.revisions:
+        revisions_side_by_side(command, folder, env)
 
 
 if __name__ == "__main__":
