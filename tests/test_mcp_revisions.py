@@ -312,3 +312,10 @@ def test_serve_names_each_tool_it_refuses_on_stderr_and_serves_the_rest():
         server.wait(60)
     assert lines[0].startswith("agentkit.mcp serve: not serving tool 'forecast': its return type Forecast cannot")
     assert lines[-1].startswith("agentkit.mcp: serving 'revisions' on stdio") and "forecast" not in lines[-1]
+
+
+def test_asking_for_2026_07_28_of_a_2025_era_server_is_a_clear_connection_error():
+    from agentkit.mcp import McpConnectionError
+
+    with pytest.raises(McpConnectionError, match=r"does not speak 2026-07-28 \(it answered on 2025-11-25\)"):
+        connect([PYTHON, "mcp_raw_server.py", "plain"], protocol="2026-07-28", **PATIENT)
