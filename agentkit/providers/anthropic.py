@@ -238,19 +238,22 @@ def parse_response(body: Any) -> ModelTurn:
 
 
 def _usage_from_wire(usage: Any) -> Usage:
+    """The neutral Usage of a Messages `usage` block. `input_tokens` here excludes the prompt-cache reads
+    (`cache_read_input_tokens`) and writes (`cache_creation_input_tokens`, split by lifetime in
+    `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`): the neutral Usage adds them
+    back, so it counts the whole prompt as other formats do, and keeps reads and writes apart."""
     if not isinstance(usage, dict):
         return Usage()
 
-    def count(key: str) -> int:
-        value = usage.get(key)
-        return value if isinstance(value, int) else 0
+    def count(key: str, block: Any = usage) -> int:
+        value = block.get(key) if isinstance(block, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
-    prompt = count("input_tokens") + count("cache_creation_input_tokens") + count("cache_read_input_tokens")
+    read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
     # thinking is billed as output and counted in output_tokens; only newer responses break it out
-    details = usage.get("output_tokens_details")
-    thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
-    return Usage(prompt, count("output_tokens"), thinking if isinstance(thinking, int) else 0,
-                 count("cache_read_input_tokens"))
+    thinking = count("thinking_tokens", usage.get("output_tokens_details"))
+    written_1h = min(written, count("ephemeral_1h_input_tokens", usage.get("cache_creation")))
+    return Usage(count("input_tokens") + written + read, count("output_tokens"), thinking, read, written, written_1h)
 
 
 class StreamAssembler:
