@@ -529,7 +529,7 @@ def test_tool_ordering_violations_are_rejected_with_the_api_wording(messages, wo
         (lambda b: b.update(max_tokens="10"), "max_tokens: Input should be a valid integer", "max_tokens"),
         (
             lambda b: b["messages"].insert(0, {"role": "system", "content": "x"}),
-            'Unexpected role "system"',
+            'messages: Unexpected role "system"',  # the API's words (reported, aaronrussell/anthropix#2)
             "messages.0.role",
         ),
         (

@@ -32,8 +32,8 @@ from . import reasoner as R
 from .reasoner import Decision, PlannedCall
 from .wire.common import ChatRequest
 
-__all__ = ["respond", "describe", "resolve", "UnknownModel", "KNOWN_MODELS", "PRESETS", "to_turn",
-           "count_tokens", "MISTAKE_RATE", "MISTAKES"]
+__all__ = ["respond", "describe", "resolve", "is_known", "input_tokens", "UnknownModel", "KNOWN_MODELS", "PRESETS",
+           "to_turn", "count_tokens", "MISTAKE_RATE", "MISTAKES"]
 
 
 class UnknownModel(LookupError):
@@ -290,6 +290,15 @@ def resolve(model: str) -> tuple[Preset, str]:
     return PRESETS[0], ""
 
 
+def is_known(model: str) -> bool:
+    """Does this name choose a model (a preset, or a reasoner under an ordinary name)? Faults aside."""
+    try:
+        resolve(model)
+    except UnknownModel:
+        return False
+    return True
+
+
 def describe(model: str) -> str:
     """One line about what this model name does, e.g. describe("sim-parallel-4")."""
     preset, suffix = resolve(model)
@@ -325,7 +334,7 @@ def to_turn(decision: Decision, request: ChatRequest) -> ModelTurn:
     text = None if calls else (decision.text or "")
     out = count_tokens(text or "") + sum(count_tokens(c.name + c.arguments_json()) for c in calls)
     return ModelTurn(text=text, tool_calls=calls, stop="tool_calls" if calls else "stop",
-                     usage=Usage(_input_tokens(request), max(1, out)), model=request.model,
+                     usage=Usage(input_tokens(request), max(1, out)), model=request.model,
                      id=stable_id(fingerprint, "turn"))
 
 
@@ -351,8 +360,10 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / 4)
 
 
-def _input_tokens(request: ChatRequest) -> int:
-    """The whole input counts, tool definitions included: they are re-sent (and paid for) every turn."""
+def input_tokens(request: ChatRequest) -> int:
+    """The whole input counts, tool definitions included: they are re-sent (and paid for) every turn.
+    A tool the model cannot see yet (deferred until a tool search finds it) is not in `request.tools`, so
+    it is not counted. The token-counting route answers this number, so a count equals the usage."""
     messages = [m.to_dict() for m in request.messages]
     tools = [t.to_dict() for t in request.tools]
     return max(1, count_tokens(json.dumps([messages, tools], ensure_ascii=False, default=str)))
