@@ -22,11 +22,19 @@ the format's server half (`wire.SERVER` and the verbs of `sim/wire/contract.py`)
     5. refusals      wire.model_refusal: a documented per-model refusal -> 400
     6. faults        asked for by model suffix or `x-sim-fault` header (see `faults.py`)
     7. decide        respond(request) -> ModelTurn, in a worker thread (a slow decision holds up no other
-                     request); UnknownModel -> 404; wire.reasoning_for adds the reasoning state this API's
-                     model attaches (thinking blocks, signatures, reasoning items), signed with a key made
-                     fresh in each process (`sim.wire.common.mint_signature`), checked in step 4
+                     request), or the format's `SERVER.serve_turn` around it (server tools: Anthropic's tool
+                     search runs between two passes of the model); UnknownModel -> 404; wire.reasoning_for
+                     adds the reasoning state this API's model attaches (thinking blocks, signatures,
+                     reasoning items), signed with a key made fresh in each process
+                     (`sim.wire.common.mint_signature`), checked in step 4; the prompt cache settles the
+                     request's breakpoints into the usage (`prompt_cache.py`)
     8. encode        wire.build_response / build_stream (+ build_stream_error), framed as the client codec
                      says (`STREAM_FRAMING`); wire.stored_records says what to keep for later requests
+                     (Responses' stored responses, Anthropic's message threads)
+
+A "count_tokens" route (Anthropic's `POST /v1/messages/count_tokens`) walks steps 1-4 with the format's
+`SERVER.count_request` and answers `{"input_tokens": N}`, counted as the simulated models count the
+input of their usage.
 
 Every error, including a genuine bug (500), is written in the provider's own error shape by its
 server half's `build_error`, so SDKs raise their usual exception classes. Responses are deterministic: the
@@ -68,6 +76,7 @@ from . import faults as F
 from .behaviours import UnknownModel
 from .prompt_cache import PromptCache
 from .store import DEFAULT_MAX_ENTRIES, ResponseStore
+from .tool_search import run_search
 from .wire import get_server
 from .wire.common import ChatRequest, Finding, RequestInvalid, RuleLog, no_records, rule_log
 from .wire.contract import ServerFacts
@@ -266,7 +275,7 @@ class SimApp:
         """The model's answer, computed off the event loop: one long prompt cannot stall other requests.
         `serve_turn` is the format's own way of getting it, when the server does more than ask the model
         once (its server tools: `ServerFacts.serve_turn`)."""
-        work = self.respond if serve_turn is None else functools.partial(serve_turn, self.respond)
+        work = self.respond if serve_turn is None else functools.partial(serve_turn, self.respond, run_search)
         return await asyncio.get_running_loop().run_in_executor(self.workers, work, chat)
 
     def close(self) -> None:

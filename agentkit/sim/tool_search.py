@@ -7,7 +7,10 @@ runs the search over the deferred tools' names, descriptions, argument names and
 returns up to 5 matches as `tool_reference` blocks, expands them, and the model calls what it found.
 
     found = search(deferred, "weather", "regex")     # [ToolSpec('get_weather', ...)]
-    query = search_words(request)                    # what the simulated model searches with
+    run_search(deferred, messages, "regex")          # ("weather|forecast|…|paris", [ToolSpec('get_weather', ...)])
+
+The app hands `run_search` to a server half that runs the search (`ServerFacts.serve_turn`), so the server
+half itself needs nothing of the simulator's machinery.
 
 The search itself follows the documentation: a Python `re.search` pattern, case-insensitive, of at most
 200 characters (the regex variant), or natural-language words ranked by BM25 (at most 500 characters).
@@ -31,9 +34,6 @@ from .reasoner.choose import text_keys, tool_text
 from .reasoner.facts import split_identifier
 from .reasoner.lexicon import CONCEPTS
 
-#: The tool types of the two documented variants, and the query field each one's input carries.
-VARIANTS = {"tool_search_tool_regex_20251119": "regex", "tool_search_tool_bm25_20251119": "bm25"}
-QUERY_FIELD = {"regex": "pattern", "bm25": "query"}
 MAX_QUERY = {"regex": 200, "bm25": 500}
 #: "each search returns up to 5 matching tools by default".
 MAX_RESULTS = 5
@@ -102,3 +102,14 @@ def query_for(words: Sequence[str], variant: str) -> str:
             pattern = f"{pattern}|{part}" if pattern else part
         return pattern
     return " ".join(words)[:MAX_QUERY["bm25"]]
+
+
+def run_search(catalog: Sequence[ToolSpec], messages: Sequence[Message], variant: str
+               ) -> tuple[str, list[ToolSpec]] | None:
+    """One search as the simulated model and the server run it: (the query the model writes, the tools the
+    server finds), or None when the model would not search (the conversation does not end with a request)."""
+    words = search_words(messages)
+    if not words:
+        return None
+    query = query_for(words, variant)
+    return query, search(catalog, query, variant)

@@ -15,7 +15,8 @@ What it models, beyond the verbs:
   `compaction` block, and so does the simulator (its summary stands in for them);
 * tool search (`tool_search_tool_regex_20251119` / `_bm25_20251119`): a tool with `defer_loading: true`
   is hidden from the model, and from the token count, until a `tool_reference` names it; `serve_turn`
-  runs the search between two passes of the model (`agentkit.sim.tool_search`);
+  runs the search between two passes of the model (the search itself, and what the simulated model searches
+  for, are the simulator's: `agentkit.sim.tool_search`, handed over by the app);
 * prompt caching: `cache_control` breakpoints (and the top-level `cache_control`) become a `CachePlan`,
   settled by the app's `PromptCache` into `cache_creation_input_tokens` / `cache_read_input_tokens`;
 * the message-threads beta (`thread`): a `create` keeps the conversation for 5 minutes under the
@@ -43,7 +44,6 @@ from typing import Any
 from ...core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
 from ...providers.anthropic import ERROR_TYPES, NAME, STOP_TO_NEUTRAL, THINKING_BLOCKS
 from ...providers.common import SSEvent, StreamEvent, dumps, stable_id
-from .. import tool_search
 from .common import (
     CacheBreakpoint,
     CachePlan,
@@ -117,7 +117,7 @@ SERVER = ServerFacts(
     request_id_header="request-id",
     rate_limit_headers={"anthropic-ratelimit-requests-limit": "60",
                         "anthropic-ratelimit-requests-remaining": "0"},
-    serve_turn=lambda respond, request: serve_turn(respond, request),
+    serve_turn=lambda respond, search, request: serve_turn(respond, search, request),
     count_request=_count_tokens_request,
 )
 
@@ -172,6 +172,10 @@ CACHE_MINIMUM = {"claude-opus-4-5": 4096, "claude-opus-4-6": 4096, "claude-opus-
 DEFAULT_CACHE_MINIMUM = 1024
 #: How long the server keeps a thread after its last response ("It expires 5 minutes after its last request").
 THREAD_SECONDS = 300.0
+
+#: The two documented tool search tools: the variant each one is, and the field its query goes in.
+TOOL_SEARCH = {"tool_search_tool_regex_20251119": ("regex", "pattern"),
+               "tool_search_tool_bm25_20251119": ("bm25", "query")}
 
 #: The server's own content blocks, as the API returns them and takes them back (the SDK's block params).
 #: value: the fields each must carry.
@@ -318,11 +322,10 @@ def _decode(body: Any, model: str | None, *, counting: bool) -> ChatRequest:
         extras["server_tools"] = server_tools
     if deferred:
         extras["deferred_tools"] = tuple(deferred)
-        search = next((tool_search.VARIANTS[t["type"]] for t in server_tools
-                       if t.get("type") in tool_search.VARIANTS), None)
+        search = next((t for t in server_tools if t.get("type") in TOOL_SEARCH), None)
         if search is not None:
-            name = next(t.get("name") for t in server_tools if tool_search.VARIANTS.get(t.get("type")) == search)
-            extras["tool_search"] = {"variant": search, "name": name}
+            variant, field = TOOL_SEARCH[search["type"]]
+            extras["tool_search"] = {"variant": variant, "field": field, "name": search.get("name")}
     options = ModelOptions(tool_choice=choice, parallel_tool_calls=parallel, stream=stream,
                            max_tokens=max_tokens, temperature=temperature)
     cache = _cache_plan(model, tool_defs, body.get("system"), wire_messages, body.get("cache_control"))
@@ -940,26 +943,31 @@ def stored_records(body: dict, response: dict) -> dict[str, Any]:
 # Server side: the answer
 # ---------------------------------------------------------------------------------------------------
 
-def serve_turn(respond: Callable[[ChatRequest], ModelTurn], request: ChatRequest) -> ModelTurn:
+#: What the simulator's tool search is to a server half: (catalog, messages, variant) -> (query, found), or None
+#: when the model would not search (`agentkit.sim.tool_search.run_search`, handed over by the app).
+Search = Callable[[Sequence[ToolSpec], Sequence[Message], str], "tuple[str, list[ToolSpec]] | None"]
+
+
+def serve_turn(respond: Callable[[ChatRequest], ModelTurn], search: Search, request: ChatRequest) -> ModelTurn:
     """The server's part of one answer: the model's turn, and with the tool search tool, the search.
 
     When deferred tools are still hidden and the model answers a new request without calling a tool, the
-    simulated model searches with the request's words (`tool_search.search_words`); the server runs the
-    search (`server_tool_use`, then `tool_search_tool_result` with up to 5 `tool_reference` blocks), the
-    found tools become visible, and the model decides again with them. Both blocks go first in the answer,
-    after any thinking, as the API returns them."""
+    simulated model searches (`search`: what it searches for, and what the server finds); the server answers
+    `server_tool_use`, then `tool_search_tool_result` with up to 5 `tool_reference` blocks, the found tools
+    become visible, and the model decides again with them. Both blocks go first in the answer, after any
+    thinking, as the API returns them; a search that finds nothing says so and the first answer stands."""
     turn = respond(request)
-    search = request.extras.get("tool_search")
+    tool_search = request.extras.get("tool_search")
     hidden = [t for t in request.extras.get("deferred_tools", ()) if t not in request.tools]
-    words = tool_search.search_words(request.messages)
-    if search is None or not hidden or turn.tool_calls or not words:
+    if tool_search is None or not hidden or turn.tool_calls:
         return turn
-    variant = search["variant"]
-    query = tool_search.query_for(words, variant)
-    found = tool_search.search(hidden, query, variant)
+    searched = search(hidden, request.messages, tool_search["variant"])
+    if searched is None:
+        return turn
+    query, found = searched
     call_id = "srvtoolu_01" + stable_id(turn.id, request.model, query, length=22)
-    blocks = ({"type": "server_tool_use", "id": call_id, "name": search["name"],
-               "input": {tool_search.QUERY_FIELD[variant]: query}},
+    blocks = ({"type": "server_tool_use", "id": call_id, "name": tool_search["name"],
+               "input": {tool_search["field"]: query}},
               {"type": "tool_search_tool_result", "tool_use_id": call_id,
                "content": {"type": "tool_search_tool_search_result",
                            "tool_references": [{"type": "tool_reference", "tool_name": t.name} for t in found]}})

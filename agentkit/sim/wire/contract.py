@@ -90,9 +90,9 @@ class ServerFacts:
     #: The status of the unknown-model answer: 404 almost everywhere; OpenRouter answers 400.
     unknown_model_status: int = 404
     #: How the server gets one answer out of the model, when it does more than ask it once:
-    #: `serve_turn(respond, request) -> ModelTurn` (Anthropic's tool search runs between two passes of the
-    #: model). None: the model is asked once.
-    serve_turn: Callable[[Callable[[ChatRequest], ModelTurn], ChatRequest], ModelTurn] | None = None
+    #: `serve_turn(respond, search, request) -> ModelTurn`, where `search` is the simulator's tool search
+    #: (`sim.tool_search.run_search`): Anthropic's runs between two passes of the model. None: asked once.
+    serve_turn: Callable[..., ModelTurn] | None = None
     #: For a format with a "count_tokens" route: `count_request(body, model) -> ChatRequest`, which decodes
     #: (and refuses, in the API's words) that route's body.
     count_request: Callable[[Any, str | None], ChatRequest] | None = None
