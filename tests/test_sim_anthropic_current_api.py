@@ -52,14 +52,16 @@ SERVER_TURN = [
     {"type": "text", "text": "Let me look that up."},
     {"type": "server_tool_use", "id": "srvtoolu_01A", "name": "web_search", "input": {"query": "Paris weather"}},
     {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01A", "content": [
-        {"type": "web_search_result", "url": "https://example.com/paris", "title": "Paris", "encrypted_content": "e1"}]},
+        {"type": "web_search_result", "url": "https://example.com/paris", "title": "Paris",
+         "encrypted_content": "e1"}]},
     {"type": "server_tool_use", "id": "srvtoolu_01B", "name": "code_execution", "input": {"code": "print(21 + 1)"}},
     {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_01B", "content": {
         "type": "code_execution_result", "stdout": "22\n", "stderr": "", "return_code": 0, "content": []}},
     {"type": "server_tool_use", "id": "srvtoolu_01C", "name": "bash_code_execution", "input": {"command": "ls"}},
     {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_01C", "content": {
         "type": "bash_code_execution_result", "stdout": "a.txt\n", "stderr": "", "return_code": 0, "content": []}},
-    {"type": "server_tool_use", "id": "srvtoolu_01D", "name": "tool_search_tool_regex", "input": {"pattern": "weather"}},
+    {"type": "server_tool_use", "id": "srvtoolu_01D", "name": "tool_search_tool_regex",
+     "input": {"pattern": "weather"}},
     {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_01D", "content": {
         "type": "tool_search_tool_search_result", "tool_references": [{"type": "tool_reference",
                                                                          "tool_name": "get_weather"}]}},
@@ -218,7 +220,8 @@ def test_an_unneeded_deferred_tool_costs_no_input_tokens_and_a_search_that_finds
 def test_the_documented_tool_search_errors(client):
     with pytest.raises(anthropic.BadRequestError) as every:
         client.beta.messages.create(model="claude-sonnet-4-5", max_tokens=64, messages=ASK,
-                                    tools=[{**REGEX_SEARCH, "defer_loading": True}, {**GET_WEATHER, "defer_loading": True}])
+                                    tools=[{**REGEX_SEARCH, "defer_loading": True},
+                                           {**GET_WEATHER, "defer_loading": True}])
     assert every.value.body["error"]["message"] == ("At least one tool must have defer_loading=false. "
                                                     "All tools cannot be deferred.")
     referenced = [*ASK, {"role": "assistant", "content": [
@@ -236,7 +239,8 @@ def test_a_client_side_search_returns_tool_references_in_a_tool_result(client):
                                                         "input": {}}]},
                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01F", "content": [
                    {"type": "tool_reference", "tool_name": "get_weather"}]}]},
-               {"role": "assistant", "content": "I can look it up now."}, {"role": "user", "content": "Weather in Oslo?"}]
+               {"role": "assistant", "content": "I can look it up now."},
+               {"role": "user", "content": "Weather in Oslo?"}]
     answer = client.beta.messages.create(model="claude-sonnet-4-5", max_tokens=256, messages=history,
                                          tools=[finder, {**GET_WEATHER, "defer_loading": True}])
     assert [(b.name, b.input) for b in answer.content if b.type == "tool_use"] == [("get_weather", {"city": "Oslo"})]
@@ -254,7 +258,8 @@ def test_a_breakpoint_writes_the_prefix_once_and_a_later_request_reads_it(client
     second = client.messages.create(max_tokens=256, **inputs).usage
     assert first.cache_creation_input_tokens > 0 and first.cache_read_input_tokens == 0
     assert first.cache_creation.ephemeral_5m_input_tokens == first.cache_creation_input_tokens
-    assert second.cache_read_input_tokens == first.cache_creation_input_tokens and second.cache_creation_input_tokens == 0
+    assert second.cache_read_input_tokens == first.cache_creation_input_tokens
+    assert second.cache_creation_input_tokens == 0
     total = client.messages.count_tokens(**inputs).input_tokens
     for usage in (first, second):
         assert usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens == total
