@@ -67,6 +67,11 @@ class Usage:
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    def __repr__(self) -> str:
+        """The four counts every format has; the cache writes only when there are some (as `to_dict`)."""
+        shown = [n for n in _USAGE_FIELDS if n in _USAGE_FIELDS[:4] or getattr(self, n)]
+        return "Usage(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(*(getattr(self, name) + getattr(other, name) for name in _USAGE_FIELDS))
 

@@ -1009,12 +1009,14 @@ def _usage_to_wire(usage: Usage, output_tokens: int | None = None) -> dict:
     reads and writes (the neutral Usage counts the whole prompt in its input_tokens)."""
     written_1h = min(usage.cache_write_1h_tokens, usage.cache_write_tokens)
     fresh = max(0, usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens)
-    return {"input_tokens": fresh,
+    wire = {"input_tokens": fresh,
             "output_tokens": usage.output_tokens if output_tokens is None else output_tokens,
             "cache_creation_input_tokens": usage.cache_write_tokens, "cache_read_input_tokens": usage.cached_tokens,
-            "cache_creation": {"ephemeral_5m_input_tokens": usage.cache_write_tokens - written_1h,
-                               "ephemeral_1h_input_tokens": written_1h},
             "service_tier": "standard"}
+    if usage.cache_write_tokens or usage.cached_tokens:  # the split by lifetime, when the cache was used
+        wire["cache_creation"] = {"ephemeral_5m_input_tokens": usage.cache_write_tokens - written_1h,
+                                  "ephemeral_1h_input_tokens": written_1h}
+    return wire
 
 
 def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
