@@ -396,3 +396,29 @@ def test_the_kits_codec_carries_a_tool_search_through_two_turns_on_the_simulator
     assert final.stop in ("stop",) and "22" in final.text
     sent = codec.build_request("claude-sonnet-4-5", history).body["messages"][1]["content"]
     assert sent[:2] == raw["content"][:2]  # the server's blocks went back as they came
+
+
+# -- the current models in the rules that list models (anthropic.prefix_bound_thinking, forced_tool_use) ----------
+
+@pytest.mark.parametrize("model", ["claude-haiku-5-5", "claude-fable-5-2", "claude-mythos-5-2"])
+def test_the_newer_models_bind_a_kept_thinking_block_to_its_prefix(client, model):
+    thinking = {"type": "adaptive", "display": "summarized"}
+    first = client.messages.create(model=model, max_tokens=512, tools=[GET_WEATHER], messages=ASK, thinking=thinking)
+    assert first.content[0].type == "thinking"
+    results = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": b.id, "content": "sunny"}
+                                           for b in first.content if b.type == "tool_use"]}
+    history = [*ASK, {"role": "assistant", "content": first.content}, results]
+    assert client.messages.create(model=model, max_tokens=512, tools=[GET_WEATHER], messages=history,
+                                  thinking=thinking).stop_reason == "end_turn"
+    with pytest.raises(anthropic.BadRequestError, match="The block is bound to a different conversation"):
+        client.messages.create(model=model, max_tokens=512, tools=[GET_WEATHER], messages=history,
+                               thinking=thinking, system="Answer in French.")
+
+
+@pytest.mark.parametrize("model", ["claude-fable-5-2", "claude-mythos-5-2"])
+def test_fable_and_mythos_5_2_always_think_and_refuse_a_forced_tool_choice(client, model):
+    answer = client.messages.create(model=model, max_tokens=512, tools=[GET_WEATHER], messages=ASK)
+    assert answer.content[0].type == "thinking"
+    with pytest.raises(anthropic.BadRequestError, match='tool_choice: type "tool" and "any" are not supported'):
+        client.messages.create(model=model, max_tokens=512, tools=[GET_WEATHER], messages=ASK,
+                               tool_choice={"type": "any"})

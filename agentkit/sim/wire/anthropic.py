@@ -137,8 +137,10 @@ COUNT_FIELDS = frozenset({
 
 # The Claude 5.x rules, per API model id (a dated or fault-suffixed name such as "claude-opus-5-5-20260922"
 # counts as its family). Each rule's documented wording and source: agentkit/sim/fidelity.toml.
-#: Models that refuse forced tool use (tool_choice any/tool), claim C14.
-NO_FORCED_TOOL_USE = ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1")
+#: Models that refuse forced tool use (tool_choice any/tool), claim C14. Fable 5.2 and Mythos 5.2 keep the
+#: rules of 5.1 that their page does not list as changed (forced tool use, the omitted thinking display).
+NO_FORCED_TOOL_USE = ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-mythos-5-1",
+                      "claude-fable-5-2", "claude-mythos-5-2")
 #: Models that think whatever the request says: no `thinking` means adaptive; disabled / budget_tokens -> 400.
 ALWAYS_THINKING = NO_FORCED_TOOL_USE
 #: Models whose kept thinking blocks are checked against their prefix (Mythos 5.1 records it, does not check).
@@ -154,7 +156,8 @@ FORCED_TOOL_USE = 'tool_choice: type "tool" and "any" are not supported for this
 #: The spellings with dots are OpenRouter's (`anthropic/claude-opus-5.5`); the Messages API knows no such model.
 DOTTED_IDS = {"claude-opus-5.5": "claude-opus-5-5", "claude-sonnet-5.5": "claude-sonnet-5-5",
               "claude-fable-5.1": "claude-fable-5-1", "claude-mythos-5.1": "claude-mythos-5-1",
-              "claude-haiku-5.5": "claude-haiku-5-5"}
+              "claude-haiku-5.5": "claude-haiku-5-5", "claude-fable-5.2": "claude-fable-5-2",
+              "claude-mythos-5.2": "claude-mythos-5-2"}
 NEUTRAL_TO_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens",
                    "content_filter": "refusal", "other": "end_turn"}
 #: `thinking.type` values that turn thinking on (`adaptive` is the newer models' mode).
