@@ -306,7 +306,7 @@ def reassemble(events) -> ModelTurn:
 @settings(max_examples=100, deadline=None)
 @given(turns(with_ids=True))
 def test_gemini_3_responses_carry_ids_round_trip_validate_and_stream_to_the_same_turn(turn):
-    request = ChatRequest("gemini-3-pro-preview", (Message.user("hi"),))
+    request = ChatRequest("gemini-3.1-pro-preview", (Message.user("hi"),))
     body = codec_server.build_response(turn, request)
     gt.GenerateContentResponse.model_validate(body)  # pydantic, extra="forbid": unknown fields would fail
     assert codec.parse_response(json.loads(json.dumps(body))) == turn
@@ -323,7 +323,7 @@ def test_gemini_3_responses_carry_ids_round_trip_validate_and_stream_to_the_same
             headers={"content-type": "text/event-stream"},
         )
     )
-    chunks = list(client.models.generate_content_stream(model="gemini-3-pro-preview", contents="hi"))
+    chunks = list(client.models.generate_content_stream(model="gemini-3.1-pro-preview", contents="hi"))
     assert len(chunks) == len(events)
     assert [(c.id, c.name, c.args) for chunk in chunks for c in chunk.function_calls or []] == [
         (c.id, c.name, c.raw_arguments) for c in turn.tool_calls

@@ -3,12 +3,17 @@ to produce every entry and asserts its status and text are the ledger's, so neit
 
 from __future__ import annotations
 
+import re
+import sys
+from pathlib import Path
 from typing import Callable
 
 import httpx
 import pytest
 
-from agentkit.sim.fidelity import WORDING_KINDS, Entry, ledger, ledger_table
+from agentkit.providers import FORMATS
+from agentkit.sim.__main__ import main as sim_main
+from agentkit.sim.fidelity import WORDING_KINDS, Entry, currency, ledger, ledger_table, parse_ledger, rules_as_of
 from agentkit.sim.wire import openai_responses as openai_responses_server
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -23,6 +28,8 @@ CHAT_TOOLS = [{"type": "function", "function": {"name": "get_weather", "paramete
 CHAT_CALLS = [{"id": f"call_{x}", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
               for x in "AB"]
 GEMINI_TOOLS = [{"functionDeclarations": [{"name": "get_weather", "parametersJsonSchema": WEATHER}]}]
+VERTEX_MODELS = "projects/sim-project/locations/global/publishers/google/models"
+OLLAMA_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
 RESPONSES_TOOLS = [{"type": "function", "name": "get_weather", "parameters": WEATHER, "strict": False}]
 
 
@@ -52,13 +59,27 @@ class Sim:
         return self.post("openai-responses", "/responses", {"model": "gpt-6.1-sol", "tools": RESPONSES_TOOLS, **body},
                          {"authorization": "Bearer k"})
 
-    def gemini(self, model: str, contents: list) -> httpx.Response:
-        return self.post("gemini", f"/models/{model}:generateContent", {"contents": contents, "tools": GEMINI_TOOLS},
-                         {"x-goog-api-key": "k"})
+    def gemini(self, model: str, contents: list, **fields) -> httpx.Response:
+        return self.post("gemini", f"/models/{model}:generateContent",
+                         {"contents": contents, "tools": GEMINI_TOOLS, **fields}, {"x-goog-api-key": "k"})
+
+    def vertex(self, model: str, contents: list) -> httpx.Response:
+        """The same request by Vertex AI's path, which names the model as a resource."""
+        return self.client.post(f"{self.server.url}/v1/{VERTEX_MODELS}/{model}:generateContent",
+                                json={"contents": contents, "tools": GEMINI_TOOLS},
+                                headers={"authorization": "Bearer ya29.sim"})
+
+    def ollama(self, body: dict) -> httpx.Response:
+        return self.post("ollama", "/api/chat", {"stream": False, **body}, {})
 
 
 def error_of(r: httpx.Response) -> tuple[int, str]:
     return r.status_code, r.json()["error"]["message"]
+
+
+def ollama_error(r: httpx.Response) -> tuple[int, str]:
+    """Ollama's error body is `{"error": "the message"}`."""
+    return r.status_code, r.json()["error"]
 
 
 def thinking_turn(sim: Sim, model: str, **fields) -> list:
@@ -98,14 +119,14 @@ def gemini_answer(model: str, parts: list) -> list:
     return [{"role": "user", "parts": [{"text": ASK}]}, {"role": "model", "parts": parts}]
 
 
-def gemini_unsigned(sim: Sim) -> tuple[int, str]:
-    answer = sim.gemini("gemini-3-flash-preview", gemini_answer("", [])[:1]).json()
+def gemini_unsigned(sim: Sim, model: str = "gemini-3-flash-preview", vertex: bool = False) -> tuple[int, str]:
+    answer = sim.gemini(model, gemini_answer("", [])[:1]).json()
     parts = answer["candidates"][0]["content"]["parts"]
     unsigned = [{k: v for k, v in p.items() if k != "thoughtSignature"} for p in parts]
     results = [{"functionResponse": {"name": p["functionCall"]["name"], "id": p["functionCall"].get("id"),
                                      "response": {"output": "sunny"}}} for p in parts]
-    return error_of(sim.gemini("gemini-3-flash-preview",
-                               [*gemini_answer("", unsigned), {"role": "user", "parts": results}]))
+    send = sim.vertex if vertex else sim.gemini
+    return error_of(send(model, [*gemini_answer("", unsigned), {"role": "user", "parts": results}]))
 
 
 TWO_CALLS = [{"functionCall": {"name": "get_weather", "args": {"city": c}}} for c in ("Paris", "Tokyo")]
@@ -334,6 +355,33 @@ PROBES: dict[str, Callable[[Sim], tuple[int, str]]] = {
     "gemini.response_names_its_call": lambda sim: error_of(sim.gemini(
         "gemini-2.5-flash", [*gemini_answer("", TWO_CALLS), gemini_results("get_news", "get_weather")])),
     "gemini.missing_thought_signature": gemini_unsigned,
+    "gemini.vertex_missing_thought_signature": lambda sim: gemini_unsigned(sim, "gemini-4-argon", vertex=True),
+    "gemini.call_turn_order": lambda sim: error_of(sim.gemini(
+        "gemini-2.5-flash", [{"role": "model", "parts": TWO_CALLS}, gemini_results("get_weather", "get_weather")])),
+    "gemini.response_turn_order": lambda sim: error_of(sim.gemini(
+        "gemini-2.5-flash", [*gemini_answer("", [])[:1], gemini_results("get_weather")])),
+    "gemini.response_id_matches_call": lambda sim: error_of(sim.gemini("gemini-2.5-flash", [
+        *gemini_answer("", [{"functionCall": {"id": "aaaaaaaa", "name": "get_weather", "args": {}}}]),
+        {"role": "user", "parts": [{"functionResponse": {"id": "bbbbbbbb", "name": "get_weather",
+                                                         "response": {"output": "sunny"}}}]}])),
+    "gemini.retired_model": lambda sim: error_of(sim.gemini("gemini-3-pro-preview", gemini_answer("", [])[:1])),
+    "gemini.vertex_retired_model": lambda sim: error_of(sim.vertex("gemini-3-pro-preview", gemini_answer("", [])[:1])),
+    "gemini.unknown_field": lambda sim: error_of(sim.gemini("gemini-2.5-flash", gemini_answer("", [])[:1],
+                                                            stream=True)),
+    "gemini.request_field_invalid": lambda sim: error_of(sim.gemini("gemini-2.5-flash", [])),
+    "gemini.invalid_value": lambda sim: error_of(sim.gemini("gemini-2.5-flash", [{"role": "user",
+                                                                                  "parts": [{"text": 5}]}])),
+    "gemini.invalid_role": lambda sim: error_of(sim.gemini("gemini-2.5-flash", [{"role": "assistant",
+                                                                                 "parts": [{"text": "hi"}]}])),
+    "gemini.body_not_object": lambda sim: error_of(sim.client.post(
+        sim.server.base_url("gemini") + "/models/gemini-2.5-flash:generateContent", json=[{"contents": []}],
+        headers={"x-goog-api-key": "k"})),
+    "ollama.model_without_tools": lambda sim: ollama_error(sim.ollama(
+        {"model": "llama2:13b", "messages": USER, "tools": OLLAMA_TOOLS})),
+    "ollama.model_required": lambda sim: ollama_error(sim.ollama({"model": "", "messages": USER})),
+    "ollama.go_type_mismatch": lambda sim: ollama_error(sim.ollama({"model": "qwen3", "messages": "hi"})),
+    "ollama.invalid_role": lambda sim: ollama_error(sim.ollama(
+        {"model": "qwen3", "messages": [{"role": "robot", "content": "hi"}]})),
     "openrouter.provider_down": openrouter_down,
     "openrouter.forced_tool_use": lambda sim: error_of(sim.post(
         "openrouter", "/chat/completions",
@@ -404,3 +452,74 @@ def test_a_placeholder_matches_what_the_request_decided():
     entry = ledger()["anthropic.prefix_bound_thinking"]
     assert entry.matches(entry.wording.format(i=3, j=0)) == {"i": "3", "j": "0"}
     assert entry.matches("messages.3.content.0: something else") is None
+
+
+# --- currency: every rule has a source and a date, and each format says when its rules were checked ----------
+
+GOOD = '''
+[[entry]]
+id = "gemini.example"
+format = "gemini"
+rule = "An example rule"
+kind = "error"
+status = 400
+wording = "No."
+wording_is = "ours"
+source = "https://example.com/docs (the page the rule is read in)"
+checked = "2026-12-01"
+'''
+
+
+def without(field: str) -> str:
+    return "\n".join(line for line in GOOD.splitlines() if not line.startswith(field + " "))
+
+
+def test_an_entry_without_a_source_or_a_date_is_refused():
+    assert list(parse_ledger(GOOD)) == ["gemini.example"]
+    for broken, why in [(without("source"), "source"), (without("checked"), "checked"),
+                        (GOOD.replace('"https://example.com/docs (the page the rule is read in)"', '""'), "source"),
+                        (GOOD.replace("https://example.com/docs", "the docs"), "source must name a page"),
+                        (GOOD.replace('"2026-12-01"', '"last week"'), "checked must be a date"),
+                        (GOOD.replace('"2026-12-01"', '"2026-02-30"'), "checked must be a date"),
+                        (GOOD + GOOD, "duplicate ids")]:
+        with pytest.raises(ValueError, match=why):
+            parse_ledger(broken)
+
+
+def test_every_entry_of_the_ledger_has_a_source_and_a_date():
+    for entry in ledger().values():
+        assert "https://" in entry.source and re.fullmatch(r"\d{4}-\d{2}-\d{2}", entry.checked), entry.id
+
+
+def test_every_format_says_when_its_rules_were_checked():
+    rows = {fmt: (date, count, ours) for fmt, date, count, ours in currency(FORMATS)}
+    assert set(rows) == set(FORMATS)
+    for fmt, (date, count, ours) in rows.items():
+        assert count and date == rules_as_of(fmt) == max(e.checked for e in ledger().values() if fmt in e.applies_to)
+        assert ours == sum(e.wording_is == "ours" for e in ledger().values() if fmt in e.applies_to)
+
+
+def test_the_simulators_help_says_rules_as_of_for_every_format(capsys):
+    with pytest.raises(SystemExit):
+        sim_main(["--help"])
+    help_text = capsys.readouterr().out
+    for fmt in FORMATS:
+        assert re.search(rf"^  {re.escape(fmt)} +rules as of {rules_as_of(fmt)} \(", help_text, re.M), fmt
+
+
+def test_the_sites_simulator_page_shows_the_currency_and_marks_the_simulators_own_words():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))
+    from _pages import ledger_section
+
+    page = ledger_section()
+    for fmt, date, count, _ in currency(FORMATS):
+        assert f"| {fmt} | {date} | {count} |" in page and f"### {fmt}: rules as of {date}" in page
+    ours = [e for e in ledger().values() if e.wording_is == "ours"]
+    marked = sum(line.count("(wording ours)") for line in page.splitlines() if line.startswith("| "))
+    assert marked == sum(len(e.applies_to) for e in ours)
+
+
+def test_a_table_asked_for_the_plain_wording_still_marks_the_simulators_own_words():
+    table = ledger_table("gemini", columns=("rule", "wording"))
+    ours = [e for e in ledger().values() if "gemini" in e.applies_to and e.wording_is == "ours"]
+    assert ours and table.count("(wording ours)") == len(ours)

@@ -19,6 +19,8 @@
     │   └── ModelCallError         the model call failed (__cause__ = the ProviderError or other)
     └── ProviderError              an HTTP model call failed; carries status, provider error type, message
         ├── BadRequestError        400/404/413/422: the request is wrong; retrying will not help
+        │   └── ToolsNotSupportedError  this model takes no tools (Ollama's 400 "… does not support tools"):
+        │                          `model` names it; another model may (a fallback list moves on)
         ├── AuthenticationError    401/403, or a key that is missing or malformed (checked when built)
         ├── RateLimitError         429 (retryable; `retry_after` in seconds when the server said)
         │   └── QuotaExceededError 429 that is billing, not load (OpenAI's insufficient_quota): not retryable
@@ -149,6 +151,14 @@ class ProviderError(AgentkitError):
 
 class BadRequestError(ProviderError):
     pass
+
+
+class ToolsNotSupportedError(BadRequestError):
+    """The model cannot be given tools at all: asking again will not help, another model might.
+
+        except ToolsNotSupportedError as exc:
+            print(exc.model)            # 'llama2:13b'
+    """
 
 
 class AuthenticationError(ProviderError):

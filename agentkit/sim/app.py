@@ -19,7 +19,7 @@ the format's server half (`wire.SERVER` and the verbs of `sim/wire/contract.py`)
     3. body          read up to `max_body_bytes` (413 beyond); strict UTF-8 JSON (400 when broken)
     4. decode        wire.resolve_stored fills in what the server stored (`store.py`: Responses'
                      previous_response_id), then wire.parse_request -> ChatRequest; RequestInvalid -> its 4xx
-    5. refusals      wire.model_refusal: a documented per-model refusal -> 400
+    5. refusals      wire.model_refusal: a documented per-model refusal -> its 4xx (a retired model: 404)
     6. faults        asked for by model suffix or `x-sim-fault` header (see `faults.py`)
     7. decide        respond(request) -> ModelTurn, in a worker thread (a slow decision holds up no other
                      request), or the format's `SERVER.serve_turn` around it (server tools: Anthropic's tool

@@ -249,6 +249,10 @@ PRESETS: tuple[Preset, ...] = (
 GPT_6 = "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)"
 CLAUDE_5X = ("sim-reasoner; on the Anthropic format it always thinks (thinking disabled or a budget: 400) and "
              "answers tool_choice any/tool with a 400")
+GEMINI_4 = ("sim-reasoner; on the Gemini format (and Vertex AI's paths) it signs its calls, and a replayed call "
+            "without its thought signature is a 400, as on Gemini 3")
+NO_TOOLS = ("sim-reasoner without tool support: on the Ollama format, a request with tools gets Ollama's 400 "
+            "\"… does not support tools\" (every tag of llama2 and gemma3)")
 
 #: Names the docs and the server's quirks use; they behave as sim-reasoner here (the server adds quirks).
 QUIRK_MODELS: dict[str, str] = {
@@ -259,6 +263,10 @@ QUIRK_MODELS: dict[str, str] = {
     "claude-sonnet-5-5": CLAUDE_5X + " (between_tools allowed); kept thinking is bound to its prefix",
     "claude-fable-5-1": CLAUDE_5X + "; kept thinking is bound to its prefix",
     "claude-mythos-5-1": CLAUDE_5X,
+    "gemini-4-argon": GEMINI_4,
+    "gemini-4-carbon": GEMINI_4,
+    "llama2:13b": NO_TOOLS,
+    "gemma3:4b": NO_TOOLS,
 }
 
 #: Familiar names the SDK tests and notebooks use; plain reasoners.
