@@ -1,9 +1,9 @@
 """A paused run as plain data: what `Run.to_json()` writes and `agentkit.long_running.resume` reads back.
 
-A run paused by an approval gate (`Pause()`) stops *before* the turn whose calls wait for a decision:
-that turn is kept aside (`Run.pending`), not in the history, so the history a Thread or a provider sees
-is valid as it stands (every call in it answered). The JSON holds the history, the waiting turn (with its
-provider reasoning state), the counters as they were before that turn, usage, state and results; not the
+A run paused by an approval gate (`Pause()`) stops *before* the step whose calls wait for a decision:
+that model answer is kept aside (`Run.pending`), not in the history, so the history a Thread or a provider sees
+is valid as it stands (every call in it answered). The JSON holds the history, the waiting answer (with its
+provider reasoning state), the counters as they were before that step, usage, state and results; not the
 trace (its events stay in the process) and not the exception of a run that raised.
 
 Left out on purpose: the model, the tools and the settings (code, not data: `resume` takes them again),
@@ -24,7 +24,7 @@ VERSION = 1
 
 @dataclass(frozen=True)
 class Paused:
-    """A turn whose calls wait for a decision, and the counters as they were before it was taken."""
+    """A model answer whose calls wait for a decision, and the counters as they were before its step."""
 
     turn: ModelTurn
     waiting: tuple[str, ...]  # the ids of the calls an approval paused

@@ -270,10 +270,10 @@ What `exit_behavior` does, per kind of limit (in each column, a word means one b
                  max_calls_per_tool, max_repeats)             max_cost_usd, max_seconds)
     "end"        stop: "tool_limit" or "repeated_call", a     stop: the budget's reason ("token_budget",
                  final message naming the limit and the       "cost_budget", "time_budget"), a final message
-                 counts; the over-limit call and the rest     naming it; the calls of the turn that went
-                 of its turn are answered "not_run"           over are answered "not_run"
+                 counts; the over-limit call and the rest     naming it; the calls of the step that went
+                 of its step are answered "not_run"           over are answered "not_run"
     "error"      as "end", then LimitExceeded is raised, carrying the partial run (stop reason "error")
-    "continue"   refuse and go on: each over-limit call is    wrap_up: the calls of the turn that went over
+    "continue"   refuse and go on: each over-limit call is    wrap_up: the calls of the step that went over
                  answered with an error result (its message   are answered "not_run", saying the budget is
                  CONTINUE_TEXT; trace action "blocked") and   spent; the model gets one last call, without
                  the model goes on; only another limit can    tools (tool_choice "none"), and the run stops
@@ -409,7 +409,7 @@ class Edit:
 
 @dataclass(frozen=True)
 class Pause:
-    """Decide later: the run stops with "paused" before this turn's calls run; `run.to_json()` keeps it,
+    """Decide later: the run stops with "paused" before this step's calls run; `run.to_json()` keeps it,
     and `agentkit.resume(state, {call_id: decision})` goes on (see agentkit.long_running.resume)."""
 
     reason: str = "waiting for a decision"

@@ -19,7 +19,7 @@ answer that breaks one (`check_history`).
 
 Each strategy compacts only once the messages are longer than `over_chars` characters (0: always).
 Left out on purpose: token counting with the provider's tokenizer (characters are a stand-in; about
-4 per token in English), and compacting the tool definitions, which are re-sent whole every turn.
+4 per token in English), and compacting the tool definitions, which are re-sent whole at every step.
 """
 
 from __future__ import annotations
