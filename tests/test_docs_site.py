@@ -162,5 +162,6 @@ def test_every_tutorial_links_the_glossary_and_its_page_links_the_sites_glossary
         missing = sorted(set(anchors) - glossary_ids)
         assert not missing, f"{notebook.name} links glossary entries that do not exist: {missing}"
         page = SITE / "tutorials" / f"{notebook.stem}.html"
-        on_page = [url for _tag, _attr, url in PAGES[page].refs if urlsplit(url).path == "../glossary.html"]
-        assert len(on_page) >= len(anchors), f"{page.name}: its glossary links do not reach the site's page"
+        entries = [urlsplit(url) for _tag, _attr, url in PAGES[page].refs]
+        on_page = [url.fragment for url in entries if url.path == "../glossary.html" and url.fragment]
+        assert on_page == anchors, f"{page.name}: its glossary links do not all reach the site's page"
