@@ -12,7 +12,7 @@ arun) take the settings as keywords. Each setting is defined and described once,
 `takes_settings` puts them in a driver's signature and help.
 
 The words, as the code counts them: a *step* is one model call (`Run.steps`), a *round* an assistant
-message asking for tools with the results that answer it, a *turn* a user message and what follows it
+message with the results that answer its calls, a *turn* a user message and what follows it
 (agentkit.core.history), a *run* one call of run() / arun(), a *thread* a conversation across runs. The
 tutorials' glossary (docs/glossary.md) defines each once.
 
