@@ -7,7 +7,8 @@
 `sim-reasoner` (the default, and every ordinary name such as "gpt-4.1" or "claude-sonnet-4-5") reads
 the request and the tools and decides like a small model — see the `reasoner` package. The other names are
 behaviour presets for experiments: a model that never stops calling tools, one that repeats itself,
-one that sends broken JSON first, ... Each is a few lines on top of the reasoner.
+one that sends broken JSON first, one that obeys what tool results tell it (`gullible.py`), ... Each is a
+few lines on top of the reasoner.
 
 Responses are pure functions of the request: the same request gives the same turn, ids included (the
 ids are hashes of the request; codecs add the provider's prefix such as "call_" or "toolu_"). Usage is
@@ -28,6 +29,7 @@ from typing import Callable
 
 from ..core.types import ModelTurn, ToolCall, ToolSpec, Usage
 from ..providers.common import stable_id
+from . import gullible
 from . import reasoner as R
 from .reasoner import Decision, PlannedCall
 from .wire.common import ChatRequest
@@ -244,6 +246,11 @@ PRESETS: tuple[Preset, ...] = (
            parallel),
     Preset("sim-noisy-", "sim-reasoner with reproducible mistakes (seed {n}) on 25% of calls: wrong tool, "
            "missing field, string numbers, bad JSON, extra call (any seed: sim-noisy-SEED)", noisy),
+    Preset("sim-gullible", "the kit's model of a fooled model (by construction): obeys instructions it reads in "
+           "tool results, one call per turn, answers as they tell it; text inside an <untrusted-data> fence is "
+           "data to it", gullible.behaviour(respects_fences=True)),
+    Preset("sim-gullible-ignores-fences", "sim-gullible that reads fenced text like any other: a fence means "
+           "nothing to it", gullible.behaviour(respects_fences=False)),
 )
 
 GPT_6 = ("sim-reasoner; the server refuses tools on Chat Completions (Responses API only); on Responses it takes "
