@@ -385,13 +385,15 @@ def within_allowed_tools(request: ChatRequest) -> ChatRequest:
 
 def to_turn(decision: Decision, request: ChatRequest) -> ModelTurn:
     """A Decision as a provider-neutral ModelTurn: ids from a hash of the request, estimated usage."""
-    fingerprint = _fingerprint(request)
+    # The conversation as plain data, once: the ids and the usage both read it (a long one costs most here)
+    messages, tools = [m.to_dict() for m in request.messages], [t.to_dict() for t in request.tools]
+    fingerprint = _fingerprint(request, messages, tools)
     calls = tuple(_tool_call(call, stable_id(fingerprint, "call", i, call.name))
                   for i, call in enumerate(decision.calls))
     text = None if calls else (decision.text or "")
     out = count_tokens(text or "") + sum(count_tokens(c.name + c.arguments_json()) for c in calls)
     return ModelTurn(text=text, tool_calls=calls, stop="tool_calls" if calls else "stop",
-                     usage=Usage(_input_tokens(request), max(1, out)), model=request.model,
+                     usage=Usage(_input_tokens(request, messages, tools), max(1, out)), model=request.model,
                      id=stable_id(fingerprint, "turn"))
 
 
@@ -401,15 +403,16 @@ def _tool_call(call: PlannedCall, call_id: str) -> ToolCall:
     return ToolCall(call_id, call.name, dict(call.arguments or {}), dict(call.arguments or {}))
 
 
-def _fingerprint(request: ChatRequest) -> str:
+def _fingerprint(request: ChatRequest, messages: list[dict] | None = None, tools: list[dict] | None = None) -> str:
     """What makes two requests the same: model, messages, tools and options (streaming aside, so a
     streamed and a plain request get the same ids; reasoning state aside too, which no model here reads
     and whose signatures change with each process's key, so the same conversation gets the same ids in
-    every process)."""
+    every process). `messages` and `tools` are the request's as plain data, when the caller has them."""
     options = {k: v for k, v in request.options.to_dict().items() if k != "stream"}
-    messages = [{k: v for k, v in m.to_dict().items() if k != "reasoning"} for m in request.messages]
-    return stable_id(request.model, messages,
-                     [t.to_dict() for t in request.tools], options, length=32)
+    messages = messages if messages is not None else [m.to_dict() for m in request.messages]
+    tools = tools if tools is not None else [t.to_dict() for t in request.tools]
+    return stable_id(request.model, [{k: v for k, v in m.items() if k != "reasoning"} for m in messages],
+                     tools, options, length=32)
 
 
 def count_tokens(text: str) -> int:
@@ -417,11 +420,11 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / 4)
 
 
-def _input_tokens(request: ChatRequest) -> int:
+def _input_tokens(request: ChatRequest, messages: list[dict] | None = None, tools: list[dict] | None = None) -> int:
     """The whole input counts, tool definitions included: they are re-sent (and paid for) every turn. A
     deferred tool (tool search) counts its name and description only, until a search loads it."""
-    messages = [m.to_dict() for m in request.messages]
-    tools = [t.to_dict() for t in request.tools]
+    messages = messages if messages is not None else [m.to_dict() for m in request.messages]
+    tools = list(tools) if tools is not None else [t.to_dict() for t in request.tools]
     tools += [{"name": d.get("name"), "description": d.get("description")}
               for d in request.extras.get("deferred_tools") or () if isinstance(d, dict)]
     return max(1, count_tokens(json.dumps([messages, tools], ensure_ascii=False, default=str)))
