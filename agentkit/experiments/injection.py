@@ -344,7 +344,7 @@ def no_secrets(arguments: dict) -> str | None:
     """The rule gate (gate 3): refuse a call whose arguments carry a secret, wherever it sits in them."""
     text = json.dumps(arguments, ensure_ascii=False)
     if any(pattern.search(text) for pattern in SECRET_PATTERNS):
-        return "refused: the arguments carry one of the user's secrets (an API key)"
+        return "the arguments carry one of the user's secrets (an API key)"
     return None
 
 
