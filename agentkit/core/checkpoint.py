@@ -161,7 +161,8 @@ _MESSAGE = {"type": "object", "required": ["role"], "additionalProperties": Fals
                            "tool_calls": _CALLS, "tool_call_id": _TEXT, "name": _TEXT,
                            "is_error": {"type": "boolean"}, "reasoning": _REASONING},
             "if": {"properties": {"role": {"const": "tool"}}},
-            "then": {"required": ["tool_call_id"], "properties": {"tool_call_id": {"type": "string"}}}}
+            "then": {"required": ["tool_call_id"], "properties": {"tool_call_id": {"type": "string"}}},
+            "else": {"properties": {"tool_call_id": {"type": "null"}, "is_error": {"const": False}}}}
 _ERROR = {"type": "object", "required": ["kind", "message"], "additionalProperties": False,
           "properties": {"kind": {"type": "string"}, "message": {"type": "string"}, "path": _TEXT, "keyword": _TEXT}}
 _RESULT = {"type": "object", "required": ["call_id", "name", "ok"], "additionalProperties": False,
@@ -174,6 +175,7 @@ _TURN = {"type": "object", "additionalProperties": False,
                         "stop": {"enum": ["tool_calls", "stop", "length", "content_filter", "other"]},
                         "native_stop": _TEXT, "raw": {}, "reasoning": _REASONING}}
 _COUNTERS = {"type": "object", "additionalProperties": False,
+             "required": ["tool_call_count", "invalid_calls", "per_tool", "repeats", "thread_tool_calls"],
              "properties": {"tool_call_count": _COUNT, "invalid_calls": _COUNT,
                             "per_tool": {"type": "object", "additionalProperties": _COUNT},
                             "repeats": {"type": "array", "items": {
@@ -182,7 +184,8 @@ _COUNTERS = {"type": "object", "additionalProperties": False,
                                 "minItems": 3, "maxItems": 3}},
                             "thread_tool_calls": {"type": ["integer", "null"], "minimum": 0}}}
 _IDS = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
-_PENDING = {"type": "object", "required": ["turn", "waiting", "counters"], "additionalProperties": False,
+_PENDING = {"type": "object", "required": ["turn", "waiting", "counters", "token", "passed"],
+            "additionalProperties": False,
             "properties": {"turn": _TURN, "waiting": {**_IDS, "minItems": 1}, "counters": _COUNTERS,
                            "token": {"type": "string", "pattern": "^[0-9a-f]{32}$"}, "passed": _IDS}}
 _STOPS = ["final_answer", "max_steps", "tool_limit", "repeated_call", "return_direct", "user_cancel",
@@ -241,7 +244,7 @@ def _from_version_1(data: dict) -> dict:
     """A version-1 state (written before tokens, running time and compaction state) as version 2."""
     data = {**data, "agentkit_run": VERSION}
     if isinstance(data.get("pending"), dict):
-        data["pending"] = {**data["pending"], "token": _token_of(data["pending"])}
+        data["pending"] = {"passed": [], **data["pending"], "token": _token_of(data["pending"])}
     return data
 
 
@@ -299,6 +302,8 @@ def state_problem(data: dict) -> tuple[str, str] | None:
         problem = _calls_problem(m.tool_calls, f"messages[{i}]")
         if problem is not None:
             return problem
+    if (data["pending"] is not None) != (data["stop_reason"] == "paused"):
+        return "pending", "a paused run has a waiting turn, and only a paused run has one"
     turns = [ModelTurn.from_dict(t) for t in data["turns"]]
     return (_turns_problem(data, messages[start:], turns) or _results_problem(data, messages[start:])
             or _usage_problem(data, turns) or _pending_problem(data, turns))
@@ -368,9 +373,7 @@ def _usage_problem(data: dict, turns: list[ModelTurn]) -> tuple[str, str] | None
 
 
 def _pending_problem(data: dict, turns: list[ModelTurn]) -> tuple[str, str] | None:
-    pending, paused = data["pending"], data["stop_reason"] == "paused"
-    if (pending is not None) != paused:
-        return "pending", "a paused run has a waiting turn, and only a paused run has one"
+    pending = data["pending"]
     if pending is None:
         return None
     turn = ModelTurn.from_dict(pending["turn"])

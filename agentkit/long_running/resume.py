@@ -48,9 +48,6 @@ against its time budget (see `BudgetMeter.carry_over`); the money it spent befor
 
 from __future__ import annotations
 
-import os
-import threading
-from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.checkpoint import Paused, read_state, restored_fields
@@ -62,45 +59,11 @@ from ..core.policies import Approve, Deny, Edit, normalize_approval
 from ..core.runs import Run, Settings, Thread, ToolsLike, takes_settings
 from ..core.trace import Trace
 from ..core.validate import validate_arguments
+from .ledger import PROCESS_LEDGER, FileLedger, MemoryLedger
 
 #: The words a decision may also be given as.
 WORDS = {"approve": Approve(), "deny": Deny()}
-
-
-class MemoryLedger:
-    """Tokens claimed in this process (a set behind a lock)."""
-
-    def __init__(self) -> None:
-        self._claimed: set[str] = set()
-        self._lock = threading.Lock()
-
-    def claim(self, token: str) -> bool:
-        """True the first time `token` is claimed, False ever after."""
-        with self._lock:
-            if token in self._claimed:
-                return False
-            self._claimed.add(token)
-            return True
-
-
-class FileLedger:
-    """Tokens claimed by any process that uses the same folder: one empty file per claimed token, created
-    with O_CREAT | O_EXCL (only one creator wins), readable and writable by its owner only."""
-
-    def __init__(self, folder: str | os.PathLike):
-        self.folder = Path(folder)
-
-    def claim(self, token: str) -> bool:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        try:
-            os.close(os.open(self.folder / f"{token}.resumed", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        except FileExistsError:
-            return False
-        return True
-
-
-#: The default ledger: the pauses this process has resumed.
-PROCESS_LEDGER = MemoryLedger()
+__all__ = ["resume", "aresume", "FileLedger", "MemoryLedger", "PROCESS_LEDGER", "WORDS"]
 
 
 def _decision(call_id: str, answer: Any) -> Approve | Deny | Edit:
