@@ -152,10 +152,11 @@ def _not_executed(**arguments: Any) -> Any:
 # -- where the data lives ---------------------------------------------------------------------------------
 
 def cache_dir() -> Path:
-    """AGENTKIT_CACHE, else $XDG_CACHE_HOME/agentkit, else ~/.cache/agentkit — plus bfcl-<version>."""
-    root = os.environ.get("AGENTKIT_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "agentkit")
-    return Path(root).expanduser() / f"bfcl-{VERSION}"
+    """The kit's cache (`agentkit.cache.cache_root`: AGENTKIT_CACHE, else $XDG_CACHE_HOME/agentkit, else
+    ~/.cache/agentkit) plus bfcl-<version>."""
+    from ..cache import cache_root
+
+    return cache_root() / f"bfcl-{VERSION}"
 
 
 def is_fetched(where: Path | None = None) -> bool:

@@ -23,15 +23,16 @@ the format's server half (`wire.SERVER` and the verbs of `sim/wire/contract.py`)
     6. faults        asked for by model suffix or `x-sim-fault` header (see `faults.py`)
     7. decide        respond(request) -> ModelTurn, in a worker thread (a slow decision holds up no other
                      request); UnknownModel -> 404; wire.reasoning_for adds the reasoning state this API's
-                     model attaches (thinking blocks, signatures, reasoning items), signed with a key made
-                     fresh in each process (`sim.wire.common.mint_signature`), checked in step 4
+                     model attaches (thinking blocks, signatures, reasoning items), signed with the
+                     installation's key (`sim.wire.common.signing_key`), checked in step 4
     8. encode        wire.build_response / build_stream (+ build_stream_error), framed as the client codec
                      says (`STREAM_FRAMING`); wire.stored_records says what to keep for later requests
 
 Every error, including a genuine bug (500), is written in the provider's own error shape by its
 server half's `build_error`, so SDKs raise their usual exception classes. Responses are deterministic: the
-same request gives byte-identical bodies and the same request-id header (within one process: the
-signatures in reasoning state change with each process's key, and so does a replayed request's id).
+same request gives byte-identical bodies and the same request-id header (within one installation: the
+signatures in reasoning state change with the signing key, `AGENTKIT_SIM_SIGNING_KEY` or the key kept in the
+user's cache, and so does a replayed request's id).
 
 Keys are never logged, echoed or stored; only their presence is checked.
 
@@ -67,7 +68,7 @@ from . import faults as F
 from .behaviours import UnknownModel
 from .store import DEFAULT_MAX_ENTRIES, ResponseStore
 from .wire import get_server
-from .wire.common import ChatRequest, Finding, RequestInvalid, RuleLog, rule_log
+from .wire.common import ChatRequest, Finding, RequestInvalid, RuleLog, rule_log, signing_key
 from .wire.contract import ServerFacts
 
 log = logging.getLogger("agentkit.sim")
@@ -607,6 +608,7 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
             models = tuple(sim_models.KNOWN_MODELS)
     sim = SimApp(respond, max_body_bytes=max_body_bytes, faults=faults, models=tuple(models),
                  max_stored=max_stored, require_key=require_key)
+    signing_key()  # a key set wrong (AGENTKIT_SIM_SIGNING_KEY) stops the server now, not its first answer
 
     # Every (method, path) any format's server half declares, with the formats that declare it, in registry order.
     table: dict[tuple[str, str], list[tuple[str, Any]]] = {}

@@ -338,8 +338,8 @@ def _tool_call(call: PlannedCall, call_id: str) -> ToolCall:
 def _fingerprint(request: ChatRequest) -> str:
     """What makes two requests the same: model, messages, tools and options (streaming aside, so a
     streamed and a plain request get the same ids; reasoning state aside too, which no model here reads
-    and whose signatures change with each process's key, so the same conversation gets the same ids in
-    every process)."""
+    and whose signatures change with the signing key, so the same conversation gets the same ids under
+    every key)."""
     options = {k: v for k, v in request.options.to_dict().items() if k != "stream"}
     messages = [{k: v for k, v in m.to_dict().items() if k != "reasoning"} for m in request.messages]
     return stable_id(request.model, messages,
