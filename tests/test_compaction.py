@@ -237,7 +237,8 @@ def test_arun_compacts_the_same_way():
     async def thread_of_questions(model):
         thread = Thread()
         for q in range(6):
-            await agentkit.arun(model, f"question {q}", tools=[lookup], thread=thread, compact=DropOldest(keep_rounds=2))
+            await agentkit.arun(model, f"question {q}", tools=[lookup], thread=thread,
+                                compact=DropOldest(keep_rounds=2))
     model = answering()
     asyncio.run(thread_of_questions(model))
     assert model.sent == [1, 3, 5, 7, 5, 7, 5, 7, 5, 7, 5, 7]

@@ -160,7 +160,7 @@ def pay(to: str, amount: int) -> str:
     return f"sent {amount} to {to}"
 
 
-def paying_forever() -> "FunctionModel":
+def paying_forever():
     """Pays 100 every turn, 1,000 input and 100 output tokens a call, priced: never answers by itself."""
     from agentkit import ModelTurn, Usage
     from agentkit.models import FunctionModel

@@ -13,11 +13,13 @@ attributes: `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.response.mod
 docs/gen-ai/gen-ai-spans.md and gen-ai-agent-spans.md (status: Development; read 2026-12-01).
 
 The spans are built after the run from its trace (every event has its time), so the loop pays nothing
-for them. Each model span takes its ids and token counts from the turn of its own step (`run.turns`, one
-per model call): a resumed run's trace holds only the calls made after the pause, and they get the
-turns of their steps, not those of the first calls. The agent span's status says that the run raised and
-the exception's type, never the exception's text (a tool's error can hold a key or a customer's data;
-under on_tool_error="raise" it would otherwise reach every span exporter). Needs the optional extra: `pip install 'agentkit-lab[otel]'` (opentelemetry-api and -sdk);
+for them. Each model span takes its ids and token counts from the turn of its own step (`run.turns`,
+one per model call): a resumed run's trace holds only the calls made after the pause, and they get the
+turns of their steps, not those of the first calls. The agent span's status says that the run raised,
+and the exception's type, never the exception's text (a tool's error can hold a key or a customer's
+data; under on_tool_error="raise" it would otherwise reach every span exporter).
+
+Needs the optional extra: `pip install 'agentkit-lab[otel]'` (opentelemetry-api and -sdk);
 without it, `import agentkit.long_running.otel` still works and `export_run` says which extra to install.
 
 Left out on purpose: message contents (the conventions make `gen_ai.input.messages` opt-in: they hold

@@ -68,7 +68,7 @@ from . import faults as F
 from .behaviours import UnknownModel
 from .store import DEFAULT_MAX_ENTRIES, ResponseStore
 from .wire import get_server
-from .wire.common import ChatRequest, Finding, RequestInvalid, RuleLog, rule_log, signing_key
+from .wire.common import CASE_HEADER, ChatRequest, Finding, RequestInvalid, RuleLog, rule_log, signing_key
 from .wire.contract import ServerFacts
 
 log = logging.getLogger("agentkit.sim")
@@ -386,6 +386,8 @@ class SimApp:
         assert chat is not None
         if log.degradations():
             chat = replace(chat, degradations=log.degradations())
+        if request.headers.get(CASE_HEADER):  # a benchmark's case, for an oracle model (no provider has it)
+            chat = replace(chat, extras={**chat.extras, "case": request.headers[CASE_HEADER][:200]})
 
         # 6 + 7. faults, then the model decides; a format that takes a fallback list walks it here
         want_stream = stream if stream is not None else bool(chat.options.stream)

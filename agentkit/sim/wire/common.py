@@ -51,6 +51,11 @@ class ChatRequest:
     degradations: tuple[str, ...] = ()  # ledger rules the request degrades under (see RuleLog)
 
 
+#: A request header the simulator hands to its model as ChatRequest.extras["case"]: a benchmark says which
+#: case it plays, so an oracle answers by case (agentkit.bench.oracle). No provider reads it.
+CASE_HEADER = "x-agentkit-case"
+
+
 class RequestInvalid(ValueError):
     """A client mistake found while decoding a request; the server answers it with the format's 4xx.
 
