@@ -118,10 +118,13 @@ def _same(a: Message, b: Message) -> bool:
     return a is b or a == b
 
 
-def head_problem(head: Sequence[Message], earlier: Sequence[Message], systems: Sequence[Message]) -> str | None:
-    """What is wrong with sending `head` in place of the earlier turns `earlier` (everything before the
-    current request), in one sentence; None if nothing. Invariants 1, 3 and 4; `systems` are the system
-    messages of `earlier`."""
+def head_problem(head: Sequence[Message], earlier: Sequence[Message], systems: Sequence[Message],
+                 request: int | None = None) -> str | None:
+    """What is wrong with sending `head` in place of the earlier turns — `earlier`, everything before the
+    current request, or its first `request` messages — in one sentence; None if nothing. Invariants 1, 3
+    and 4; `systems` are the system messages of the earlier turns. Reads `earlier` only up to the first
+    change (a strategy's head is checked in the time of its own length)."""
+    end = len(earlier) if request is None else request
     broken = pairing_problem(head)
     if broken is not None:
         return broken[1]
@@ -132,9 +135,9 @@ def head_problem(head: Sequence[Message], earlier: Sequence[Message], systems: S
     if first is not None and first.role != "user":
         return "what is sent starts with the model speaking; Gemini refuses a call that no user turn precedes"
     unchanged = 0
-    while unchanged < min(len(head), len(earlier)) and _same(head[unchanged], earlier[unchanged]):
+    while unchanged < min(len(head), end) and _same(head[unchanged], earlier[unchanged]):
         unchanged += 1
-    if unchanged < len(head) or len(head) != len(earlier):  # something changed: after it, no reasoning state
+    if unchanged < len(head) or len(head) != end:  # something changed: after it, no reasoning state
         if any(m.reasoning is not None for m in head[unchanged:]):
             return ("an earlier turn is sent with its reasoning state after a change before it; providers bind "
                     "reasoning state to what came before it (leave it out after the first change)")
@@ -188,13 +191,26 @@ class HistoryIndex:
     __slots__ = ("sizes", "answers", "users", "systems", "tools", "length", "first", "last")
 
     def __init__(self, messages: Sequence[Message] = ()):
-        self.sizes, self.answers = array("q", [0]), array("q", [0])  # cumulative: characters, assistant messages
-        self.users: list[int] = []  # positions of user, system and tool messages
-        self.systems: list[int] = []
-        self.tools: list[int] = []
-        self.length, self.first, self.last = 0, None, None
-        for m in messages:
-            self.add(m)
+        sizes, answers, users, systems, tools = [0], [0], [], [], []  # cumulative: characters, model answers
+        total = count = 0
+        for i, m in enumerate(messages):  # one pass, the whole history (a Thread's first run): kept lean
+            role = m.role
+            total += len(m.content or "") if not m.tool_calls else message_size(m)
+            sizes.append(total)
+            if role == "assistant":
+                count += 1
+            elif role == "user":
+                users.append(i)
+            elif role == "tool":
+                tools.append(i)
+            else:
+                systems.append(i)
+            answers.append(count)
+        self.sizes, self.answers = array("q", sizes), array("q", answers)
+        # positions of each role's messages; arrays, so that a run's copy is a memcpy, not 10,000 increfs
+        self.users, self.systems, self.tools = array("q", users), array("q", systems), array("q", tools)
+        self.length = len(sizes) - 1
+        self.first, self.last = (messages[0], messages[-1]) if self.length else (None, None)
 
     def add(self, message: Message) -> None:
         i = self.length
@@ -214,7 +230,8 @@ class HistoryIndex:
     def copy(self) -> HistoryIndex:
         twin = HistoryIndex.__new__(HistoryIndex)
         twin.sizes, twin.answers = array("q", self.sizes), array("q", self.answers)
-        twin.users, twin.systems, twin.tools = list(self.users), list(self.systems), list(self.tools)
+        twin.users, twin.systems = array("q", self.users), array("q", self.systems)
+        twin.tools = array("q", self.tools)
         twin.length, twin.first, twin.last = self.length, self.first, self.last
         return twin
 
@@ -331,7 +348,7 @@ class CompactedRequests:
         if plan.keep_from != index.request:
             raise CompactionError(f"compact hook {self.name!r}: the current turn (the request and every round "
                                   "since it) is not sent whole, as it is")
-        earlier = messages[:plan.keep_from]
-        problem = head_problem(plan.head, earlier, [messages[i] for i in index.systems if i < plan.keep_from])
+        problem = head_problem(plan.head, messages, [messages[i] for i in index.systems if i < plan.keep_from],
+                               plan.keep_from)
         if problem is not None:
             raise CompactionError(f"compact hook {self.name!r}: {problem}")

@@ -91,7 +91,10 @@ class Run:
     def begin(cls, prompt: Any, settings: Settings, thread: Thread | None = None, trace: Trace | None = None) -> Run:
         """A new Run: the thread's history, the system prompt unless it has one, then the prompt."""
         history = list(thread.messages) if thread is not None else []
-        if settings.system and not any(m.role == "system" for m in history):
+        index = thread.history_index if thread is not None else None  # it knows where the system messages are
+        has_system = bool(index.systems) if index is not None and index.describes(history) else \
+            any(m.role == "system" for m in history)
+        if settings.system and not has_system:
             history.insert(0, Message.system(settings.system))
         start = len(history)
         history.extend(prompt_messages(prompt))

@@ -87,10 +87,11 @@ class _Strategy:
         # The same earlier turns give the same plan: checked once, and the prefix stays the same.
         key = (request, id(messages[request]), id(messages[0]), index.size_before(request))
         if key != getattr(self, "_key", None):
-            self._key, self._plan = key, self._make(list(messages[:request]), index, request)
+            self._key, self._plan = key, self._make(messages, index, request)
         return self._plan
 
-    def _make(self, earlier: list[Message], index: HistoryIndex, request: int) -> Plan | None:
+    def _make(self, messages: Sequence[Message], index: HistoryIndex, request: int) -> Plan | None:
+        """The plan for the earlier turns messages[:request] (read only as far as needed: once per cycle)."""
         raise NotImplementedError
 
 
@@ -98,13 +99,15 @@ def _cut(index: HistoryIndex, request: int, keep_rounds: int, keep_turns: int) -
     """Where the kept earlier turns begin (the current request when none is kept): the newest turn start
     that keeps at least `keep_turns` earlier turns and `keep_rounds` model answers of them; None when
     nothing would be dropped."""
-    starts = [u for u in index.users if u < request]
-    for k in range(len(starts), -1, -1):
-        begin = starts[k] if k < len(starts) else request
-        if len(starts) - k >= keep_turns and index.answers_between(begin, request) >= keep_rounds:
+    users = index.users  # the last is the request: the starts of the earlier turns come before it
+    kept = 0
+    while True:  # from the newest earlier turn back, as far as the kept turns must go (not the whole list)
+        begin = users[-1 - kept]
+        if kept >= keep_turns and index.answers_between(begin, request) >= keep_rounds:
             break
-    else:
-        return None
+        if kept + 1 >= len(users):
+            return None  # every earlier turn is needed
+        kept += 1
     systems = sum(1 for i in index.systems if i < begin)
     return begin if begin - systems > 0 else None  # something other than system messages goes
 
@@ -113,8 +116,13 @@ def _without_reasoning(messages: Sequence[Message]) -> list[Message]:
     return [replace(m, reasoning=None) if m.reasoning is not None else m for m in messages]
 
 
-def _systems(earlier: Sequence[Message]) -> list[Message]:
-    return [m for m in earlier if m.role == "system"]
+def _systems(messages: Sequence[Message], index: HistoryIndex, before: int) -> list[Message]:
+    return [messages[i] for i in index.systems if i < before]
+
+
+def _kept(messages: Sequence[Message], begin: int, request: int) -> list[Message]:
+    """The earlier turns kept (messages[begin:request]) without their system messages and reasoning state."""
+    return _without_reasoning([m for m in messages[begin:request] if m.role != "system"])
 
 
 @dataclass(eq=False)
@@ -130,12 +138,11 @@ class DropOldest(_Strategy):
     def __post_init__(self):
         _check_counts(self, keep_rounds=0, keep_turns=0)
 
-    def _make(self, earlier: list[Message], index: HistoryIndex, request: int) -> Plan | None:
+    def _make(self, messages: Sequence[Message], index: HistoryIndex, request: int) -> Plan | None:
         cut = _cut(index, request, self.keep_rounds, self.keep_turns)
         if cut is None:
             return None
-        kept = [m for m in earlier[cut:] if m.role != "system"]
-        return Plan((*_systems(earlier), *_without_reasoning(kept)), request)
+        return Plan((*_systems(messages, index, request), *_kept(messages, cut, request)), request)
 
     def split(self, messages: list[Message]) -> tuple[list[Message], list[Message]]:
         """(what is kept, what is dropped), each in the history's order."""
@@ -144,7 +151,7 @@ class DropOldest(_Strategy):
         cut = _cut(index, request, self.keep_rounds, self.keep_turns) if request is not None else None
         if cut is None:
             return list(messages), []
-        return materialize(self._make(list(messages[:request]), index, request), list(messages)), \
+        return materialize(self._make(messages, index, request), list(messages)), \
             [m for m in messages[:cut] if m.role != "system"]
 
 
@@ -165,7 +172,8 @@ class ElideToolResults(_Strategy):
     def __post_init__(self):
         _check_counts(self, keep_last=0)
 
-    def _make(self, earlier: list[Message], index: HistoryIndex, request: int) -> Plan | None:
+    def _make(self, messages: Sequence[Message], index: HistoryIndex, request: int) -> Plan | None:
+        earlier = list(messages[:request])  # its head is every earlier message: built once per cycle
         first = next((i for i, m in enumerate(earlier) if m.role != "system"), None)
         if first is None or earlier[first].role != "user":
             return None  # the model speaks first in this history: nothing may change before its turn
@@ -216,21 +224,20 @@ class Summarize(_Strategy):
         if not (hasattr(self.model, "complete") or callable(self.model)):
             raise TypeError(f"Summarize(model={self.model!r}): give a model with complete(messages, tools, options)")
 
-    def _make(self, earlier: list[Message], index: HistoryIndex, request: int) -> Plan | None:
+    def _make(self, messages: Sequence[Message], index: HistoryIndex, request: int) -> Plan | None:
         cut = _cut(index, request, self.keep_rounds, self.keep_turns)
         if cut is None:
             return None
         covered = self._summaries[-1][0] if self._summaries else 0
-        if covered > cut or (covered and self._last is not None and earlier[covered - 1] is not self._last
-                             and earlier[covered - 1] != self._last):
+        if covered > cut or (covered and self._last is not None and messages[covered - 1] is not self._last
+                             and messages[covered - 1] != self._last):
             self._summaries, covered = [], 0  # another history: start over
         if cut > covered:
-            new = [m for m in earlier[covered:cut] if m.role != "system"]
+            new = [m for m in messages[covered:cut] if m.role != "system"]
             self._summaries.append([cut, self._write(new, cut)])
-        self._last = earlier[cut - 1]
+        self._last = messages[cut - 1]
         note = Message.user(f"[Summary of the earlier conversation, written to save context]\n{self._summaries[-1][1]}")
-        kept = [m for m in earlier[cut:] if m.role != "system"]
-        return Plan((*_systems(earlier), note, *_without_reasoning(kept)), request)
+        return Plan((*_systems(messages, index, request), note, *_kept(messages, cut, request)), request)
 
     def _write(self, new: list[Message], cut: int) -> str:
         if self._recorded is not None:  # a replay: the summary the run was sent, or another path
