@@ -73,9 +73,8 @@ from ..core.runs import Run, StopReason, Thread
 from ..core.policies import Limits
 from ..core.tools import Tool, ToolContext
 from ..core.types import Message, Usage
-from ..providers.common import stable_id
 from . import bfcl
-from .oracle import CURRENT_CASE
+from .oracle import CURRENT_CASE, turn_key
 from .scoring import Verdict
 
 CATEGORIES = bfcl.MULTI_TURN_CATEGORIES
@@ -472,12 +471,3 @@ def irrelevance_calls(case: MultiTurnCase, trajectory: dict) -> int:
     """Calls the model made in turns whose ground truth has none (BFCL 2026.3.23 does not judge them)."""
     return sum(len(step) for turn, expected in enumerate(case.ground_truth) if not expected
                and turn < len(trajectory["turns"]) for step in decoded_steps(trajectory["turns"][turn]))
-
-
-def turn_key(user_contents: list[str], tool_names: list[str]) -> str:
-    """What identifies a turn of a case to the oracle: every user message so far and the tools offered now."""
-    return stable_id("bfcl-multi-turn", list(user_contents), sorted(tool_names))
-
-
-def request_turn_key(messages: Any, tools: Any) -> str:
-    return turn_key([m.content or "" for m in messages if m.role == "user"], [t.name for t in tools])

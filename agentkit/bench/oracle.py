@@ -123,6 +123,15 @@ def case_key(messages: Iterable[Any], tools: Iterable[Any]) -> str:
     return stable_id(before, sorted((t.name, t.description) for t in tools))
 
 
+def turn_key(user_contents: list[str], tool_names: list[str]) -> str:
+    """What identifies a turn of a case to the oracle: every user message so far and the tools offered now."""
+    return stable_id("bfcl-multi-turn", list(user_contents), sorted(tool_names))
+
+
+def request_turn_key(messages: Any, tools: Any) -> str:
+    return turn_key([m.content or "" for m in messages if m.role == "user"], [t.name for t in tools])
+
+
 def first_acceptable(values: list) -> tuple[bool, Any]:
     """(present, value): the first value other than "" ("" alone means: leave the parameter out)."""
     for value in values:
@@ -222,8 +231,6 @@ class Oracle:
         own = self._by_case.get(case) if case else None
         turns = own if isinstance(own, dict) else None if own is not None else self._turns
         if turns:
-            from .multiturn import request_turn_key
-
             turn = turns.get(request_turn_key(request.messages, request.tools))
             if turn is not None:  # the turn's calls in its first step, then an answer
                 if _steps_since_user(request.messages) != 0:
