@@ -213,10 +213,10 @@ class HistoryIndex:
         self.first, self.last = (messages[0], messages[-1]) if self.length else (None, None)
 
     def add(self, message: Message) -> None:
-        i = self.length
-        self.sizes.append(self.sizes[-1] + message_size(message))
-        self.answers.append(self.answers[-1] + (message.role == "assistant"))
-        role = message.role
+        """Measure one appended message (the loop's hot path: two appends and a comparison or two)."""
+        i, role, sizes, answers = self.length, message.role, self.sizes, self.answers
+        sizes.append(sizes[-1] + (len(message.content or "") if not message.tool_calls else message_size(message)))
+        answers.append(answers[-1] + (role == "assistant"))
         if role == "user":
             self.users.append(i)
         elif role == "tool":
