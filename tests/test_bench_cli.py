@@ -131,10 +131,14 @@ def test_ctrl_c_at_any_moment_of_the_first_second_is_one_line_and_exit_130(tmp_p
         _, err = process.communicate(timeout=60)
         outcomes.append((delay, process.returncode, err.strip().splitlines()))
     for delay, code, lines in outcomes:
+        said = "\n".join(lines)
         if code == 0:  # it finished first (a fast machine): nothing to interrupt
             continue
-        assert code == 130 and "Traceback" not in "\n".join(lines), (delay, code, lines)
+        if code != 130 and "/agentkit/" not in said:  # a busy machine: still in Python's own start, before the kit
+            continue
+        assert code == 130 and "Traceback" not in said, (delay, code, lines)
         assert lines[-1].startswith("agentkit.bench: interrupted"), (delay, lines)
+    assert any(code == 130 for _, code, _ in outcomes)
 
 
 def test_the_temperature_is_bfcls_by_default_and_can_be_changed_or_left_out(capsys, tmp_path):
