@@ -10,16 +10,17 @@ export PYTHONHASHSEED := 0
 
 venv: $(STAMP)
 
-# uv installs the kit with its extras; it is itself installed with the venv's pip. Each phase says what it
+# uv installs the kit with its extras, less tools/venv-excludes.txt (a parser that costs every notebook
+# kernel two seconds); uv is itself installed with the venv's pip. Each phase says what it
 # does, and uv shows its own progress (resolving, downloading, installing): the first run takes a minute
 # or two (see the README), later ones nothing.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tools/venv-excludes.txt
 	@echo "==> [1/3] creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 	@echo "==> [2/3] installing pip and uv into $(VENV)"
 	$(BIN)/python -m pip install --upgrade pip uv
 	@echo "==> [3/3] installing agentkit with its lab, dev and docs extras (uv; the first time downloads ~200 packages)"
-	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[lab,dev,docs]'
+	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python --excludes tools/venv-excludes.txt -e '.[lab,dev,docs]'
 	touch $(STAMP)
 	@echo "==> $(VENV) is ready"
 
@@ -43,7 +44,8 @@ lab: $(STAMP)
 # HYPOTHESIS_PROFILE=full runs every property test at its full example count (local runs: "quick").
 # Each file runs whole on one of two workers (--dist loadfile), the longest first (tests/slowest_files.txt,
 # see tests/conftest.py; --no-loadscope-reorder keeps that order instead of xdist's "most tests first"),
-# and AGENTKIT_FILE_PROGRESS prints a line as each file or notebook starts.
+# and AGENTKIT_FILE_PROGRESS says when the workers are up and have collected, then prints a line as each
+# file or notebook starts.
 PYTEST_ALL = env -u AGENTKIT_PROVIDER -u AGENTKIT_BASE_URL -u AGENTKIT_MODEL -u AGENTKIT_LANG HYPOTHESIS_PROFILE=full \
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder tests $(wildcard notebooks/*.ipynb) \
 	--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg

@@ -5,6 +5,8 @@ says, so `conf.py` calls `write_pages()` before each build. It writes (all git-i
 
 - `index.md`, `setup.md`, `claims.md`, `simulator.md`, `benchmark.md`, `package.md`: sections of the README,
   their headings re-levelled so that each page has one title, notebook names turned into links;
+  `simulator.md` also shows the fidelity ledger: each format's rules as of the date they were checked, and
+  every entry with its wording (the simulator's own words marked "(wording ours)"), source and date;
 - `tutorials/NN_name.ipynb`: each notebook as stored (never executed here), plus a note under its title saying
   how to open it locally, a note before each saved playground, and a label before each section that the claims
   table links to;
@@ -169,6 +171,25 @@ def tutorial_copy(path: Path, docs: Path, labels: dict[int, list[str]]) -> dict:
     return notebook
 
 
+def ledger_section() -> str:
+    """The fidelity ledger for the simulator's page: when each format's rules were checked, then its entries."""
+    from agentkit.providers import FORMATS
+    from agentkit.sim.fidelity import currency, ledger_table
+
+    lines = ["## The fidelity ledger", "",
+             "Every rule the simulator enforces on a provider's behalf, read from `agentkit/sim/fidelity.toml`. "
+             "*Rules as of* is the date the newest rule of the format was checked against its source; words the "
+             "simulator chose itself, where the provider's are neither documented nor reported, are marked "
+             "\"(wording ours)\" and are never the API's words.", "",
+             "| format | rules as of | rules | in the simulator's own words |", "|---|---|---|---|"]
+    rows = currency(FORMATS)
+    lines += [f"| {fmt} | {date or 'never checked'} | {count} | {ours} |" for fmt, date, count, ours in rows]
+    for fmt, date, count, _ours in rows:
+        if count:
+            lines += ["", f"### {fmt}: rules as of {date}", "", ledger_table(fmt)]
+    return "\n".join(lines) + "\n"
+
+
 def api_page() -> str:
     import agentkit
 
@@ -208,6 +229,8 @@ def write_pages(docs: Path, root: Path) -> None:
         for name in titles:
             parts += [f"## {name}" if len(titles) > 1 else "", link_notebooks(section(sections, name), notebooks,
                                                                                prefix="tutorials/")]
+        if filename == "simulator.md":
+            parts.append(ledger_section())
         _write(docs / filename, "\n\n".join(p for p in parts if p) + "\n")
 
     targets = claim_targets(notebooks)

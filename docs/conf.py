@@ -28,6 +28,9 @@ nb_merge_streams = True
 nb_render_markdown_format = "myst"
 myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
+# The pages quote the APIs' own words (the fidelity ledger, the tutorials' error messages): curly quotes and
+# dashes would change them.
+smartquotes = False
 
 # The playgrounds are drawn from each notebook's saved widget state by the ipywidgets HTML manager, shipped in
 # _static/widgets/ (not a CDN), so the site works offline from its folder.

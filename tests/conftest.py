@@ -1,6 +1,7 @@
 """Shared test setup: the Hypothesis profile (see profiles.py) is chosen before any test module loads."""
 
 import os
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def server():
 
 @pytest.fixture(scope="module")
 def stand_in():
-    """A server of stand-ins for a learner's own models (see learner_models.py): (server, respond)."""
+    """The stand-in for a learner's own model, on its own server (see learner_models.py): (server, respond)."""
     from learner_models import serve_stand_in
 
     server, respond = serve_stand_in()
@@ -73,20 +74,85 @@ def pytest_collection_modifyitems(config, items):
 _started: set[str] = set()
 _seconds: dict[str, float] = defaultdict(float)
 _config: list = []
+_began: list[float] = []
 
 
 def pytest_configure(config):
     _config[:] = [config]
 
 
-def pytest_runtest_logstart(nodeid, location):
-    """AGENTKIT_FILE_PROGRESS=1 (make test): a line as each file starts, so a long tail names its files."""
-    if not os.environ.get("AGENTKIT_FILE_PROGRESS") or _file_of(nodeid) in _started or not _config:
+def _say(line: str) -> None:
+    """AGENTKIT_FILE_PROGRESS=1 (make test): one line on the terminal, at once (also through a pipe)."""
+    if not os.environ.get("AGENTKIT_FILE_PROGRESS") or not _config or hasattr(_config[0], "workerinput"):
         return
     reporter = _config[0].pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        _started.add(_file_of(nodeid))
-        reporter.write("\n" + f"[{len(_started)}] starts {_file_of(nodeid)}" + "\n", flush=True)
+        reporter.write("\n" + line + "\n", flush=True)
+
+
+def _since_start() -> str:
+    return f"{time.monotonic() - _began[0]:.0f} s" if _began else "?"
+
+
+def _what_is_collected(config) -> str:
+    """"97 test files and 12 notebooks": what the command line names, counted as pytest will collect it."""
+    files = notebooks = 0
+    for arg in config.args:
+        path = Path(arg.split("::", 1)[0])
+        if path.is_dir():
+            files += sum(1 for _ in path.rglob("test_*.py"))
+            notebooks += sum(1 for _ in path.rglob("*.ipynb")) if config.getoption("nbval", False) else 0
+        elif path.suffix == ".ipynb":
+            notebooks += 1
+        elif path.suffix == ".py":
+            files += 1
+    return f"{files} test files" + (f" and {notebooks} notebooks" if notebooks else "")
+
+
+def pytest_sessionstart(session):
+    """Before the first file starts there is start-up and collection (imports of every test module, the
+    notebooks read by nbval): say so, and on how many workers."""
+    _began[:] = [time.monotonic()]
+    workers = getattr(session.config.option, "numprocesses", None)
+    what = _what_is_collected(session.config)
+    if workers:
+        _say(f"starting {workers} workers; each imports and collects {what} before its first file runs")
+    else:
+        _say(f"collecting {what}")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodeready(node):
+    _say(f"worker {node.gateway.id} is up after {_since_start()}: collecting")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    _say(f"worker {node.gateway.id} collected {len(ids)} tests after {_since_start()}"
+         + ("; the files now run, the longest first (tests/slowest_files.txt)" if _collected(node) else ""))
+
+
+_collections: set[str] = set()
+
+
+def _collected(node) -> bool:
+    """True once every worker has collected (the files start then)."""
+    _collections.add(node.gateway.id)
+    workers = getattr(_config[0].option, "numprocesses", None) or 0
+    return len(_collections) >= workers
+
+
+def pytest_collection_finish(session):
+    if not hasattr(session.config, "workerinput") and not getattr(session.config.option, "numprocesses", None):
+        _say(f"collected {len(session.items)} tests after {_since_start()}")
+
+
+def pytest_runtest_logstart(nodeid, location):
+    """AGENTKIT_FILE_PROGRESS=1 (make test): a line as each file starts, so a long tail names its files."""
+    if _file_of(nodeid) in _started:
+        return
+    _started.add(_file_of(nodeid))
+    _say(f"[{len(_started)}] starts {_file_of(nodeid)}")
 
 
 def pytest_runtest_logreport(report):

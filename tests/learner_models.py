@@ -1,32 +1,46 @@
-"""Stand-ins for a learner's own model, served over HTTP like a local OpenAI-compatible server.
+"""A stand-in for a learner's own model, served over HTTP like a local OpenAI-compatible server.
 
-The tutorials promise to run on "any reasonable model", not only on the simulator's `sim-reasoner`. These
-stand-ins behave the ways real models differ from it, all at once:
+The tutorials promise to run on "any reasonable model", not only on the simulator's `sim-reasoner`. One
+stand-in, LEARNER_MODEL ("learner-7b"), behaves in each of the ways real models differ from it, a different
+one from request to request:
 
-    LEARNER_MODEL  "learner-7b": one tool call per turn (never a parallel batch), a fresh random id on
-                   every call (so a repeated request gets other ids), final answers in English
-    SILENT_MODEL   "silent-7b": never calls a tool, answers in English whatever it is offered
+    one tool per turn   the reasoner's first call only (never a parallel batch), with a fresh random id
+                        (so a repeated request gets other ids); its final answers in English
+    no tool             answers in English whatever it is offered, never asks for a tool
+    mistakes            the reasoner's calls, each one made wrong the way the simulator's noisy models
+                        make them (another tool, a field left out, numbers as text, cut-off JSON, one
+                        call too many)
 
-and the server around them (`serve_stand_in`) answers like Ollama's OpenAI-compatible endpoint: a name it
-does not serve gets a 404, and a streamed answer carries each tool call whole, in one chunk, instead of
-argument fragments to concatenate. Any API key is accepted, as by the simulator.
+Which way: the n-th run of a tutorial (a request right after the user's message starts one) starts with
+the n-th way of the order the test gives (`Respond.begin`; by default mistakes, then no tool, then one tool
+per turn, round again), and each later request of that run takes the next way in ROTATION (mistakes, then
+one tool per turn — the corrected call —, then no tool, which ends the run). So a run that starts with a
+mistake goes through all three ways, a tutorial with two runs also meets a model that answers at once,
+and the ways a tutorial meets do not depend on the random ids. `Respond.log` records each request's way and
+what it led to, for the tests to check.
 
-The decisions reuse the simulator's reasoner (what to call, with which arguments): these are stand-ins for
-the *shape* of other models' behaviour, not for their intelligence.
+The server around it (`serve_stand_in`) answers like Ollama's OpenAI-compatible endpoint: a name it does
+not serve gets a 404, and a streamed answer carries each tool call whole, in one chunk, instead of argument
+fragments to concatenate. Any API key is accepted, as by the simulator.
+
+The decisions reuse the simulator's reasoner (what to call, with which arguments): a stand-in for the
+*shape* of other models' behaviour, not for their intelligence.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import threading
 import time
 import uuid
-from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentkit.core.types import ModelTurn, ToolCall, Usage
 from agentkit.models import tool_results_since_last_user
+from agentkit.sim import behaviours
 from agentkit.sim import create_app
 from agentkit.sim import reasoner as R
 from agentkit.sim.behaviours import UnknownModel
@@ -34,11 +48,35 @@ from agentkit.sim.server import SimServer, listening_socket
 from agentkit.sim.wire.common import ChatRequest
 
 LEARNER_MODEL = "learner-7b"
-SILENT_MODEL = "silent-7b"
+ONE_TOOL_PER_TURN, NO_TOOL, MISTAKES = "one tool per turn", "no tool", "mistakes"
+WAYS = (ONE_TOOL_PER_TURN, NO_TOOL, MISTAKES)
+MISTAKE_KINDS = behaviours.MISTAKES  # the simulator's noisy models' mistakes: wrong tool, missing field, ...
+JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_AN_ID = re.compile(r"[A-Za-z]+_[0-9A-Za-z]{16,}")  # call_..., toolu_...: left out of every hash
 
 
 def _random_id(prefix: str) -> str:
     return prefix + uuid.uuid4().hex[:24]
+
+
+def _digest(*parts: Any) -> int:
+    text = _AN_ID.sub("<id>", json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def _without_ids(messages) -> list:
+    return [{k: v for k, v in m.to_dict().items() if k not in ("reasoning", "tool_call_id")} for m in messages]
+
+
+ROTATION = (MISTAKES, ONE_TOOL_PER_TURN, NO_TOOL)
+STARTS = (MISTAKES, NO_TOOL, ONE_TOOL_PER_TURN)
+
+
+def _since_the_user(request: ChatRequest) -> tuple[list, int]:
+    """The conversation up to the user's last message, and how many model turns came after it."""
+    last_user = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1)
+    later = request.messages[last_user + 1:]
+    return list(request.messages[:last_user + 1]), sum(1 for m in later if m.role == "assistant")
 
 
 def _said(result: str) -> str:
@@ -61,54 +99,107 @@ def _english_answer(request: ChatRequest) -> str:
     return "Here is what I found: " + "; ".join(_said(r) for r in results) + "."
 
 
-def _turn(request: ChatRequest, text: str | None = None, call: ToolCall | None = None) -> ModelTurn:
-    calls = (call,) if call else ()
+def _turn(request: ChatRequest, text: str | None = None, calls: tuple[ToolCall, ...] = ()) -> ModelTurn:
     out = len(text or "") // 4 + sum(len(c.arguments_json()) // 4 for c in calls) + 1
     return ModelTurn(text=text, tool_calls=calls, stop="tool_calls" if calls else "stop",
                      usage=Usage(len(json.dumps([m.to_dict() for m in request.messages])) // 4 + 1, out),
                      model=request.model, id=_random_id("chatcmpl-"))
 
 
-def one_tool_per_turn(request: ChatRequest) -> ModelTurn:
-    """The reasoner's choice, but only its first call per turn, with a random id; answers in English."""
+def _call(planned: R.PlannedCall) -> ToolCall:
+    if planned.raw is not None:  # cut-off JSON: the model "wrote" text that is not an object
+        return ToolCall(_random_id("call_"), planned.name, planned.raw, None)
+    arguments = dict(planned.arguments or {})
+    return ToolCall(_random_id("call_"), planned.name, json.dumps(arguments, ensure_ascii=False), arguments)
+
+
+def _may_call(request: ChatRequest) -> bool:
     offered = R.usable_tools(request.tools)
-    if offered and R.tool_choice_of(request.options, offered)[0] != "none":
+    return bool(offered) and R.tool_choice_of(request.options, offered)[0] != "none"
+
+
+def one_tool_per_turn(request: ChatRequest) -> tuple[ModelTurn, tuple[str, ...]]:
+    """The reasoner's choice, but only its first call per turn, with a random id; answers in English."""
+    if _may_call(request):
         one_at_a_time = replace(request, options=replace(request.options, parallel_tool_calls=False))
         planned = R.decide(one_at_a_time).calls[:1]
         if planned:
-            call = planned[0]
-            if call.raw is not None:
-                tool_call = ToolCall(_random_id("call_"), call.name, call.raw, None)
-            else:
-                arguments = dict(call.arguments or {})
-                tool_call = ToolCall(_random_id("call_"), call.name, json.dumps(arguments, ensure_ascii=False),
-                                     arguments)
-            return _turn(request, call=tool_call)
-    return _turn(request, text=_english_answer(request))
+            return _turn(request, calls=(_call(planned[0]),)), ()
+    return _turn(request, text=_english_answer(request)), ()
 
 
-def never_calls_tools(request: ChatRequest) -> ModelTurn:
+def never_calls_tools(request: ChatRequest) -> tuple[ModelTurn, tuple[str, ...]]:
     """Answers in English and never asks for a tool, whatever tools it is offered."""
-    return _turn(request, text=_english_answer(request))
+    return _turn(request, text=_english_answer(request)), ()
 
 
-BEHAVIOURS = {LEARNER_MODEL: one_tool_per_turn, SILENT_MODEL: never_calls_tools}
+def makes_mistakes(request: ChatRequest) -> tuple[ModelTurn, tuple[str, ...]]:
+    """The reasoner's calls, each made wrong in one of MISTAKE_KINDS (the first, from one a hash of the
+    request picks, that changes the call: a tool without required fields cannot miss one); the kinds made
+    are returned beside the turn. No call to make: the English answer."""
+    decision = R.decide(request) if _may_call(request) else None
+    if decision is None or not decision.calls:
+        return _turn(request, text=_english_answer(request)), ()
+    calls, made = [], []
+    for i, planned in enumerate(decision.calls):
+        first = _digest(_without_ids(request.messages), i) % len(MISTAKE_KINDS)
+        for kind in MISTAKE_KINDS[first:] + MISTAKE_KINDS[:first]:
+            wrong = behaviours.make_mistake(kind, planned, request)
+            if wrong != [planned]:
+                made.append(kind)
+                break
+        calls += [_call(p) for p in wrong]
+    return _turn(request, calls=tuple(calls)), tuple(made)
+
+
+ANSWER = {ONE_TOOL_PER_TURN: one_tool_per_turn, NO_TOOL: never_calls_tools, MISTAKES: makes_mistakes}
+
+
+@dataclass(frozen=True)
+class Answered:
+    """One request the stand-in answered: which way, what it sent back, whether it had any Japanese."""
+
+    way: str
+    first: bool            # right after the user's message: the first request of a run
+    calls: int             # tool calls in the answer
+    mistakes: tuple[str, ...]
+    japanese: bool         # a Japanese character anywhere in the messages or the tool definitions
 
 
 class Respond:
-    """The server's decision function: the stand-in named in the request, else the provider's 404."""
+    """The server's decision function: LEARNER_MODEL's answer in the way its run has reached, else the
+    provider's 404. `begin(starts)` before each tutorial: the order its runs start in."""
 
     def __init__(self) -> None:
-        self.requests: Counter[str] = Counter()  # model name -> requests it answered
+        self.log: list[Answered] = []
         self._lock = threading.Lock()
+        self.begin()
+
+    def begin(self, starts: tuple[str, ...] = STARTS) -> None:
+        with self._lock:
+            self._starts, self._runs, self._started = starts, 0, {}
+
+    def way_for(self, request: ChatRequest) -> tuple[str, bool]:
+        """(the way this request is answered in, whether it starts a run)."""
+        asked, turns = _since_the_user(request)
+        run = _digest(_without_ids(asked), [t.to_dict() for t in request.tools])
+        with self._lock:
+            if turns == 0 or run not in self._started:  # a new run: the next way of the order
+                self._started[run] = self._starts[self._runs % len(self._starts)]
+                self._runs += 1
+            start = self._started[run]
+        return ROTATION[(ROTATION.index(start) + turns) % len(ROTATION)], turns == 0
 
     def __call__(self, request: ChatRequest) -> ModelTurn:
-        behaviour = BEHAVIOURS.get(request.model)
-        if behaviour is None:
+        if request.model != LEARNER_MODEL:
             raise UnknownModel(request.model)
+        way, first = self.way_for(request)
+        turn, mistakes = ANSWER[way](request)
+        sent = json.dumps([_without_ids(request.messages), [t.to_dict() for t in request.tools]],
+                          ensure_ascii=False)
         with self._lock:
-            self.requests[request.model] += 1
-        return behaviour(request)
+            self.log.append(Answered(way, first, len(turn.tool_calls), mistakes, JAPANESE.search(sent) is not None))
+        return turn
 
 
 # -- the server: streams with whole tool calls, as Ollama's /v1 sends them ----------------------------
@@ -200,7 +291,7 @@ def serve_stand_in() -> tuple[SimServer, Respond]:
     import uvicorn
 
     respond = Respond()
-    app = WholeCallStreams(create_app(respond, faults=False, models=tuple(BEHAVIOURS)))
+    app = WholeCallStreams(create_app(respond, faults=False, models=(LEARNER_MODEL,)))
     sock = listening_socket()
     config = uvicorn.Config(app, loop="asyncio", lifespan="off", log_config=None, log_level="warning",
                             access_log=False, server_header=False)

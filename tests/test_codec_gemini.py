@@ -303,10 +303,20 @@ def reassemble(events) -> ModelTurn:
     return assembler.turn()
 
 
+@pytest.fixture(scope="module")
+def streaming_sdk():
+    """One SDK client for every example, and the stream its transport answers (`answer["body"]`): building
+    a genai.Client takes about 0.15 s, so one per example spent 15 s of the test on construction."""
+    answer = {"body": b""}
+    client = sdk_client(lambda r: httpx.Response(200, content=answer["body"],
+                                                 headers={"content-type": "text/event-stream"}))
+    return client, answer
+
+
 @settings(max_examples=100, deadline=None)
-@given(turns(with_ids=True))
-def test_gemini_3_responses_carry_ids_round_trip_validate_and_stream_to_the_same_turn(turn):
-    request = ChatRequest("gemini-3-pro-preview", (Message.user("hi"),))
+@given(turn=turns(with_ids=True))
+def test_gemini_3_responses_carry_ids_round_trip_validate_and_stream_to_the_same_turn(streaming_sdk, turn):
+    request = ChatRequest("gemini-3.1-pro-preview", (Message.user("hi"),))
     body = codec_server.build_response(turn, request)
     gt.GenerateContentResponse.model_validate(body)  # pydantic, extra="forbid": unknown fields would fail
     assert codec.parse_response(json.loads(json.dumps(body))) == turn
@@ -316,14 +326,9 @@ def test_gemini_3_responses_carry_ids_round_trip_validate_and_stream_to_the_same
     assert "finishReason" in json.loads(events[-1].data)["candidates"][0]
     assert reassemble(events) == codec.parse_response(body)
     # The SDK's SSE reader yields one response per chunk, with every call whole and its id intact.
-    client = sdk_client(
-        lambda r: httpx.Response(
-            200,
-            content="".join(e.encode() for e in events).encode(),
-            headers={"content-type": "text/event-stream"},
-        )
-    )
-    chunks = list(client.models.generate_content_stream(model="gemini-3-pro-preview", contents="hi"))
+    client, answer = streaming_sdk
+    answer["body"] = "".join(e.encode() for e in events).encode()
+    chunks = list(client.models.generate_content_stream(model="gemini-3.1-pro-preview", contents="hi"))
     assert len(chunks) == len(events)
     assert [(c.id, c.name, c.args) for chunk in chunks for c in chunk.function_calls or []] == [
         (c.id, c.name, c.raw_arguments) for c in turn.tool_calls

@@ -188,12 +188,14 @@ json_values = st.recursive(
 raw_arguments = st.one_of(st.dictionaries(st.text(max_size=6), json_values, max_size=3).map(json.dumps),
                           st.sampled_from(["", "{", "not json", "[1, 2]", "{\"a\": 1,}", "{}"]))
 id_suffix = st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=10)
-schemas = st.sampled_from([
-    {"type": "object", "properties": {}},
-    WEATHER.parameters,
-    {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": ["string", "null"]}},
-     "required": ["a", "b"], "additionalProperties": False}])
-tool_lists = st.lists(st.builds(ToolSpec, tool_names, st.text(max_size=20), schemas, st.booleans()),
+STRICT_SCHEMAS = [{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": ["string", "null"]}},
+                   "required": ["a", "b"], "additionalProperties": False},
+                  {"type": "object", "properties": {}, "additionalProperties": False}]
+schemas = st.sampled_from([{"type": "object", "properties": {}}, WEATHER.parameters, *STRICT_SCHEMAS])
+# A strict tool has a schema strict mode takes: the APIs refuse any other with a 400.
+tool_lists = st.lists(st.builds(ToolSpec, tool_names, st.text(max_size=20), schemas, st.just(False))
+                      | st.builds(ToolSpec, tool_names, st.text(max_size=20), st.sampled_from(STRICT_SCHEMAS),
+                                  st.just(True)),
                       max_size=3, unique_by=lambda t: t.name)
 
 
@@ -681,8 +683,8 @@ def test_accepted_extras_custom_tools_and_legacy_shapes():
     assert request.messages[0].content == "be nice" and request.messages[1].content == "look"
     assert request.messages[2].tool_calls[0].raw_arguments == "raw words"
     assert request.messages[3].name == "grammar"
-    assert request.options.tool_choice == "required" and request.options.max_tokens == 20
-    assert request.extras["tool_choice"]["type"] == "allowed_tools"
+    # allowed_tools reaches the model as the kit's subset form (an empty subset here)
+    assert request.options.tool_choice == {"allowed": [], "mode": "required"} and request.options.max_tokens == 20
     assert request.extras["response_format"] == {"type": "text"} and request.extras["user"] == "u1"
 
 

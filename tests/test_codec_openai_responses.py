@@ -365,7 +365,7 @@ def test_accepted_shapes_from_the_sdk_and_server_state():
     assert [m.role for m in request.messages] == ["system", "system", "user", "assistant", "tool", "tool"]
     assert request.messages[2].content == "look " and request.messages[3].content == "ok"
     assert len(request.messages[3].tool_calls) == 2 and request.messages[4].content == "sunny"
-    assert request.tools == (WEATHER, TIME) and request.options.tool_choice == "required"
+    assert request.tools == (WEATHER, TIME) and request.options.tool_choice == {"allowed": ["f"], "mode": "required"}
     body = responses_server.build_response(ModelTurn("done", model="m"), request)
     Response.model_validate(body)
     assert body["tool_choice"]["type"] == "allowed_tools" and body["store"] is False

@@ -159,17 +159,17 @@ G3 = "gemini-3-flash-preview"
 
 
 def signed(model: str = G3, text: str = "x") -> str:
-    """A signature for a model turn whose only part is the text `text`, answering ASK."""
-    return mint_signature(gemini_server.SIGNATURE_KIND, model, gemini_server.signed_content([{"text": text}]),
+    """A signature for a text part `text` of a model turn answering ASK."""
+    return mint_signature(gemini_server.SIGNATURE_KIND, model, gemini_server.signed_content({"text": text}),
                           ASK.content)
 
 
 def model_turn(*parts: dict, model: str = G3) -> dict:
     """A model content as the simulator issues it: each part marked `"thoughtSignature": SIGN` gets a
-    signature over the whole turn (its text and calls), answering ASK."""
-    signature = mint_signature(gemini_server.SIGNATURE_KIND, model, gemini_server.signed_content(list(parts)),
-                               ASK.content)
-    return {"role": "model", "parts": [{**p, "thoughtSignature": signature} if p.get("thoughtSignature") is SIGN
+    signature over the kind of part it rides on, answering ASK."""
+    def sign(part: dict) -> str:
+        return mint_signature(gemini_server.SIGNATURE_KIND, model, gemini_server.signed_content(part), ASK.content)
+    return {"role": "model", "parts": [{**p, "thoughtSignature": sign(p)} if p.get("thoughtSignature") is SIGN
                                        else p for p in parts]}
 
 
@@ -220,7 +220,7 @@ def test_the_placeholder_passes_and_a_signature_that_is_not_geminis_is_corrupted
                        {"role": "user", "parts": [fr("Tokyo")]})
     gemini_server.parse_request(body, model=G3)
     # Another Gemini model's signature is accepted (Google: its thought is left out of the context)...
-    body["contents"][1] = model_turn(fc("get_weather", "Tokyo", SIGN), model="gemini-3-pro-preview")
+    body["contents"][1] = model_turn(fc("get_weather", "Tokyo", SIGN), model="gemini-3.1-pro-preview")
     gemini_server.parse_request(body, model=G3)
     # ... one that is truncated, or another API's, is not.
     for foreign in (signed()[:-8], mint_signature(anthropic_server.SIGNATURE_KIND, None, "t"), signed()):
@@ -241,7 +241,7 @@ def test_signatures_go_back_on_the_parts_they_came_with_for_the_same_model_only(
     assert ["thoughtSignature" in p for p in parts] == [False, True]
     assert parts[1]["thoughtSignature"] == state.items[0]["thoughtSignature"]
     # Another Gemini 3 model gets the documented placeholder instead; an older model gets nothing.
-    other = gemini.build_request("gemini-3-pro-preview", history, [WEATHER]).body["contents"][1]["parts"]
+    other = gemini.build_request("gemini-3.1-pro-preview", history, [WEATHER]).body["contents"][1]["parts"]
     assert [p.get("thoughtSignature") for p in other] == [gemini.THOUGHT_SIGNATURE_PLACEHOLDER] * 2
     older = gemini.build_request("gemini-2.5-flash", history, [WEATHER]).body["contents"][1]["parts"]
     assert not any("thoughtSignature" in p for p in older)

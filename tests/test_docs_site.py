@@ -7,6 +7,7 @@ was never built skips these, saying how to build it; under CI a missing site is 
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 import os
 import re
@@ -118,3 +119,16 @@ def test_markdown_tables_that_cells_printed_are_tables_on_the_page():
         html = (SITE / "tutorials" / f"{notebook.stem}.html").read_text(encoding="utf-8")
         text = re.sub(r"<pre.*?</pre>", "", html, flags=re.S)     # code cells may show pipes on purpose
         assert not re.search(r"\|\s*(---|—)", re.sub(r"<[^>]+>", "", text)), f"{notebook.name}: a table left as text"
+
+
+def test_the_simulator_page_says_when_each_formats_rules_were_checked_and_quotes_them_exactly():
+    from agentkit.providers import FORMATS
+    from agentkit.sim.fidelity import ledger, rules_as_of
+
+    text = html_lib.unescape(re.sub(r"<[^>]+>", "", (SITE / "simulator.html").read_text(encoding="utf-8")))
+    for fmt in FORMATS:
+        assert f"{fmt}: rules as of {rules_as_of(fmt)}" in text, fmt
+    # The providers' words as the ledger has them: no curly quotes or dashes put in by the site's typography.
+    for entry in ledger().values():
+        shown = entry.wording + (" (wording ours)" if entry.wording_is == "ours" else "")
+        assert shown in text, entry.id

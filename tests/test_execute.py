@@ -649,7 +649,7 @@ def test_the_base_executor_has_no_batch_strategy():
         Executor().run_batch([], Trace())
 
 
-# -- under asyncio, a quick sync tool runs on the event loop (issue 7, item 7) -------------------------------
+# -- under asyncio, a quick sync tool runs on the event loop ------------------------------------------------
 
 async def _with_company(coro):
     """Await `coro` while another task waits on the same loop: the run is no longer alone there."""

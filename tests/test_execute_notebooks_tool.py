@@ -73,3 +73,42 @@ def test_a_progress_bars_stored_text_reads_its_finished_count_not_the_count_when
     nb = progress_bar_notebook("oracle: 0/48           ", "oracle:\u200748/48\u2007", 48.0, 48.0)
     execute_notebooks.finish_progress_text(nb)
     assert nb.cells[0].outputs[0]["data"]["text/plain"] == "oracle: 48/48"
+
+
+# -- PromptNotebookClient: a kernel message missed by one asyncio poll is seen at the next short one ------
+
+def polls_until_answered(answer_on_call: int):
+    """A channel's get_msg that misses the message until its `answer_on_call`-th poll, recording timeouts."""
+    asked: list = []
+
+    async def get_msg(timeout=None):
+        asked.append(timeout)
+        if len(asked) < answer_on_call:
+            raise execute_notebooks.queue.Empty
+        return {"msg_type": "execute_reply"}
+
+    return get_msg, asked
+
+
+def test_a_wait_for_a_cells_reply_is_cut_into_polls_of_a_second_so_a_missed_wake_up_costs_a_second():
+    import asyncio
+
+    get_msg, asked = polls_until_answered(3)
+    poll = execute_notebooks._in_short_polls(get_msg, execute_notebooks.PromptNotebookClient.POLL_SECONDS)
+    assert asyncio.run(poll(timeout=180)) == {"msg_type": "execute_reply"}
+    assert len(asked) == 3 and all(0 <= t <= 1.0 for t in asked)  # never one poll of the whole 180 s
+
+
+def test_a_wait_without_a_timeout_keeps_polling_and_one_with_a_timeout_still_ends_in_empty():
+    import asyncio
+
+    get_msg, asked = polls_until_answered(5)
+    assert asyncio.run(execute_notebooks._in_short_polls(get_msg, 1.0)(timeout=None))["msg_type"] == "execute_reply"
+    assert asked == [1.0] * 5
+    get_msg, asked = polls_until_answered(10**9)
+    try:
+        asyncio.run(execute_notebooks._in_short_polls(get_msg, 1.0)(timeout=0.01))
+    except execute_notebooks.queue.Empty:
+        pass
+    else:
+        raise AssertionError("a wait whose timeout passed must end in Empty, as jupyter_client's does")

@@ -8,7 +8,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-from agentkit.core.errors import BadResponseError, ProviderConnectionError, ProviderTimeout, RateLimitError, ServerError  # noqa: E402
+from agentkit.core.errors import (BadResponseError, ProviderConnectionError, ProviderTimeout, RateLimitError,  # noqa: E402
+                                  ServerError, SpendLimitError)
 from agentkit.experiments import transport  # noqa: E402
 from agentkit.providers import FORMATS  # noqa: E402
 
@@ -16,15 +17,19 @@ FAST = {"backoff": 0.001}  # retries wait a millisecond: the waits are not what 
 
 
 #: The first attempt's outcome for each fault, in the anthropic format.
-FIRST = {"429": 429, "500": 500, "503": 503, "529": 529, "timeout": "timeout", "drop": "RemoteProtocolError",
-         "truncate": "RemoteProtocolError", "badjson": "invalid_json", "cut": "RemoteProtocolError",
-         "instream": 529}
+FIRST = {"429": 429, "spend": 429, "500": 500, "503": 503, "529": 529, "timeout": "timeout",
+         "drop": "RemoteProtocolError", "truncate": "RemoteProtocolError", "badjson": "invalid_json",
+         "cut": "RemoteProtocolError", "instream": 529}
 
 
 def test_the_catalogue_meets_every_fault_once_with_a_retry_and_the_timeout_with_the_fallback(server):
     met = {m.fault: m for m in transport.catalogue("anthropic", server=server, **FAST)}
     assert list(met) == list(transport.FAULTS) == list(FIRST)
     for name, m in met.items():
+        if name == "spend":  # final: one attempt, no retry, no fallback, the typed error
+            assert isinstance(m.error, SpendLimitError) and m.path == "429" and m.answered_by is None
+            assert m.how == "a typed error: SpendLimitError"
+            continue
         assert m.error is None and m.attempts[0].outcome == FIRST[name] and m.attempts[-1].ok, name
         if name == "timeout":  # a slow model is slow every time: the retries time out too
             assert m.path == "timeout ×3 → 200 (sim-reasoner)" and m.how == "the fallback: sim-reasoner"
@@ -85,7 +90,7 @@ def test_the_raw_stream_carries_the_providers_own_error_after_a_200(server, fmt)
 
 
 def test_an_unknown_fault_is_refused_with_the_choices(server):
-    with pytest.raises(ValueError, match="choose one of 429, 500"):
+    with pytest.raises(ValueError, match="choose one of 429, spend, 500"):
         transport.meet("418", server=server)
 
 

@@ -475,7 +475,8 @@ def test_openai_responses_reasoning_items_replayed_pass_and_dropped_are_refused(
     assert_quotes_both(oai.responses.create(input=history(lean.output, outputs_for(lean)), **lean_ask).output_text)
     by_id = [i.model_dump(exclude_none=True, exclude={"encrypted_content"}) if i.type == "reasoning" else
              i.model_dump(exclude_none=True) for i in lean.output]
-    with pytest.raises(openai.BadRequestError, match="Items are not persisted when `store` is set to false"):
+    # ... a 404, as the real API answers it, so the SDK raises NotFoundError (ledger: item_not_found)
+    with pytest.raises(openai.NotFoundError, match="Items are not persisted when `store` is set to false"):
         oai.responses.create(input=[*user, *by_id, *outputs_for(lean)], **lean_ask)
 
     # The stream helper's final response replays the same way.

@@ -15,10 +15,11 @@ import pytest
 
 import agentkit
 from agentkit import HTTPModel, StopReason, tool
-from agentkit.core.errors import BadResponseError, ServerError
+from agentkit.core.errors import BadRequestError, BadResponseError, ServerError, ToolsNotSupportedError
 from agentkit.core.types import Message, ModelOptions
 from agentkit.providers import ollama as codec
 from agentkit.sim.behaviours import KNOWN_MODELS
+from agentkit.sim.fidelity import ledger
 
 QUESTION = "東京の天気と、1ドル何円か教えて"
 
@@ -178,3 +179,58 @@ def test_go_type_errors_are_400s_in_ollamas_shape(http):
     body["messages"][0]["content"] = [{"type": "text", "text": "hi"}]
     r = http.post("/api/chat", json=body)
     assert r.status_code == 400 and "cannot unmarshal array" in r.json()["error"]
+
+
+# --- a model without tool support -------------------------------------------------------------------------
+# The most reported Ollama tool error: tools for a model that lacks the "tools" capability. The simulator's
+# llama2 and gemma3 (every tag) answer it as the server does; the ledger entry states the words.
+
+NO_TOOLS = ledger()["ollama.model_without_tools"]
+
+
+@pytest.mark.parametrize("model, named", [("llama2:13b", "registry.ollama.ai/library/llama2:13b"),
+                                          ("gemma3", "registry.ollama.ai/library/gemma3:latest")])
+def test_the_official_client_sees_the_400_of_a_model_without_tools(sim, model, named):
+    client = ollama.Client(host=sim.sdk_base_url("ollama"))
+    with pytest.raises(ollama.ResponseError) as info:
+        client.chat(model=model, messages=[{"role": "user", "content": QUESTION}], tools=[get_weather])
+    assert info.value.status_code == NO_TOOLS.status == 400
+    assert info.value.error == f"{named} does not support tools" and NO_TOOLS.matches(info.value.error)
+    # Without tools the same model answers; a model with tools takes them.
+    plain = client.chat(model=model, messages=[{"role": "user", "content": "こんにちは"}])
+    assert plain.done and not plain.message.tool_calls
+    assert client.chat(model="qwen3", messages=[{"role": "user", "content": QUESTION}],
+                       tools=[get_weather]).message.tool_calls
+
+
+def test_httpmodel_raises_tools_not_supported_naming_the_model_without_retrying(sim):
+    model = HTTPModel("llama2:13b", "ollama", base_url=sim.base_url("ollama"), max_retries=3)
+    with pytest.raises(agentkit.ModelCallError) as info:
+        agentkit.run(model, QUESTION, tools=[tool(get_weather)])
+    error = info.value.__cause__
+    assert isinstance(error, ToolsNotSupportedError) and isinstance(error, BadRequestError)
+    assert error.model == "llama2:13b" and not error.retryable
+    assert error.attempts == [("llama2:13b", 400)]  # one request: asking again cannot help
+
+
+def test_a_fallback_list_moves_past_a_model_without_tools(sim):
+    before = sim.rule_logs()[-1].number if sim.rule_logs() else 0
+    model = HTTPModel("gemma3:4b", "ollama", base_url=sim.base_url("ollama"), fallback_models=["qwen3:4b"])
+    result = agentkit.run(model, QUESTION, tools=[tool(get_weather), tool(get_exchange_rate)])
+    assert result.stop_reason == StopReason.FINAL_ANSWER and "晴れ" in result.output
+    # Each model call asks the first model, is refused once (no retry), then asks the next.
+    assert [log.model for log in sim.rule_logs(after=before)] == ["gemma3:4b", "qwen3:4b"] * result.steps
+
+
+def test_the_codec_reads_the_refusal_as_tools_not_supported():
+    error = codec.parse_error(400, {"error": "registry.ollama.ai/library/Qwen3.5:0.8b does not support tools"})
+    assert isinstance(error, ToolsNotSupportedError) and error.model == "Qwen3.5:0.8b"
+    assert type(codec.parse_error(400, {"error": "model is required"})) is BadRequestError
+
+
+def test_the_rule_log_records_the_tool_capability_check(sim, http):
+    assert http.post("/api/chat", json=chat_body("llama2:7b")).status_code == 400
+    assert http.post("/api/chat", json=chat_body("qwen3:8b")).status_code == 200
+    outcomes = {log.model: [(f.rule, f.outcome) for f in log.findings] for log in sim.rule_logs()}
+    assert ("ollama.model_without_tools", "refused") in outcomes["llama2:7b"]
+    assert ("ollama.model_without_tools", "passed") in outcomes["qwen3:8b"]

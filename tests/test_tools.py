@@ -275,7 +275,7 @@ def test_bad_flags_are_definition_errors(flags, message):
         tool(f, **flags)
 
 
-# -- issue 7 item 6: every mistake refused when the tool is defined, naming tool, parameter and problem ----
+# -- every mistake refused when the tool is defined, naming tool, parameter and problem ------------------
 
 class Empty(enum.Enum):
     pass

@@ -109,7 +109,7 @@ def test_reasoning_state_is_usable_only_for_its_format_and_model():
     assert state.usable_for("anthropic", "claude-sonnet-4-5")  # an alias of the dated snapshot
     assert not state.usable_for("anthropic", "claude-opus-4-5")
     assert not state.usable_for("openrouter", "claude-sonnet-4-5")
-    assert not ReasoningState("gemini", None).usable_for("gemini", "gemini-3-pro-preview")  # model unknown: no
+    assert not ReasoningState("gemini", None).usable_for("gemini", "gemini-3.1-pro-preview")  # model unknown: no
     assert "thinking" in repr(state) and "signature" not in repr(state)  # kinds only, never the opaque text
 
 

@@ -2,7 +2,8 @@
 
     python tools/execute_notebooks.py notebooks/*.ipynb
 
-What makes a rerun give no diff (measured; see shared/reference/notebooks_ci.md):
+What makes a rerun give no diff (each measured: `jupyter nbconvert --execute --inplace` twice gave a large
+diff of timestamps, widget ids and reordered widget state):
 - start from a cleaned copy: outputs, execution counts, per-cell execution metadata and the saved
   widget state are removed first, so nothing old survives;
 - execute with nbclient, record_timing=False, PYTHONHASHSEED=0 and a fixed SOURCE_DATE_EPOCH;
@@ -20,10 +21,11 @@ import hashlib
 import html
 import json
 import os
+import queue
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import nbformat
@@ -31,6 +33,44 @@ from nbclient import NotebookClient
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class PromptNotebookClient(NotebookClient):
+    """nbclient's NotebookClient, which sees each kernel message within a second of its arrival.
+
+    nbclient waits for a cell's reply with one asyncio poll of the whole cell timeout. pyzmq's asyncio poll
+    can miss the wake-up of a message that arrives meanwhile (a ZeroMQ socket signals through an
+    edge-triggered file descriptor); it looks once more when its timeout ends and returns the message then,
+    so a cell that took one second is seen finishing `timeout` seconds later, with no error. Measured on
+    tutorial 04 under load: 180 s of silence after its playground cell (a widget), the cell timeout, in
+    one run out of two. A known report: https://github.com/jupyter/nbclient/issues/312. Here every wait
+    is cut into polls of at most `POLL_SECONDS`, each of which ends with that last look, so a missed
+    wake-up costs at most a second; the cell timeout itself is unchanged.
+    """
+
+    POLL_SECONDS = 1.0
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()
+        for channel in (kc.shell_channel, kc.iopub_channel):
+            channel.get_msg = _in_short_polls(channel.get_msg, self.POLL_SECONDS)
+        return kc
+
+
+def _in_short_polls(get_msg: Callable[..., Awaitable[dict]], seconds: float) -> Callable[..., Awaitable[dict]]:
+    """`get_msg(timeout=t)` as polls of at most `seconds` each until `t` has passed (forever for None)."""
+
+    async def get_msg_in_short_polls(timeout: float | None = None) -> dict:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = seconds if deadline is None else max(0.0, min(seconds, deadline - time.monotonic()))
+            try:
+                return await get_msg(timeout=left)
+            except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    return get_msg_in_short_polls
 
 
 def clean(nb: nbformat.NotebookNode) -> None:
@@ -151,7 +191,7 @@ def execute(path: Path) -> float:
     stored = nbformat.read(path, as_version=4)
     clean(nb)
     start = time.perf_counter()
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False,
+    client = PromptNotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     elapsed = time.perf_counter() - start

@@ -26,9 +26,15 @@
     │                              taken); `.run` is the replayed run when there is one
     └── ProviderError              an HTTP model call failed; carries status, provider error type, message
         ├── BadRequestError        400/404/413/422: the request is wrong; retrying will not help
+        │   └── ToolsNotSupportedError  this model takes no tools (Ollama's 400 "… does not support tools",
+        │                          OpenRouter's 404 "No endpoints found that support tool use"): `model`
+        │                          names it; another model may (a fallback list moves on)
         ├── AuthenticationError    401/403, or a key that is missing or malformed (checked when built)
         ├── RateLimitError         429 (retryable; `retry_after` in seconds when the server said)
         │   └── QuotaExceededError 429 that is billing, not load (OpenAI's insufficient_quota): not retryable
+        │       └── SpendLimitError  429 for a spend or usage limit (OpenAI's organization/project spend
+        │                          limit, credit balance or usage limit codes; Anthropic's
+        │                          enforced_spend_limit_reached): final, no retry, no fallback
         ├── ServerError            5xx, 529 overloaded (retryable)
         ├── ProviderTimeout        an attempt or the whole call ran out of time (retryable; `error_type`
         │                          says which: "timeout", "stalled" stream, "total_timeout")
@@ -193,6 +199,16 @@ class BadRequestError(ProviderError):
     pass
 
 
+class ToolsNotSupportedError(BadRequestError):
+    """The model cannot be given tools at all (Ollama: 400 "… does not support tools"; OpenRouter: 404 "No
+    endpoints found that support tool use"). Not retried: the same model answers the same; another model
+    might (a fallback list moves on).
+
+        except ToolsNotSupportedError as exc:
+            print(exc.model)            # 'llama2:13b'
+    """
+
+
 class AuthenticationError(ProviderError):
     pass
 
@@ -205,6 +221,13 @@ class QuotaExceededError(RateLimitError):
     """A 429 that waiting will not fix: the account is out of quota or credit."""
 
     retryable = False
+
+
+class SpendLimitError(QuotaExceededError):
+    """A 429 for a spend, credit or usage limit: "retrying a billing, spending, or quota error does not
+    restore access" (OpenAI's help centre). `error_type` holds the code that said so
+    (`project_spend_limit_exceeded`, `enforced_spend_limit_reached`, ...). The same key would reach the
+    same limit on any other model, so HTTPModel neither retries nor falls back."""
 
 
 class ServerError(ProviderError):

@@ -166,7 +166,9 @@ class Settings:
                              class(es) to report (others raise), fn(exc, call) -> text or None to raise, or
                              Retry(...). A near miss of a mode name ("rasie") is refused
         tool_choice          "auto" (default), "none", "required", "required_first" (required on the first
-                             turn, then auto), {"name": tool} to force one tool, or fn(step, run) -> one of those
+                             turn, then auto), {"name": tool} to force one tool, {"allowed": [tools], "mode":
+                             "auto" | "required"} to offer only a subset (OpenAI's allowed_tools; Gemini takes
+                             mode required), or fn(step, run) -> one of those
         parallel_tool_calls  True / False asks the provider to allow / forbid several calls in one turn;
                              None (default) sends nothing and leaves the provider's default
         stream               True: the model is called with streaming on (the turn is reassembled)
@@ -226,7 +228,12 @@ SETTING_NAMES = frozenset(f.name for f in dataclasses.fields(Settings) if f.init
 
 def check_tool_choice(choice: Any, tools: dict[str, Tool]) -> None:
     """A tool_choice setting (or what a tool_choice function answered) checked against the tools by name."""
-    if isinstance(choice, dict) and choice.get("name") not in tools:
+    if isinstance(choice, dict) and "allowed" in choice:  # {"allowed": [names], "mode": "auto" | "required"}
+        unknown = [name for name in choice["allowed"] if name not in tools]
+        if unknown or choice.get("mode", "auto") not in ("auto", "required"):
+            raise ValueError(f"tool_choice {choice!r}: allowed names tools ({', '.join(tools) or 'none'}), "
+                             "mode is 'auto' or 'required'")
+    elif isinstance(choice, dict) and choice.get("name") not in tools:
         raise ValueError(f"tool_choice names {choice.get('name')!r}, which is not among the tools "
                          f"({', '.join(tools) or 'none'})")
     if isinstance(choice, str) and choice not in ("auto", "none", "required", "required_first"):

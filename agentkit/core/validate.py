@@ -463,7 +463,8 @@ def _a(word: str) -> str:
 
 
 def _show(value: Any, limit: int = 60) -> str:
-    """Strings in quotes as the brief's examples show them ('5'), everything else as JSON (null, true)."""
+    """A string in quotes, as Python writes it ('5': so a number sent as text shows as text), anything else
+    as JSON (null, true, 5)."""
     try:
         text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     except ValueError:

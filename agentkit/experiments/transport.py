@@ -12,7 +12,8 @@
 A fault is asked for by a model-name suffix (`sim-reasoner-429`; see `agentkit.sim.faults`). "Once"
 adds `-flaky`: only the first attempt fails, so a retry answers; "lasting" fails every attempt of that
 model, so only a fallback model (plain `sim-reasoner`) or nothing can answer. A timeout is a model that
-is slower than the attempt's `timeout` (always lasting: a slow model is slow every time).
+is slower than the attempt's `timeout` (always lasting: a slow model is slow every time). A spend limit
+is met by neither: it is final (`SpendLimitError`), so even "once" ends in the typed error.
 
 Waits are real (`backoff` is small by default, 0.05 s, so experiments stay quick) and the jitter is
 seeded, so the attempts and their order are the same on every run; only the seconds vary.
@@ -48,6 +49,7 @@ class Fault(NamedTuple):
 
 FAULTS: dict[str, Fault] = {f.name: f for f in (
     Fault("429", "429", False, "rate limited: the answer says how long to wait (retry-after)"),
+    Fault("spend", "spend", False, "a spend or quota limit reached: also a 429, but final (no retry-after)"),
     Fault("500", "500", False, "the server failed"),
     Fault("503", "503", False, "the service is unavailable"),
     Fault("529", "529", False, "overloaded: Anthropic's own status (the other formats answer 503)"),

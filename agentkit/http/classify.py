@@ -9,7 +9,10 @@
 
 Every error is built in one place, `error()`: scrubbed of the keys, naming the format and model, listing
 the call's attempts up to and including this one. Its class says what the retry may do with it (its
-`retryable`), so retrying is decided from the error alone. Nothing here touches the network: a status, a
+`retryable`), so retrying is decided from the error alone. Two answers get a class of their own whatever
+the codec said, because the body, not the status, tells (`final_class`): a 429 whose code names a spend,
+credit or usage limit is a SpendLimitError (final: no retry, no fallback), and OpenRouter's 404 "No
+endpoints found that support tool use" a ToolsNotSupportedError. Nothing here touches the network: a status, a
 body and headers (an `httpx.Response` built in a test is enough), or the exception httpx raised.
 """
 
@@ -29,6 +32,8 @@ from ..core.errors import (
     ProviderConnectionError,
     ProviderError,
     ProviderTimeout,
+    SpendLimitError,
+    ToolsNotSupportedError,
     error_for_status,
 )
 from ..providers.common import retry_after_seconds
@@ -36,7 +41,36 @@ from .redaction import redact, redact_json
 from .request import AttemptRequest
 from .retries import attempt_outcome
 
-__all__ = ["Classifier"]
+__all__ = ["Classifier", "FINAL_429_CODES", "final_class"]
+
+#: The codes of a 429 that no retry can fix: a spend, credit or usage limit was reached. OpenAI's help
+#: centre: "Read the error message and error.code ... Billing-related errors can still use the broader
+#: error.type value insufficient_quota", and "Retrying a billing, spending, or quota error does not
+#: restore access"; Anthropic's rate-limits page: `error.details.error_code` enforced_spend_limit_reached.
+FINAL_429_CODES = frozenset({"organization_spend_limit_exceeded", "project_spend_limit_exceeded",
+                             "credit_balance_exhausted", "organization_usage_limit_exceeded",
+                             "enforced_spend_limit_reached"})
+#: How OpenRouter begins its 404 for a model none of whose endpoints takes tools (users' reports).
+NO_TOOL_ENDPOINTS = "No endpoints found that support tool use"
+
+
+def final_class(status: int | None, body: Any, message: str | None) -> tuple[type[ProviderError], str] | None:
+    """(class, error type) for the answers whose body, not status, decides what a retry may do; else None.
+
+        final_class(429, {"error": {"type": "requests", "code": "project_spend_limit_exceeded"}}, "...")
+        -> (SpendLimitError, "project_spend_limit_exceeded")
+    """
+    error = body.get("error") if isinstance(body, dict) else None
+    error = error if isinstance(error, dict) else {}
+    details = error.get("details") if isinstance(error.get("details"), dict) else {}
+    if status == 429:
+        code = next((c for c in (error.get("code"), details.get("error_code"), error.get("type"))
+                     if isinstance(c, str) and c in FINAL_429_CODES), None)
+        if code is not None:
+            return SpendLimitError, code
+    if status == 404 and NO_TOOL_ENDPOINTS in (message or ""):
+        return ToolsNotSupportedError, "no_tool_endpoints"
+    return None
 
 
 class Classifier:
@@ -69,10 +103,15 @@ class Classifier:
                    retry_after: float | None = None) -> ProviderError:
         """Our error from the codec's: the codec knows the format's error body, we know the rest."""
         cls = type(raw) if type(raw).__init__ is ProviderError.__init__ else error_for_status(status)
+        error_type = raw.error_type
+        final = final_class(raw.status if raw.status is not None else status, raw.body, raw.message)
+        if final is not None:
+            cls, error_type = final
         return self.error(cls, raw.message, request, status=raw.status if raw.status is not None else status,
-                          error_type=raw.error_type,
+                          error_type=error_type,
                           retry_after=retry_after if retry_after is not None else raw.retry_after,
-                          body=raw.body, retryable=raw.retryable if raw.retryable != cls.retryable else None,
+                          body=raw.body,
+                          retryable=None if final or raw.retryable == cls.retryable else raw.retryable,
                           provider=raw.provider, model=raw.model)
 
     @contextmanager

@@ -29,7 +29,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from ..core.errors import ProviderError
+from ..core.errors import ProviderError, QuotaExceededError
 from ..core.policies import capped_backoff
 
 __all__ = ["Attempt", "RetryPlan", "attempt_outcome", "backoff_delay", "moves_to_fallback"]
@@ -51,10 +51,13 @@ def backoff_delay(retry: int, rng: random.Random, *, backoff: float = 0.5, max_d
 def moves_to_fallback(error: ProviderError, model: str) -> bool:
     """Would another model plausibly succeed where `model` failed?
 
-    Yes for anything retryable (the retries were used up), for 404 (model not found), and for a 400/422
-    whose message names the model or says something is not supported ("model does not support tools").
-    No for 401/403 (same key everywhere), 413 and other 400s: the request itself is wrong.
+    Yes for anything retryable (the retries were used up), for 404 (model not found, or it takes no
+    tools), and for a 400/422 whose message names the model or says something is not supported ("model
+    does not support tools"). No for 401/403 (same key everywhere), 413 and other 400s (the request itself
+    is wrong), and for a quota or spend limit (the same account pays for every model: QuotaExceededError).
     """
+    if isinstance(error, QuotaExceededError):
+        return False
     if error.retryable or error.status == 404:
         return True
     if error.status in (400, 422):

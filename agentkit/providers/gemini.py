@@ -17,7 +17,7 @@ What is special about tool calling here:
   function). There is **no parallel switch**: `ModelOptions.parallel_tool_calls` is ignored.
 
 The lesson of this format: **call ids are optional.** Older models send calls without an `id`; newer
-ones (Gemini 3) send one and expect it echoed in `functionResponse.id`. The kit needs an id for every
+ones (Gemini 3 and 4) send one and expect it echoed in `functionResponse.id`. The kit needs an id for every
 call, so `parse_response` makes one up when the model sent none: deterministic (the response id, the
 calls, the position: the same response always gets the same ids) and marked with SYNTHETIC_ID_PREFIX
 (`gemini_synth_…_0`, `…_1`). `build_request` recognises the prefix and sends no id for those calls and
@@ -26,16 +26,16 @@ their results. The API documents no pairing by position: a `functionResponse` na
 `functionResponse` per `functionCall`. The simulator pairs id-less results by name (the first unanswered
 call of that name). Real ids are echoed.
 
-Gemini 3 also signs its calls: a `thoughtSignature` (opaque base64) rides on the `functionCall` part —
-in a parallel batch on the first call only, in sequential steps on each step's call — and on the last
-part of an answer without calls. They are the turn's ReasoningState here, and `build_request` puts each
-back on the part it came with, for the same model only. The API refuses a current-turn step whose first
-call lacks one (400 "Function call is missing a thought_signature in functionCall parts…") and a
-signature that is truncated, altered or not Gemini's ("Corrupted thought signature."); one made by
-another Gemini model is accepted and its thought left out of the model's context (Google's docs). For a
-Gemini 3 call that has no signature of this model's (history from another provider or model, or an
-older codec), `build_request` sends Google's documented placeholder, `skip_thought_signature_validator`,
-which skips that check.
+Gemini 3 and Gemini 4 also sign their calls (`signs_calls`): a `thoughtSignature` (opaque base64) rides
+on the `functionCall` part — in a parallel batch on the first call only, in sequential steps on each
+step's call — and on the last part of an answer without calls. They are the turn's ReasoningState here,
+and `build_request` puts each back on the part it came with, for the same model only. The API refuses a
+current-turn step whose first call lacks one (400 "Function call is missing a thought_signature in
+functionCall parts…") and a signature that is truncated, altered or not Gemini's ("Corrupted thought
+signature."); one made by another Gemini model is accepted and its thought left out of the model's
+context (Google's docs). For a signing model's call that has no signature of this model's (history from
+another provider or model, or an older codec), `build_request` sends Google's documented placeholder,
+`skip_thought_signature_validator`, which skips that check.
 
     from agentkit.providers import gemini
     wire = gemini.build_request("gemini-2.5-flash", messages, tools, ModelOptions())
@@ -43,8 +43,9 @@ which skips that check.
 
 Left out on purpose: images and files (skipped), the order of parts beyond thought summaries, text,
 then calls (a signature goes back on the part it came with), safety settings and the other generation
-settings (kept in `ChatRequest.extras`), candidate counts above one, and Vertex AI's streamed argument
-fragments.
+settings (kept in `ChatRequest.extras`), candidate counts above one, and Vertex AI (its URLs under
+`/projects/…/publishers/google/models/…`, its credentials and its streamed argument fragments: the
+simulator answers Vertex's paths, this codec speaks the Gemini API).
 
 The server half of the format (what the simulator answers) is `agentkit.sim.wire.gemini`.
 """
@@ -80,8 +81,12 @@ CONTINUATION_FIELD = None  # generateContent keeps no conversation (interactions
 
 #: Ids this codec invents for calls that came without one; never sent back to the API.
 SYNTHETIC_ID_PREFIX = "gemini_synth_"
-#: Google's documented stand-in for a lost thoughtSignature (Gemini 3 rejects replayed calls without one).
+#: Google's documented stand-in for a lost thoughtSignature (Gemini 3 and 4 reject replayed calls without one).
 THOUGHT_SIGNATURE_PLACEHOLDER = "skip_thought_signature_validator"
+#: The model families that sign their function calls and refuse a replayed call without its signature:
+#: "When using Gemini 3 models, you must pass back thought signatures during function calling" (Gemini API,
+#: thought-signatures page); its newer edition says the same of Gemini 4 ("Gemini 4- und Gemini 3-Modellen").
+SIGNING_FAMILIES = ("gemini-3", "gemini-4")
 
 
 FINISH_TO_NEUTRAL = {
@@ -94,6 +99,14 @@ FINISH_TO_NEUTRAL = {
 
 def _bare_model(model: str) -> str:
     return model.removeprefix("models/")
+
+
+def signs_calls(model: str | None) -> bool:
+    """Whether `model` signs its function calls and wants each signature back (Gemini 3 and Gemini 4).
+
+        signs_calls("gemini-4-argon")  ->  True        signs_calls("gemini-2.5-flash")  ->  False
+    """
+    return bool(model) and _bare_model(model).startswith(SIGNING_FAMILIES)
 
 
 def _get(d: dict, camel: str, default: Any = None) -> Any:
@@ -129,8 +142,13 @@ def auth_headers(api_key: str) -> dict:
 def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> dict:
     """The kit's tool_choice as `toolConfig`: auto -> AUTO, required -> ANY, none -> NONE, and a
     named tool -> ANY restricted by `allowedFunctionNames`. (Gemini has no parallel switch.)"""
-    if isinstance(choice, dict):
-        config: dict[str, Any] = {"mode": "ANY", "allowedFunctionNames": [choice["name"]]}
+    if isinstance(choice, dict) and "allowed" in choice:  # OpenAI's allowed_tools: Gemini restricts ANY only
+        if choice.get("mode") != "required":
+            raise ValueError("tool_choice {'allowed': ..., 'mode': 'auto'} has no Gemini form "
+                             "(allowedFunctionNames needs mode ANY): use mode 'required', or send only those tools")
+        config: dict[str, Any] = {"mode": "ANY", "allowedFunctionNames": list(choice["allowed"])}
+    elif isinstance(choice, dict):
+        config = {"mode": "ANY", "allowedFunctionNames": [choice["name"]]}
     else:
         config = {"mode": {"required": "ANY", "none": "NONE"}.get(choice, "AUTO")}
     return {"functionCallingConfig": config}
@@ -174,7 +192,7 @@ def build_request(model: str, messages: list[Message] | tuple[Message, ...], too
 
 
 def _contents_to_wire(messages, model: str) -> list[dict]:
-    signed = model.startswith("gemini-3")
+    signed = signs_calls(model)
     names = {c.id: c.name for m in messages for c in m.tool_calls}  # for results that lack a name
     contents: list[dict] = []
     results_open = False  # is contents[-1] a user turn of functionResponse parts, open for more?
@@ -200,7 +218,7 @@ def _contents_to_wire(messages, model: str) -> list[dict]:
         state = own_reasoning(m, NAME, model)
         items = state.items if state else ()
         parts, call_signatures = signed_text_parts(items, m.content)
-        # A Gemini 3 call with no signature of this model's gets the documented placeholder.
+        # A signing model's call with no signature of this model's gets the documented placeholder.
         unsigned = THOUGHT_SIGNATURE_PLACEHOLDER if signed and state is None else None
         for k, call in enumerate(m.tool_calls):
             call_id = None if is_synthetic_id(call.id) else call.id  # a made-up id never goes out

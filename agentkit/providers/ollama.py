@@ -17,7 +17,9 @@ The format people use to run open models locally, and a genuinely different wire
   alone (the model may still answer in text), "required" cannot be expressed.
 * Generation settings go in `options` (`temperature`, `num_predict` for the token cap).
 * Errors are `{"error": "message"}` with the HTTP status (400, 404, 429, 500, 502, 503); an error after
-  a stream started is one more line, `{"error": "..."}`, with the status already 200.
+  a stream started is one more line, `{"error": "..."}`, with the status already 200. The most reported
+  one: tools for a model without tool support, `400 registry.ollama.ai/library/llama2:13b does not support
+  tools` (`parse_error` makes it a ToolsNotSupportedError naming the model).
 * A local Ollama needs no key; ollama.com (`https://ollama.com/api`) wants `Authorization: Bearer`.
   Models are listed at `GET /api/tags`.
 * A thinking model (`"think": true`) answers with `message.thinking` beside `content` (streamed as
@@ -39,10 +41,11 @@ The server half of the format (what the simulator answers) is `agentkit.sim.wire
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.errors import BadResponseError, ProviderError, ServerError, error_for_status
+from ..core.errors import BadResponseError, ProviderError, ServerError, ToolsNotSupportedError, error_for_status
 from ..core.types import (
     Message,
     ModelOptions,
@@ -284,10 +287,20 @@ class StreamAssembler:
 stored_response_id = no_stored_id
 
 
+#: The server's refusal of tools for a model without the "tools" capability (400), the model as it resolved it:
+#: "registry.ollama.ai/library/llama2:13b does not support tools".
+TOOLS_NOT_SUPPORTED = re.compile(r"(?:registry\.ollama\.ai/library/)?(?P<model>\S+) does not support tools")
+
+
 def parse_error(status: int, body: Any, headers: Any = None) -> ProviderError:
-    """`{"error": "message"}` -> the ProviderError subclass for the status; non-JSON bodies are quoted."""
+    """`{"error": "message"}` -> the ProviderError subclass for the status; non-JSON bodies are quoted.
+
+    A model without tool support is a ToolsNotSupportedError naming it ("llama2:13b"): not retried, and a
+    fallback list moves on to the next model."""
     data = json_or_none(body)
     error = data.get("error") if isinstance(data, dict) else None
     message = str(error) if error else body_text(body) or f"HTTP {status}"
-    return error_for_status(status)(message, status=status, provider=NAME, retry_after=retry_after_seconds(headers),
-                                    body=data if data is not None else body)
+    no_tools = TOOLS_NOT_SUPPORTED.fullmatch(message) if status == 400 else None
+    cls = ToolsNotSupportedError if no_tools else error_for_status(status)
+    return cls(message, status=status, provider=NAME, retry_after=retry_after_seconds(headers),
+               model=no_tools.group("model") if no_tools else None, body=data if data is not None else body)

@@ -10,6 +10,14 @@ What is special about tool calling here:
   says so in its `content`. The API answers 400 when a call is left unanswered or a result answers
   nothing.
 * `finish_reason: "tool_calls"` says "run these tools and call me again".
+* `tool_choice` can narrow the tools without resending fewer: allowed_tools, nested here
+  (`{"type": "allowed_tools", "allowed_tools": {"mode": "auto" | "required", "tools": [{"type":
+  "function", "function": {"name"}}]}}`); a caller asks for it with the kit's `{"allowed": [names],
+  "mode": …}` (see `tool_choice_to_wire`).
+* `strict: true` is opt-in here (non-strict by default) and the API refuses a strict function whose
+  schema strict mode cannot take (every object closed with `additionalProperties: false`, every
+  property in `required`): `@tool(strict=True)` writes such schemas. There is no `phase` on Chat
+  Completions (a Responses field).
 * A stream is `data:` lines only and ends with `data: [DONE]`; the arguments of call number `index`
   arrive as string fragments to concatenate; usage comes in one extra chunk, and only when the request
   asked for it with `stream_options.include_usage`.
@@ -93,10 +101,19 @@ def tool_to_wire(spec: ToolSpec) -> dict:
 # --- client side: the request ----------------------------------------------------------------------
 
 def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> str | dict:
-    """The neutral choice on the wire: the three words stay strings; {"name": X} forces that one function.
+    """The neutral choice on the wire: the three words stay strings; {"name": X} forces that one function;
+    {"allowed": [X, Y], "mode": "auto" | "required"} is OpenAI's allowed_tools, nested here:
 
-    (The parallel switch is its own top-level field here, `parallel_tool_calls`, so it is not used.)
+        tool_choice_to_wire({"allowed": ["get_time"], "mode": "required"})
+        -> {"type": "allowed_tools",
+            "allowed_tools": {"mode": "required", "tools": [{"type": "function", "function": {"name": "get_time"}}]}}
+
+    Every tool is still sent (and billed); the model may call only the allowed ones, and with "required"
+    must call one. (The parallel switch is its own top-level field here, `parallel_tool_calls`.)
     """
+    if isinstance(choice, dict) and "allowed" in choice:
+        tools = [{"type": "function", "function": {"name": name}} for name in choice["allowed"]]
+        return {"type": "allowed_tools", "allowed_tools": {"mode": choice.get("mode", "auto"), "tools": tools}}
     if isinstance(choice, dict):
         return {"type": "function", "function": {"name": choice["name"]}}
     return choice
@@ -232,10 +249,12 @@ def _text_of(content: Any) -> str | None:
 def _usage_from_wire(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    # cached tokens are part of prompt_tokens, reasoning tokens part of completion_tokens
+    # cache reads and writes are part of prompt_tokens, reasoning tokens part of completion_tokens;
+    # `cache_write_tokens` is OpenRouter's (its usage accounting), absent from OpenAI's own answers
+    prompt = token_details(usage, "prompt_tokens_details")
     return Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")),
                  count(token_details(usage, "completion_tokens_details").get("reasoning_tokens")),
-                 count(token_details(usage, "prompt_tokens_details").get("cached_tokens")))
+                 count(prompt.get("cached_tokens")), count(prompt.get("cache_write_tokens")))
 
 
 

@@ -22,7 +22,22 @@ What is special about tool calling here, compared with Chat Completions:
   API refuses a reasoning item without its following item, and a stored call sent without its reasoning
   item. With `store` (the default) the API keeps the response: a request with `previous_response_id`
   continues from it and sends only the new items (`CONTINUATION_FIELD`, `stored_response_id`); an
-  unknown id is refused with `code: "previous_response_not_found"`.
+  unknown id is refused with `code: "previous_response_not_found"`; an item referenced by id that the
+  server never stored (`store: false`) is a 404 ("Item with id '…' not found.").
+* `phase` on assistant messages (`commentary` / `final_answer`; GPT-5.3 Codex, GPT-5.4, GPT-5.5 and their
+  Pro variants): the codec keeps it in the turn's ReasoningState (`{"type": "message", "phase": …}`
+  where the message stood) and sends it back on that message; sources report early stopping when a
+  history drops it. Chat Completions has no phase.
+* `tool_choice` allowed_tools is flat here: `{"type": "allowed_tools", "mode": "auto" | "required",
+  "tools": [{"type": "function", "name": …}]}`; a caller asks for it with the kit's
+  `{"allowed": [names], "mode": …}` (see `tool_choice_to_wire`).
+* Strict: `strict: true` with a schema strict mode cannot take (an object without
+  `additionalProperties: false`, a property missing from `required`) is a 400; left out, the API
+  normalizes the schema or falls back to best effort.
+* Tool search (gpt-5.4 and later): with the hosted `tool_search` tool, a `defer_loading` function is
+  loaded when the model needs it; the answer then holds `tool_search_call` and `tool_search_output`
+  items, which this codec keeps whole in the ReasoningState and sends back where they stood (they keep
+  the tools loaded).
 
     from agentkit.providers import openai_responses
     wire = openai_responses.build_request("gpt-4.1-mini", messages, tools, ModelOptions())
@@ -31,7 +46,9 @@ What is special about tool calling here, compared with Chat Completions:
 
 Left out on purpose: the Conversations API (`conversation` is accepted and echoed, not resolved),
 background responses, hosted tools such as web search (skipped when received), images and files
-(skipped), and structured outputs (`text.format`).
+(skipped), structured outputs (`text.format`), a `ToolSpec` with `defer_loading` (deferred tools and
+`tool_search` are written by the caller, e.g. in `extra_body`), client-executed tool search, and the
+`namespace` field on a call.
 
 The server half of the format (what the simulator answers) is `agentkit.sim.wire.openai_responses`.
 """
@@ -93,10 +110,17 @@ def tool_to_wire(spec: ToolSpec) -> dict:
 # --- client side: the request ----------------------------------------------------------------------
 
 def tool_choice_to_wire(choice: ToolChoice, parallel: bool | None = None) -> str | dict:
-    """The neutral choice on the wire: the three words stay strings; {"name": X} gets `"type": "function"`.
+    """The neutral choice on the wire: the three words stay strings; {"name": X} gets `"type": "function"`;
+    {"allowed": [X, Y], "mode": "auto" | "required"} is allowed_tools, flat here (Chat nests it):
+
+        tool_choice_to_wire({"allowed": ["get_time"], "mode": "required"})
+        -> {"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "get_time"}]}
 
     (The parallel switch is its own top-level field here, `parallel_tool_calls`, so it is not used.)
     """
+    if isinstance(choice, dict) and "allowed" in choice:
+        return {"type": "allowed_tools", "mode": choice.get("mode", "auto"),
+                "tools": [{"type": "function", "name": name} for name in choice["allowed"]]}
     if isinstance(choice, dict):
         return {"type": "function", "name": choice["name"]}
     return choice
@@ -171,15 +195,31 @@ def parse_response(body: Any) -> ModelTurn:
                                                                  body.get("model")))
 
 
+#: Output items a turn hands back whole, where they stood: reasoning, and a hosted tool search (the call and
+#: the output that loaded deferred tools: sent back, they keep those tools loaded).
+KEPT_WHOLE = ("reasoning", "tool_search_call", "tool_search_output")
+
+
 def reasoning_of(items: list[dict], model: Any) -> ReasoningState | None:
-    """The reasoning state of one model turn's items: its reasoning items whole, in order, with each
-    call's item id and call_id where it stood. None when the turn has no reasoning item."""
-    if not any(i.get("type") == "reasoning" for i in items):
+    """The state of one model turn's items that must go back with it: its reasoning (and tool search)
+    items whole, in order, each assistant message's `phase` where the message stood, and each call's
+    item id and call_id where it stood. None when the turn has neither a reasoning item nor a phase.
+
+        reasoning_of([{"type": "message", "phase": "commentary", ...}, {"type": "function_call", ...}], "gpt-5.4")
+        -> ReasoningState("openai-responses", "gpt-5.4", ({"type": "message", "phase": "commentary"},
+                                                          {"type": "function_call", "call_id": ..., "id": ...}))
+    """
+    def phased(item: dict) -> bool:
+        return item.get("type") in ("message", None) and item.get("phase") is not None
+
+    if not any(i.get("type") in KEPT_WHOLE or phased(i) for i in items):
         return None
     entries: list[dict] = []
     for item in items:
-        if item.get("type") == "reasoning":
+        if item.get("type") in KEPT_WHOLE:
             entries.append(dict(item))
+        elif phased(item):
+            entries.append({"type": "message", "phase": item["phase"]})
         elif item.get("type") == "function_call":
             entry = {"type": "function_call", "call_id": str(item.get("call_id") or "")}
             if isinstance(item.get("id"), str):
@@ -192,13 +232,18 @@ def turn_items(entries: Sequence[dict], text: list[dict], calls: list[dict]) -> 
     """A model turn's items in the order its reasoning state recorded them (the inverse of `reasoning_of`,
     for both sides: a client replaying the turn and a server answering with it place them the same way).
 
-    Each reasoning item stands where it stood; each call stands at its entry, with the item id the entry
-    kept; the text goes just before the first call so placed. Calls the state does not name come last,
-    after the text (with no state at all: the text, then the calls).
+    Each reasoning item stands where it stood; a message entry places the text there, with the `phase`
+    it kept; each call stands at its entry, with the item id the entry kept; without a message entry the
+    text goes just before the first call so placed. Calls the state does not name come last, after the
+    text (with no state at all: the text, then the calls).
     """
     items: list[dict] = []
     pending = list(calls)
     for entry in entries:
+        if entry.get("type") == "message":
+            items += [{**t, "phase": entry["phase"]} if entry.get("phase") else t for t in text]
+            text = []
+            continue
         if entry.get("type") != "function_call":
             items.append(dict(entry))
             continue
@@ -246,10 +291,11 @@ def _output_text(content: Any) -> str:
 def _usage_from_wire(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    # cached tokens are part of input_tokens, reasoning tokens part of output_tokens
+    # cache reads and writes are part of input_tokens, reasoning tokens part of output_tokens
+    given = token_details(usage, "input_tokens_details")
     return Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens")),
                  count(token_details(usage, "output_tokens_details").get("reasoning_tokens")),
-                 count(token_details(usage, "input_tokens_details").get("cached_tokens")))
+                 count(given.get("cached_tokens")), count(given.get("cache_write_tokens")))
 
 
 

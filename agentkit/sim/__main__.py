@@ -12,6 +12,7 @@ import sys
 from ..cli import OneLineParser, port, whole
 from ..providers import FORMATS
 from .faults import FAULTS, parse_spec
+from .fidelity import LEDGER_FILE, currency
 from .server import base_path, http_protocol, listening_socket, sdk_base_path
 
 
@@ -22,7 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(
         prog="python -m agentkit.sim", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="agentkit's provider simulator (the wire formats: " + ", ".join(FORMATS) + ").",
-        epilog="Faults on demand, by model-name suffix (sim-reasoner-429-flaky2) or request header\n"
+        epilog=f"The rules it enforces for each API, from the fidelity ledger (agentkit/sim/{LEDGER_FILE}):\n"
+               f"{rule_lines()}\n\n"
+               "Faults on demand, by model-name suffix (sim-reasoner-429-flaky2) or request header\n"
                f"(x-sim-fault: 429=2000, flaky=2):\n{fault_lines}")
     parser.add_argument("--port", type=port, default=8765, help="TCP port on 127.0.0.1 (0: any free port)")
     parser.add_argument("--faults", type=_fault_spec, default=None, metavar="SPEC",
@@ -58,6 +61,12 @@ def main(argv: list[str] | None = None) -> int:
                             access_log=args.log_level == "debug", server_header=False, proxy_headers=False)
     uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def rule_lines() -> str:
+    """One line per format: when its rules were last checked against their sources, and how many there are."""
+    return "\n".join(f"  {fmt:17} rules as of {date or 'never checked'} ({count} rules, {ours} in the "
+                     "simulator's own words)" for fmt, date, count, ours in currency(FORMATS))
 
 
 def _fault_spec(text: str) -> str:

@@ -32,8 +32,8 @@ from . import reasoner as R
 from .reasoner import Decision, PlannedCall
 from .wire.common import ChatRequest
 
-__all__ = ["respond", "describe", "resolve", "UnknownModel", "KNOWN_MODELS", "PRESETS", "to_turn",
-           "count_tokens", "MISTAKE_RATE", "MISTAKES"]
+__all__ = ["respond", "describe", "resolve", "is_known", "input_tokens", "UnknownModel", "KNOWN_MODELS", "PRESETS",
+           "to_turn", "count_tokens", "MISTAKE_RATE", "MISTAKES", "make_mistake"]
 
 
 class UnknownModel(LookupError):
@@ -172,13 +172,13 @@ def noisy(request: ChatRequest, suffix: str) -> Decision:
     for i, call in enumerate(decision.calls):
         roll = int(stable_id("noisy", seed, _fingerprint(request), i, length=8), 16)
         kind = MISTAKES[(roll // 100) % len(MISTAKES)] if roll % 100 < MISTAKE_RATE * 100 else None
-        out += _make_mistake(kind, call, request)
+        out += make_mistake(kind, call, request)
         if kind:
             decision = replace(decision, notes=decision.notes + (f"noisy: {kind} on call {i}",))
     return replace(decision, calls=tuple(out))
 
 
-def _make_mistake(kind: str | None, call: PlannedCall, request: ChatRequest) -> list[PlannedCall]:
+def make_mistake(kind: str | None, call: PlannedCall, request: ChatRequest) -> list[PlannedCall]:
     """One call in, the call(s) a careless model would send instead (never an unoffered tool)."""
     offered = R.usable_tools(request.tools)
     tools = {t.name: t for t in offered}
@@ -246,9 +246,17 @@ PRESETS: tuple[Preset, ...] = (
            "missing field, string numbers, bad JSON, extra call (any seed: sim-noisy-SEED)", noisy),
 )
 
-GPT_6 = "sim-reasoner; the server refuses tools on Chat Completions (Responses API only)"
+GPT_6 = ("sim-reasoner; the server refuses tools on Chat Completions (Responses API only); on Responses it takes "
+         "tool_search")
+PHASE_MODEL = ("sim-reasoner; on Responses it marks each assistant message's phase (a history without it makes "
+               "it stop early) and takes tool_search with defer_loading tools")
+NO_TOOLS_OPENROUTER = "sim-reasoner; on OpenRouter no endpoint takes tools: a request with tools gets the 404"
 CLAUDE_5X = ("sim-reasoner; on the Anthropic format it always thinks (thinking disabled or a budget: 400) and "
              "answers tool_choice any/tool with a 400")
+GEMINI_4 = ("sim-reasoner; on the Gemini format (and Vertex AI's paths) it signs its calls, and a replayed call "
+            "without its thought signature is a 400, as on Gemini 3")
+NO_TOOLS_OLLAMA = ("sim-reasoner without tool support: on the Ollama format, a request with tools gets Ollama's 400 "
+            "\"… does not support tools\" (every tag of llama2 and gemma3)")
 
 #: Names the docs and the server's quirks use; they behave as sim-reasoner here (the server adds quirks).
 QUIRK_MODELS: dict[str, str] = {
@@ -259,6 +267,13 @@ QUIRK_MODELS: dict[str, str] = {
     "claude-sonnet-5-5": CLAUDE_5X + " (between_tools allowed); kept thinking is bound to its prefix",
     "claude-fable-5-1": CLAUDE_5X + "; kept thinking is bound to its prefix",
     "claude-mythos-5-1": CLAUDE_5X,
+    "gemini-4-argon": GEMINI_4,
+    "gemini-4-carbon": GEMINI_4,
+    "llama2:13b": NO_TOOLS_OLLAMA,
+    "gemma3:4b": NO_TOOLS_OLLAMA,
+    "gpt-5.4": PHASE_MODEL,
+    "gpt-5.5": PHASE_MODEL,
+    "google/gemma-3-27b-it:free": NO_TOOLS_OPENROUTER,
 }
 
 #: Familiar names the SDK tests and notebooks use; plain reasoners.
@@ -290,6 +305,15 @@ def resolve(model: str) -> tuple[Preset, str]:
     return PRESETS[0], ""
 
 
+def is_known(model: str) -> bool:
+    """Does this name choose a model (a preset, or a reasoner under an ordinary name)? Faults aside."""
+    try:
+        resolve(model)
+    except UnknownModel:
+        return False
+    return True
+
+
 def describe(model: str) -> str:
     """One line about what this model name does, e.g. describe("sim-parallel-4")."""
     preset, suffix = resolve(model)
@@ -307,14 +331,58 @@ def describe(model: str) -> str:
 def respond(request: ChatRequest) -> ModelTurn:
     """The simulated model's answer to one request (pure: same request → same turn, ids included).
 
-    With no tools offered, or tool_choice "none", every model answers in text, as the APIs guarantee."""
+    With no tools offered, or tool_choice "none", every model answers in text, as the APIs guarantee.
+    An allowed-tools choice (`{"allowed": [names], "mode": ...}`) narrows the tools the model sees to
+    that subset, in that mode; the input tokens still count every tool sent (the API bills them all)."""
     preset, suffix = resolve(request.model)
-    tools = R.usable_tools(request.tools)
-    if not tools or R.tool_choice_of(request.options, tools)[0] == "none":
-        decision = R.decide(request)
+    seen = within_allowed_tools(with_deferred_tools(request))
+    tools = R.usable_tools(seen.tools)
+    if not tools or R.tool_choice_of(seen.options, tools)[0] == "none":
+        decision = R.decide(seen)
     else:
-        decision = preset.behaviour(request, suffix)
+        decision = preset.behaviour(seen, suffix)
+    if decision.calls and EARLY_STOP.intersection(request.degradations) and R.understand(seen).turns:
+        decision = stopped_early(seen, decision)
     return to_turn(decision, request)
+
+
+#: Degradations (fidelity-ledger ids, `ChatRequest.degradations`) whose reported effect is early stopping:
+#: a history without the assistant messages' phase (OpenRouter's GPT-5.4 migration guide).
+EARLY_STOP = frozenset({"openai-responses.phase_dropped"})
+
+
+def stopped_early(request: ChatRequest, decision: Decision) -> Decision:
+    """The kit's model of a reported effect, not a provider's behaviour: a model whose earlier commentary
+    came back without its phase takes it for its final answer, and answers now with the results it has
+    instead of making the calls it planned."""
+    answer = R.decide(replace(request, options=replace(request.options, tool_choice="none")))
+    return replace(answer, notes=decision.notes + ("phase dropped: stops early (the kit's model of a reported "
+                                                   f"effect), skipping {', '.join(c.name for c in decision.calls)}",))
+
+
+def with_deferred_tools(request: ChatRequest) -> ChatRequest:
+    """The request with its deferred tools (Responses tool search: `extras["deferred_tools"]`) offered too.
+
+    A model sees a deferred function's name and description and searches when it needs one; the server
+    runs the search and the call follows in the same answer (`sim.wire.openai_responses.search_items`), so
+    deciding with the whole tool is the same decision. What deferral changes is the input: the schemas are
+    not counted (`input_tokens`)."""
+    deferred = request.extras.get("deferred_tools")
+    if not deferred:
+        return request
+    return replace(request, tools=request.tools + tuple(ToolSpec.from_dict(d) for d in deferred))
+
+
+def within_allowed_tools(request: ChatRequest) -> ChatRequest:
+    """The request as the model sees it under an allowed-tools choice: only the listed tools, and the
+    choice's mode ("auto" or "required") as its tool_choice. Any other request is returned as it is."""
+    choice = request.options.tool_choice
+    if not (isinstance(choice, dict) and isinstance(choice.get("allowed"), (list, tuple))):
+        return request
+    allowed = set(choice["allowed"])
+    mode = choice.get("mode") if choice.get("mode") in ("auto", "required") else "auto"
+    return replace(request, tools=tuple(t for t in request.tools if t.name in allowed),
+                   options=replace(request.options, tool_choice=mode))
 
 
 def to_turn(decision: Decision, request: ChatRequest) -> ModelTurn:
@@ -325,7 +393,7 @@ def to_turn(decision: Decision, request: ChatRequest) -> ModelTurn:
     text = None if calls else (decision.text or "")
     out = count_tokens(text or "") + sum(count_tokens(c.name + c.arguments_json()) for c in calls)
     return ModelTurn(text=text, tool_calls=calls, stop="tool_calls" if calls else "stop",
-                     usage=Usage(_input_tokens(request), max(1, out)), model=request.model,
+                     usage=Usage(input_tokens(request), max(1, out)), model=request.model,
                      id=stable_id(fingerprint, "turn"))
 
 
@@ -351,8 +419,13 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / 4)
 
 
-def _input_tokens(request: ChatRequest) -> int:
-    """The whole input counts, tool definitions included: they are re-sent (and paid for) every turn."""
+def input_tokens(request: ChatRequest) -> int:
+    """The whole input counts, tool definitions included: they are re-sent (and paid for) every turn.
+    A tool the model cannot see yet is not in `request.tools`: Anthropic's deferred tools are not counted
+    until a tool search loads them; OpenAI's (`extras["deferred_tools"]`, the Responses codec) count their
+    name and description only. The token-counting route answers this number, so a count equals the usage."""
     messages = [m.to_dict() for m in request.messages]
     tools = [t.to_dict() for t in request.tools]
+    tools += [{"name": d.get("name"), "description": d.get("description")}
+              for d in request.extras.get("deferred_tools") or () if isinstance(d, dict)]
     return max(1, count_tokens(json.dumps([messages, tools], ensure_ascii=False, default=str)))

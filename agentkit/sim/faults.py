@@ -10,6 +10,10 @@ Tokens (the whole vocabulary is the `FAULTS` table below):
     slow[=N]      answer after N ms (default 300); the header x-sim-latency-ms: N does the same
     pace[=N]      streams only: wait N ms (default 20) between events
     429[=N]       429 rate limited, with retry-after (s) and retry-after-ms: N (default 100)
+    spend         429 for a spend or quota limit, in the provider's words (OpenAI's insufficient_quota with
+                  code project_spend_limit_exceeded, Anthropic's enforced_spend_limit_reached), without
+                  retry-after: final, no retry restores access. Formats whose provider documents no such
+                  429 (Gemini, Ollama, OpenRouter) answer their ordinary 429
     500, 503      the server failed / is unavailable (OpenRouter answers both with its 502: the provider is down)
     529           Anthropic's "overloaded"; the other formats answer their nearest, 503 (OpenRouter 502)
     drop          close the connection without answering (clients see "server disconnected")
@@ -50,6 +54,7 @@ FAULTS: dict[str, tuple[int | None, str]] = {
     "slow": (300, "answer after N ms"),
     "pace": (20, "streams: wait N ms between events"),
     "429": (100, "rate limited; retry-after-ms: N"),
+    "spend": (None, "429 for a spend or quota limit, in the provider's words: final, never retried"),
     "500": (None, "internal server error"),
     "503": (None, "service unavailable"),
     "529": (None, "overloaded (Anthropic); others answer 503, OpenRouter 502"),
@@ -68,7 +73,7 @@ MAX_DELAY_MS = 60_000
 INSTREAM_STATUSES = (429, 500, 503, 529)
 
 _TOKEN = re.compile(r"(?P<name>[a-z]+|\d{3})(?:=?(?P<arg>\d+))?")
-_SUFFIX = re.compile(r"-(?P<token>(?:slow|pace|flaky|instream)\d*|429|500|503|529|drop|truncate|cut|badjson)$")
+_SUFFIX = re.compile(r"-(?P<token>(?:slow|pace|flaky|instream)\d*|429|500|503|529|spend|drop|truncate|cut|badjson)$")
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class FaultPlan:
     transport: str | None = None
     instream: int | None = None  # the status of an error sent inside a 200 stream
     flaky: int = 0  # 0: fail on every attempt; N: fail only the first N attempts
+    spend: bool = False  # the 429 is a spend or quota limit (final), not a rate limit
 
     @property
     def fails(self) -> bool:
@@ -92,7 +98,7 @@ class FaultPlan:
         changes: dict[str, Any] = {name: getattr(other, name) for name in ("latency_ms", "pace_ms", "flaky")
                                    if getattr(other, name)}
         if other.status is not None:
-            changes.update(status=other.status, retry_after_ms=other.retry_after_ms)
+            changes.update(status=other.status, retry_after_ms=other.retry_after_ms, spend=other.spend)
         for name in ("transport", "instream"):
             if getattr(other, name) is not None:
                 changes[name] = getattr(other, name)
@@ -103,7 +109,7 @@ class FaultPlan:
         if self.flaky and attempt > self.flaky:
             return None
         if self.fails:
-            return Failure(self.status, self.transport, self.retry_after_ms, self.instream)
+            return Failure(self.status, self.transport, self.retry_after_ms, self.instream, self.spend)
         return Failure(503, None, self.retry_after_ms) if self.flaky else None  # "flaky" alone: a 503
 
 
@@ -115,17 +121,30 @@ class Failure:
     transport: str | None
     retry_after_ms: int = 100
     instream: int | None = None
+    spend: bool = False
+
+    def spend_answer(self, server: Any, status: int) -> Any:
+        """The provider's spend-limit answer (`server.spend_limit`) when this is one, else None."""
+        return server.spend_limit if self.spend and status == 429 else None
 
     def message(self, server: Any, model: str, status: int) -> str:
         """The provider's words for this failure, answered with `status` (see `answered_status`), marked
         as simulated."""
-        words = server.fault_messages.get(status) or server.fault_messages.get(500) or "Internal error"
+        spend = self.spend_answer(server, status)
+        words = spend.message if spend else (server.fault_messages.get(status) or server.fault_messages.get(500)
+                                             or "Internal error")
         return words.format(model=model, retry_ms=self.retry_after_ms) + " (simulated fault)"
+
+    def details(self, server: Any, status: int) -> dict[str, Any]:
+        """The error's fields besides its message: a spend limit's type and code (or Anthropic's details)."""
+        spend = self.spend_answer(server, status)
+        return {"error_type": spend.error_type, **spend.fields} if spend else {}
 
     def headers(self, server: Any, status: int) -> dict[str, str]:
         """The headers of an answer with `status`: a 429's retry-after and the provider's rate-limit headers
-        (also for an `instream=429` answered whole, when there was no stream to break)."""
-        if status != 429:
+        (also for an `instream=429` answered whole, when there was no stream to break). A spend limit sends
+        no retry-after: there is nothing to wait for."""
+        if status != 429 or self.spend_answer(server, status):
             return {}
         ms = self.retry_after_ms
         # retry-after is whole seconds by RFC 9110; SDKs read the precise retry-after-ms first.
@@ -164,8 +183,11 @@ def _apply(plan: FaultPlan, name: str, arg: str | None) -> FaultPlan:
         if value not in INSTREAM_STATUSES:
             raise ValueError(f"instream={value}: choose one of {', '.join(map(str, INSTREAM_STATUSES))}")
         return replace(plan, instream=value)
+    if name == "spend":
+        return replace(plan, status=429, spend=True)
     if name in STATUS_FAULTS:
-        return replace(plan, status=int(name), retry_after_ms=value if name == "429" else plan.retry_after_ms)
+        return replace(plan, status=int(name), retry_after_ms=value if name == "429" else plan.retry_after_ms,
+                       spend=False)
     return replace(plan, transport=name)
 
 

@@ -6,21 +6,27 @@ the provider's documented ones, reported by users, or the simulator's own ("word
 and the date it was checked. `tests/test_fidelity_ledger.py` makes the simulator produce each entry and
 asserts that its text equals the ledger's.
 
-    from agentkit.sim.fidelity import ledger, ledger_table
+    from agentkit.sim.fidelity import ledger, ledger_table, rules_as_of
     entry = ledger()["anthropic.forced_tool_use"]
     entry.wording                         # 'tool_choice: type "tool" and "any" are not supported ...'
-    print(ledger_table("anthropic"))      # a Markdown table, as notebook 02 shows it
+    print(ledger_table("anthropic"))      # a Markdown table; the simulator's own words marked "(wording ours)"
+    rules_as_of("gemini")                 # '2026-12-01': when its newest rule was checked against its source
+
+An entry without a source (a URL) or without a real date is refused when the ledger is read, so a rule
+cannot be added without saying where it comes from and when that was checked.
 
 Left out on purpose: checking the sources (that is done by hand, with the date recorded).
 """
 
 from __future__ import annotations
 
+import datetime
 import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from collections.abc import Sequence
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -28,7 +34,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["Entry", "ledger", "ledger_table", "rules_as_of", "LEDGER_FILE", "WORDING_KINDS"]
+__all__ = ["Entry", "ledger", "parse_ledger", "ledger_table", "rules_as_of", "currency", "LEDGER_FILE",
+           "WORDING_KINDS"]
 
 LEDGER_FILE = "fidelity.toml"
 #: Where an entry's words come from; "ours" is shown as "wording ours" and is never the API's words.
@@ -89,18 +96,33 @@ def _entry(raw: dict[str, Any]) -> Entry:
         raise ValueError(f"{LEDGER_FILE}: entry {raw.get('id', '?')!r}: {exc}") from None
     checks = {f"wording_is must be one of {WORDING_KINDS}": entry.wording_is in WORDING_KINDS,
               f"kind must be one of {KINDS}": entry.kind in KINDS,
-              "checked must be a date YYYY-MM-DD": bool(_DATE.match(entry.checked)),
-              "source is empty": bool(entry.source.strip())}
+              "checked must be a date YYYY-MM-DD": _is_date(entry.checked),
+              "source must name a page (an https:// URL)": "https://" in entry.source}
     problems = [problem for problem, ok in checks.items() if not ok]
     if problems:
         raise ValueError(f"{LEDGER_FILE}: entry {entry.id!r}: " + "; ".join(problems))
     return entry
 
 
+def _is_date(text: Any) -> bool:
+    if not isinstance(text, str) or not _DATE.match(text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:  # 2026-02-30 has the shape, not the date
+        return False
+    return True
+
+
 @lru_cache(maxsize=1)
 def ledger() -> dict[str, Entry]:
     """Every entry of the ledger, by id, in the file's order (checked when read: a bad entry raises)."""
-    text = resources.files(__package__).joinpath(LEDGER_FILE).read_text(encoding="utf-8")
+    return parse_ledger(resources.files(__package__).joinpath(LEDGER_FILE).read_text(encoding="utf-8"))
+
+
+def parse_ledger(text: str) -> dict[str, Entry]:
+    """Entries from the ledger's TOML text, checked: a field missing (a source, a date, ...), a source that
+    names no URL, a date that is not one, an unknown kind or a repeated id raises ValueError."""
     entries = [_entry(raw) for raw in tomllib.loads(text).get("entry", [])]
     ids = [e.id for e in entries]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
@@ -110,14 +132,17 @@ def ledger() -> dict[str, Entry]:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Literal text in a Markdown table cell: the APIs' words keep their backticks and asterisks."""
+    return re.sub(r"([\\`*<|])", r"\\\1", text).replace("\n", " ")
 
 
 def ledger_table(fmt: str | None = None, *, columns: tuple[str, ...] = ("rule", "status", "shown_wording",
                                                                         "wording_is", "source", "checked")) -> str:
     """The ledger (or one format's part of it) as a Markdown table, one row per entry.
 
-    `columns` are Entry attributes; `shown_wording` marks the simulator's own words "(wording ours)"."""
+    `columns` are Entry attributes; the wording is always shown marked where the words are the simulator's
+    own ("(wording ours)"), whether the column is asked for as `shown_wording` or as `wording`."""
+    columns = tuple("shown_wording" if c == "wording" else c for c in columns)
     rows = [e for e in ledger().values() if fmt is None or fmt in e.applies_to]
     if not rows:
         raise ValueError(f"no ledger entries for format {fmt!r}")
@@ -134,3 +159,17 @@ def rules_as_of(fmt: str) -> str:
     if not dates:
         raise ValueError(f"no ledger entries for format {fmt!r}")
     return max(dates)
+
+
+def currency(formats: Sequence[str]) -> list[tuple[str, str, int, int]]:
+    """Per format: (format, rules as of, how many rules, how many of them in the simulator's own words);
+    a format without entries has "" for its date. What `python -m agentkit.sim --help` and the site show.
+
+        currency(["gemini"])  ->  [("gemini", "2026-12-01", <its rules>, <of them ours>)]
+    """
+    rows = []
+    for fmt in formats:
+        entries = [e for e in ledger().values() if fmt in e.applies_to]
+        rows.append((fmt, max((e.checked for e in entries), default=""), len(entries),
+                     sum(e.wording_is == "ours" for e in entries)))
+    return rows

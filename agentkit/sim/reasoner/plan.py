@@ -168,7 +168,9 @@ def _coerce(value: Any, p: Param) -> Any:
 def tool_choice_of(options: ModelOptions, tools: tuple[ToolSpec, ...]) -> tuple[str, str | None]:
     """("auto" | "none" | "required", forced tool name or None), whatever shape the choice came in."""
     choice = options.tool_choice
-    if isinstance(choice, dict):
+    if isinstance(choice, dict) and "allowed" in choice:  # a subset: its mode (behaviours narrows the tools)
+        choice = choice.get("mode")
+    elif isinstance(choice, dict):
         function = choice.get("function")
         name = choice.get("name") or (function.get("name") if isinstance(function, dict) else None)
         if isinstance(name, str) and any(t.name == name for t in tools):

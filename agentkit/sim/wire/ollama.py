@@ -5,7 +5,8 @@ is what only a server does: decode a request the way the real API validates it (
 API's own words), and write its answers, streams, errors and model list.
 
 Beyond the verbs: the Go server's own words for a mistyped field (`_go_error` and friends), NDJSON
-streams (`build_stream` returns JSONLine), and `message.thinking` for a model asked to think.
+streams (`build_stream` returns JSONLine), `message.thinking` for a model asked to think, and the models
+without tool support (`TOOLLESS_FAMILIES`), which answer a request with tools as the server does.
 """
 
 from __future__ import annotations
@@ -16,8 +17,21 @@ from typing import Any
 from ...core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolSpec, Usage
 from ...providers.common import JSONLine, StreamEvent, dumps, stable_id
 from ...providers.ollama import NAME, reasoning_of, synthetic_ids
-from .common import ChatRequest, RequestInvalid, no_records, nothing_stored, simulated_thought
+from .common import ChatRequest, RequestInvalid, holds, no_records, nothing_stored, simulated_thought
 from .contract import Route, ServerFacts
+
+# -- the fidelity ledger's rules this half checks (agentkit/sim/fidelity.toml) -------------------------------
+GO_TYPE_MISMATCH = "ollama.go_type_mismatch"    # "json: cannot unmarshal {kind} into Go {target}"
+MODEL_REQUIRED = "ollama.model_required"
+INVALID_ROLE = "ollama.invalid_role"
+NO_TOOL_SUPPORT = "ollama.model_without_tools"
+
+#: Model families the simulator serves without the "tools" capability, as users report them from the real
+#: server ("registry.ollama.ai/library/llama2:13b does not support tools", "…/gemma3:4b does not support
+#: tools"): every tag of these names. Any other name has tools.
+TOOLLESS_FAMILIES = ("llama2", "gemma3")
+#: Where a bare model name lives, as the server spells it in its errors.
+REGISTRY = "registry.ollama.ai"
 
 #: 2026-01-01T00:00:00Z. A fixed `created_at` keeps the simulator's answers identical run after run.
 CREATED_AT = "2026-01-01T00:00:00Z"
@@ -66,7 +80,7 @@ MODELLED = {"model", "messages", "tools", "stream", "options"}
 def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     """What a client sent -> ChatRequest, or RequestInvalid with the 400 Ollama would give."""
     if not isinstance(body, dict):
-        raise _go_error(body, "", "api.ChatRequest", value_only=True)
+        raise _go_error(body, "api.ChatRequest", "", value_only=True)
     name = _go_str(body.get("model", model), "ChatRequest", "model")
     wire_messages = _go_list(body.get("messages"), "ChatRequest", "messages", "[]api.Message")
     wire_tools = _go_list(body.get("tools"), "ChatRequest", "tools", "api.Tools")
@@ -74,8 +88,8 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     generation = _go_object(body.get("options"), "ChatRequest", "options", allow_null=True) or {}
     for key in ("truncate", "shift", "logprobs"):
         _go_bool(body.get(key), "ChatRequest", key)
-    if not name:
-        raise RequestInvalid("model is required", "model")
+    if not name:  # the server's words (server/routes.go, ChatHandler)
+        raise RequestInvalid("model is required", "model", rule=MODEL_REQUIRED)
     tools = [tool_from_wire(t, f"tools[{i}]") for i, t in enumerate(wire_tools)]
     messages = _messages_from_wire(wire_messages, name)
     options = ModelOptions("auto", None, True if stream is None else stream, _max_tokens(generation),
@@ -103,7 +117,8 @@ def _messages_from_wire(wire: list, model: str) -> list[Message]:
         # Ollama itself passes any role on to the model's template; the API documents these four, and
         # the conservative choice here is to refuse the rest, so a typo does not go unnoticed.
         if role not in ROLES:
-            raise RequestInvalid(f"invalid role {role!r} in {at}: use one of {', '.join(ROLES)}", f"{at}.role")
+            raise RequestInvalid(f"invalid role {role!r} in {at}: use one of {', '.join(ROLES)}", f"{at}.role",
+                                 rule=INVALID_ROLE)
         if role == "assistant":
             calls = _calls_from_wire(i, wire_calls)
             state = reasoning_of(m.get("thinking"), model)
@@ -166,9 +181,10 @@ def _go_kind(value: Any) -> str:
 
 def _go_error(value: Any, struct: str, path: str, go_type: str = "", *, value_only: bool = False) -> RequestInvalid:
     if value_only:  # the body itself is not an object
-        return RequestInvalid(f"json: cannot unmarshal {_go_kind(value)} into Go value of type {struct}")
+        return RequestInvalid(f"json: cannot unmarshal {_go_kind(value)} into Go value of type {struct}",
+                              rule=GO_TYPE_MISMATCH)
     return RequestInvalid(f"json: cannot unmarshal {_go_kind(value)} into Go struct field {struct}.{_dotted(path)} "
-                          f"of type {go_type}", path)
+                          f"of type {go_type}", path, rule=GO_TYPE_MISMATCH)
 
 
 def _dotted(path: str) -> str:
@@ -262,10 +278,36 @@ def _check_property(prop: Any, path: str) -> None:
     _check_properties(prop.get("properties"), "ToolProperty", f"{path}.properties")
 
 
+def registry_name(model: str) -> str:
+    """A model name as the server spells it in its errors: host, namespace, name and tag.
+
+        registry_name("llama2:13b")  ->  "registry.ollama.ai/library/llama2:13b"
+        registry_name("gemma3")      ->  "registry.ollama.ai/library/gemma3:latest"
+    """
+    name, _, tag = model.partition(":")
+    parts = name.split("/")
+    if len(parts) == 1:
+        parts = [REGISTRY, "library", *parts]
+    elif len(parts) == 2:
+        parts = [REGISTRY, *parts]
+    return "/".join(parts) + ":" + (tag or "latest")
+
+
+def has_tools(model: str) -> bool:
+    """Whether the simulated model `model` has the "tools" capability (not one of TOOLLESS_FAMILIES)."""
+    family = model.partition(":")[0].rsplit("/", 1)[-1].lower()
+    return family not in TOOLLESS_FAMILIES
+
+
 def model_refusal(request: ChatRequest) -> RequestInvalid | None:
-    """No per-model refusal is reproduced (a real server refuses tools for models without the tools
-    capability; every simulated model has it)."""
-    return None
+    """Tools for a model without the "tools" capability: the server's 400, naming the model as it resolved it
+    (server/routes.go asks for the capability whenever `tools` is not empty)."""
+    if not request.tools:
+        return None
+    if has_tools(request.model):
+        holds(NO_TOOL_SUPPORT)
+        return None
+    return RequestInvalid(f"{registry_name(request.model)} does not support tools", "tools", rule=NO_TOOL_SUPPORT)
 
 
 # --- server side: the response ---------------------------------------------------------------------

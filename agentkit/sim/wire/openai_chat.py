@@ -6,6 +6,12 @@ API's own words), and write its answers, streams, errors and model list.
 
 Beyond the verbs: `fmt=` on parse_request / build_response / build_stream, so OpenRouter's half reuses
 them; `RESPONSES_ONLY_TOOLS`, the model family whose tools work only on Responses (`model_refusal`).
+
+What it models of December 2026's API (each rule a fidelity-ledger entry): `tool_choice` allowed_tools
+(nested; the subset reaches the model as `{"allowed": [...], "mode": ...}`), and a `strict: true`
+function whose schema strict mode cannot take refused with the reported 400 (OpenAI's Chat Completions
+only: OpenRouter passes the tool on). Not modelled: custom tools' grammars, structured outputs, and
+`phase`, which Chat Completions does not have.
 """
 
 from __future__ import annotations
@@ -54,12 +60,25 @@ ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 #: claims table).
 RESPONSES_ONLY_TOOLS = ("gpt-6",)
 
+#: The fidelity ledger's ids of this half's own refusals (agentkit/sim/fidelity.toml); the shared shape
+#: refusals (missing, invalid type, ...) name theirs in openai_common.
+NOT_JSON_RULE = "openai-chat.not_json"
+NO_MODEL, NULL_CONTENT, RESPONSES_ONLY = ("openai-chat.model_missing", "openai-chat.null_content",
+                                          "openai-chat.responses_only_tools")
+#: The ledger's id of allowed_tools: only the listed subset reaches the model (a behaviour, not a refusal).
+ALLOWED_TOOLS = "openai-chat.allowed_tools"
+CHOICE_WITHOUT_TOOLS, PARALLEL_WITHOUT_TOOLS, UNKNOWN_FUNCTION = (
+    "openai-chat.tool_choice_without_tools", "openai-chat.parallel_without_tools",
+    "openai-chat.tool_choice_unknown_function")
 
-def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
+
+def tool_from_wire(d: Any, param: str = "tools[0]", *, strict_checked: bool = False) -> ToolSpec:
     """Read one `{"type": "function", "function": {...}}`; raises RequestInvalid in the API's words.
 
     A Responses-style flat tool (`{"type": "function", "name": ...}`) is refused the way the API refuses
-    it: "Missing required parameter: 'tools[0].function'."
+    it: "Missing required parameter: 'tools[0].function'." With `strict_checked`, a `strict: true` tool
+    whose schema strict mode cannot take is refused too (`openai_common.check_strict_schema`; OpenAI's
+    Chat Completions does it, OpenRouter passes the tool on to its upstream).
     """
     if not isinstance(d, dict):
         raise invalid_type(param, "an object", d)
@@ -75,6 +94,8 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
     problem = None if parameters is None else schema_problem(parameters)
     if problem is not None:
         raise invalid_schema(name, f"{where}.parameters", problem)
+    if strict and strict_checked:
+        openai_common.check_strict_schema(name, parameters, f"{where}.parameters")
     if parameters is None:  # "Omitting parameters defines a function with an empty parameter list."
         return ToolSpec(name, description, strict=strict)
     return ToolSpec(name, description, parameters, strict)
@@ -98,10 +119,10 @@ def parse_request(body: Any, model: str | None = None, fmt: str = NAME) -> ChatR
 
     An assistant message's reasoning fields become its ReasoningState (tagged `fmt`, this model's)."""
     if not isinstance(body, dict):
-        raise RequestInvalid(NOT_JSON, None)
+        raise RequestInvalid(NOT_JSON, None, rule=NOT_JSON_RULE)
     model_name = body.get("model", model)
     if model_name is None:
-        raise RequestInvalid("you must provide a model parameter", None)
+        raise RequestInvalid("you must provide a model parameter", None, rule=NO_MODEL)
     if not isinstance(model_name, str):
         raise invalid_type("model", "a string", model_name)
     if "messages" not in body:
@@ -112,7 +133,7 @@ def parse_request(body: Any, model: str | None = None, fmt: str = NAME) -> ChatR
     if not wire_messages:
         raise empty_array("messages")
     messages = [_message_from_wire(i, m, fmt, model_name) for i, m in enumerate(wire_messages)]
-    tools, has_tools = _tools_field(body.get("tools"))
+    tools, has_tools = _tools_field(body.get("tools"), strict_checked=fmt == NAME)
     choice, unmodelled_choice = _tool_choice_field(body, [t.name for t in tools], has_tools)
     options = ModelOptions(choice, _parallel_field(body, has_tools), _stream_field(body),
                            _max_tokens_field(body), temperature_field(body))
@@ -190,13 +211,13 @@ def _calls_from_wire(at: str, calls: Any) -> tuple[ToolCall, ...]:
     return tuple(out)
 
 
-def _tools_field(value: Any) -> tuple[list[ToolSpec], bool]:
+def _tools_field(value: Any, strict_checked: bool = True) -> tuple[list[ToolSpec], bool]:
     """The function tools, and whether any tool at all was sent (free-text `custom` tools are skipped)."""
     if value is None:
         return [], False
     if not isinstance(value, list):
         raise invalid_type("tools", "an array of objects", value)
-    specs = [tool_from_wire(d, f"tools[{i}]") for i, d in enumerate(value)
+    specs = [tool_from_wire(d, f"tools[{i}]", strict_checked=strict_checked) for i, d in enumerate(value)
              if not (isinstance(d, dict) and d.get("type") == "custom")]
     return specs, bool(value)
 
@@ -207,7 +228,7 @@ def _tool_choice_field(body: dict, names: list[str], has_tools: bool) -> tuple[T
     if choice is None:
         return "auto", None
     only_with_tools = RequestInvalid("Invalid value for 'tool_choice': 'tool_choice' is only allowed when "
-                                     "'tools' are specified.", "tool_choice")
+                                     "'tools' are specified.", "tool_choice", rule=CHOICE_WITHOUT_TOOLS)
     if isinstance(choice, str):
         if choice not in ("none", "auto", "required"):
             raise invalid_value("tool_choice", choice, ("none", "auto", "required"))
@@ -223,15 +244,30 @@ def _tool_choice_field(body: dict, names: list[str], has_tools: bool) -> tuple[T
         mode = required(allowed, "mode", "tool_choice.allowed_tools")
         if mode not in ("auto", "required"):
             raise invalid_value("tool_choice.allowed_tools.mode", mode, ("auto", "required"))
-        return mode, choice
+        subset = required(allowed, "tools", "tool_choice.allowed_tools")
+        if not isinstance(subset, list) or not all(isinstance(t, dict) for t in subset):
+            raise invalid_type("tool_choice.allowed_tools.tools", "an array of objects", subset)
+        holds(ALLOWED_TOOLS, "tool_choice")
+        return {"allowed": _allowed_names(subset), "mode": mode}, None
     if choice.get("type") == "custom":  # forcing a free-text tool: the closest neutral word
         return "required", choice
     function = required_object(choice, "function", "tool_choice")
     name = required_str(function, "name", "tool_choice.function")
     if name not in names:  # (sic: the API still words this in terms of the legacy functions API)
         raise RequestInvalid(f"Invalid value for 'function_call': no function named '{name}' was specified "
-                             "in the 'functions' parameter.", "function_call")
+                             "in the 'functions' parameter.", "function_call", rule=UNKNOWN_FUNCTION)
     return {"name": name}, None
+
+
+def _allowed_names(subset: list[dict]) -> list[str]:
+    """The function names of an allowed_tools list (`{"type": "function", "function": {"name"}}`, or a custom
+    tool's `{"type": "custom", "custom": {"name"}}`), in order."""
+    names = []
+    for tool in subset:
+        inner = tool.get("function") if tool.get("type") == "function" else tool.get("custom")
+        if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+            names.append(inner["name"])
+    return names
 
 
 def _parallel_field(body: dict, has_tools: bool) -> bool | None:
@@ -242,7 +278,7 @@ def _parallel_field(body: dict, has_tools: bool) -> bool | None:
         raise invalid_type("parallel_tool_calls", "a boolean", value)
     if not has_tools:
         raise RequestInvalid("Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed "
-                             "when 'tools' are specified.", "parallel_tool_calls")
+                             "when 'tools' are specified.", "parallel_tool_calls", rule=PARALLEL_WITHOUT_TOOLS)
     return value
 
 
@@ -273,7 +309,7 @@ def _check_content(messages: list[Message], wire: list[dict]) -> None:
         stands_in = m.role == "assistant" and (m.tool_calls or any(w.get(k) is not None for k in substitutes))
         if m.content is None and not stands_in:
             raise RequestInvalid("Invalid value for 'content': expected a string, got null.",
-                                 f"messages.[{i}].content")
+                                 f"messages.[{i}].content", rule=NULL_CONTENT)
 
 
 #: The fidelity ledger's ids of the two pairing rules (agentkit/sim/fidelity.toml).
@@ -445,5 +481,5 @@ def model_refusal(request: ChatRequest) -> RequestInvalid | None:
     if request.tools and request.model.startswith(RESPONSES_ONLY_TOOLS):
         return RequestInvalid("GPT-6 Astra, GPT-6.1 Sol, and GPT-6.1 Terra support Chat Completions, but tool "
                               "calling requires Responses. Send this request to /v1/responses (model "
-                              f"{request.model!r}), or remove `tools`.", "tools")
+                              f"{request.model!r}), or remove `tools`.", "tools", rule=RESPONSES_ONLY)
     return None

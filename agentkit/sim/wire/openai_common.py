@@ -19,8 +19,8 @@ from typing import Any
 
 from ...core.types import ModelTurn
 from ...providers.common import stable_id
-from .common import ChatRequest, RequestInvalid
-from .contract import Route, ServerFacts
+from .common import ChatRequest, RequestInvalid, breaks, holds
+from .contract import Route, ServerFacts, SpendLimitAnswer
 
 #: 2026-01-01T00:00:00Z. A fixed timestamp keeps the simulator's answers identical run after run.
 CREATED = 1767225600
@@ -45,6 +45,11 @@ NO_KEY = ("You didn't provide an API key. You need to provide your API key in an
 UNKNOWN_MODEL = "The model `{model}` does not exist or you do not have access to it."
 RATE_LIMIT_HEADERS = {"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "0",
                       "x-ratelimit-reset-requests": "{retry_ms}ms"}
+#: A hard spend limit reached (the `spend` fault): OpenAI's spend-limits guide gives the 429 and its codes,
+#: its help centre the sentence and "billing-related errors can still use the broader error.type value
+#: insufficient_quota" (ledger: openai-chat.spend_limit).
+SPEND_LIMIT = SpendLimitAnswer("You exceeded your current quota, please check your plan and billing details.",
+                               "insufficient_quota", {"code": "project_spend_limit_exceeded"})
 
 
 def platform_server(endpoint: Route) -> ServerFacts:
@@ -62,10 +67,22 @@ def platform_server(endpoint: Route) -> ServerFacts:
         request_id_header="x-request-id",
         nearest_status={529: 503},
         rate_limit_headers=RATE_LIMIT_HEADERS,
+        spend_limit=SPEND_LIMIT,
     )
 
 
 # --- server side: the wording of request errors -------------------------------------------------------
+# Each template is one fidelity-ledger entry (agentkit/sim/fidelity.toml), shared by both APIs and by
+# OpenRouter, which passes OpenAI's shape on: the ids below are what every refusal here names.
+
+MISSING, INVALID_TYPE, INVALID_VALUE = ("openai-chat.missing_required_parameter", "openai-chat.invalid_type",
+                                        "openai-chat.invalid_value")
+EMPTY_ARRAY, OUT_OF_RANGE, UNSUPPORTED = ("openai-chat.empty_array", "openai-chat.out_of_range",
+                                          "openai-responses.unsupported_parameter")
+INVALID_SCHEMA, NOT_JSON_RULE = "openai-chat.invalid_function_parameters", "openai-chat.not_json"
+TOOL_NAME_EMPTY, TOOL_NAME_LONG, TOOL_NAME_PATTERN = ("openai-chat.tool_name_empty", "openai-chat.tool_name_too_long",
+                                                      "openai-chat.tool_name_pattern")
+
 
 def kind_of(value: Any) -> str:
     """The API's name for a JSON value's type, as its errors say it ("a string", "an array", ...)."""
@@ -88,43 +105,90 @@ def quoted(values: tuple[str, ...], last: str = "and") -> str:
 
 
 def missing(param: str) -> RequestInvalid:
-    return RequestInvalid(f"Missing required parameter: '{param}'.", param, code="missing_required_parameter")
+    return RequestInvalid(f"Missing required parameter: '{param}'.", param, code="missing_required_parameter",
+                          rule=MISSING)
 
 
 def invalid_type(param: str, expected: str, value: Any) -> RequestInvalid:
     return RequestInvalid(f"Invalid type for '{param}': expected {expected}, but got {kind_of(value)} instead.",
-                          param, code="invalid_type")
+                          param, code="invalid_type", rule=INVALID_TYPE)
 
 
 def invalid_value(param: str, value: Any, allowed: tuple[str, ...]) -> RequestInvalid:
     if not isinstance(value, str):
         return invalid_type(param, "one of " + quoted(allowed, "or"), value)
     return RequestInvalid(f"Invalid value: '{value}'. Supported values are: {quoted(allowed)}.", param,
-                          code="invalid_value")
+                          code="invalid_value", rule=INVALID_VALUE)
 
 
 def empty_array(param: str) -> RequestInvalid:
     return RequestInvalid(f"Invalid '{param}': empty array. Expected an array with minimum length 1, but got "
-                          "an empty array instead.", param, code="empty_array")
+                          "an empty array instead.", param, code="empty_array", rule=EMPTY_ARRAY)
 
 
 def out_of_range(param: str, value: Any, op: str, bound: float, kind: str) -> RequestInvalid:
     """The API's words for a number out of bounds ("... Expected a value >= 1, but got 0 instead.")."""
     side, code = ("below minimum", "below_min") if op == ">=" else ("above maximum", "above_max")
     return RequestInvalid(f"Invalid '{param}': {kind} {side} value. Expected a value {op} {bound}, but got "
-                          f"{value} instead.", param, code=f"{kind}_{code}_value")
+                          f"{value} instead.", param, code=f"{kind}_{code}_value", rule=OUT_OF_RANGE)
 
 
 def unsupported(param: str, moved_to: str, api: str) -> RequestInvalid:
     """A field this API does not take, with the one it uses instead (`max_tokens` on Responses)."""
     return RequestInvalid(f"Unsupported parameter: '{param}'. In the {api}, this parameter has moved to "
-                          f"'{moved_to}'.", param, code="unsupported_parameter")
+                          f"'{moved_to}'.", param, code="unsupported_parameter", rule=UNSUPPORTED)
 
 
 def invalid_schema(name: str, param: str, problem: str) -> RequestInvalid:
     """A tool whose parameters are not valid JSON Schema: the API quotes the validator's complaint."""
     return RequestInvalid(f"Invalid schema for function '{name}': {problem}.", param,
-                          code="invalid_function_parameters")
+                          code="invalid_function_parameters", rule=INVALID_SCHEMA)
+
+
+#: The ledger ids of strict mode's two schema rules (both APIs).
+STRICT_CLOSED, STRICT_REQUIRED = "openai-chat.strict_additional_properties", "openai-chat.strict_required"
+
+
+def check_strict_schema(name: str, schema: dict | None, param: str) -> None:
+    """A `strict: true` function's schema, checked as the API checks it before any model sees it.
+
+    OpenAI's function-calling guide (strict mode): every object sets `additionalProperties: false` and
+    lists every property in `required` ("optional" is a type that allows null); "if you send strict: true
+    and your schema does not meet the requirements above, the request will be rejected". The first object
+    that breaks a rule (parents first) is named by its path, as users report the 400:
+
+        check_strict_schema("get_weather", {"type": "object", "properties": {"city": {"type": "string"}}},
+                            "tools[0].function.parameters")
+        # RequestInvalid: Invalid schema for function 'get_weather': In context=(), 'additionalProperties' is
+        # required to be supplied and to be false.
+
+    Left out on purpose: strict mode's other limits (unsupported keywords, sizes, formats), which
+    `agentkit.core.strict.strict_problems` lists for a client; the simulator refuses only these two.
+    """
+    from ...core.strict import json_type, walk
+
+    if schema is None:
+        return
+    broken: set[str] = set()
+    for pointer, node in walk(schema):
+        if json_type(node) != "object":
+            continue
+        context = tuple(pointer[2:].split("/")) if pointer != "#" else ()
+        head = f"Invalid schema for function '{name}': In context={context!r}, "
+        if node.get("additionalProperties") is not False and STRICT_CLOSED not in broken:
+            broken.add(STRICT_CLOSED)
+            breaks(RequestInvalid(head + "'additionalProperties' is required to be supplied and to be false.", param,
+                                  code="invalid_function_parameters", rule=STRICT_CLOSED))
+        listed = node.get("required") if isinstance(node.get("required"), list) else []
+        absent = [key for key in node.get("properties") or {} if key not in listed]
+        if absent and STRICT_REQUIRED not in broken:
+            broken.add(STRICT_REQUIRED)
+            breaks(RequestInvalid(head + "'required' is required to be supplied and to be an array including every "
+                                  f"key in properties. Missing '{absent[0]}'.", param,
+                                  code="invalid_function_parameters", rule=STRICT_REQUIRED))
+    for rule in (STRICT_CLOSED, STRICT_REQUIRED):
+        if rule not in broken:
+            holds(rule, param)
 
 
 def tool_name(d: dict, at: str) -> str:
@@ -132,14 +196,15 @@ def tool_name(d: dict, at: str) -> str:
     name, param = required_str(d, "name", at), f"{at}.name"
     if not name:
         raise RequestInvalid(f"Invalid '{param}': empty string. Expected a string with minimum length 1, but "
-                             "got an empty string instead.", param, code="empty_string")
+                             "got an empty string instead.", param, code="empty_string", rule=TOOL_NAME_EMPTY)
     if len(name) > 64:
         raise RequestInvalid(f"Invalid '{param}': string too long. Expected a string with maximum length 64, "
                              f"but got a string with length {len(name)} instead.", param,
-                             code="string_above_max_length")
+                             code="string_above_max_length", rule=TOOL_NAME_LONG)
     if not TOOL_NAME.fullmatch(name):
         raise RequestInvalid(f"Invalid '{param}': string does not match pattern. Expected a string that "
-                             "matches the pattern '^[a-zA-Z0-9_-]+$'.", param, code="invalid_value")
+                             "matches the pattern '^[a-zA-Z0-9_-]+$'.", param, code="invalid_value",
+                             rule=TOOL_NAME_PATTERN)
     return name
 
 

@@ -7,6 +7,15 @@ API's own words), and write its answers, streams, errors and model list.
 Beyond the verbs: what the API stores (`resolve_stored` fills in `previous_response_id` and item
 references, `stored_records` says what to keep) and encrypted reasoning items (`reasoning_for`, checked in
 `parse_request`).
+
+What it models of December 2026's API (each rule a fidelity-ledger entry): `tool_choice` allowed_tools
+(flat; the subset reaches the model), strict function schemas (only an explicit `strict: true` is
+refused), `phase` on the assistant messages of the PHASE_MODELS (emitted; a history without it is a
+degradation the models answer by stopping early), tool search (`defer_loading` functions and
+namespaces behind the hosted `tool_search` tool on TOOL_SEARCH_MODELS: hidden, uncounted, searched and
+loaded; `search_items`), and the 404 for an item never stored. Not modelled: client-executed tool
+search, the `namespace` field on calls, MCP servers behind tool search, custom (free-text) tools and
+their grammars, background responses, server-side compaction.
 """
 
 from __future__ import annotations
@@ -23,7 +32,10 @@ from . import openai_common
 from .common import (
     ChatRequest,
     RequestInvalid,
+    breaks,
     conversation_of,
+    degrades,
+    holds,
     mint_signature,
     schema_problem,
     signature_valid,
@@ -54,16 +66,41 @@ SERVER = openai_common.platform_server(Route("POST", "/v1/responses"))
 
 #: Models that reason (and emit reasoning items when the request asks for `reasoning`): GPT-6, o1, o3, o4...
 REASONING_MODELS = re.compile(r"(?:[\w.-]+/)?(?:gpt-6|o\d)")
+#: Models that mark each assistant message's `phase` and want it back: the ones OpenRouter's GPT-5.4
+#: migration guide names (GPT-5.3 Codex, GPT-5.4 and GPT-5.5, with their Pro variants). The SDK says "models
+#: like gpt-5.3-codex and beyond"; the simulator's GPT-6 models are left out until a source names them.
+#: Chat Completions has no phase.
+PHASE_MODELS = re.compile(r"(?:[\w.-]+/)?(?:gpt-5\.3-codex|gpt-5\.[45](?:-pro)?)(?:-\d{4}-\d{2}-\d{2})?(?:-|$)")
+PHASES = ("commentary", "final_answer")
 #: The kind the simulator's encrypted reasoning is minted for.
 ENCRYPTED_KIND = "openai-reasoning"
 STOP_TO_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter", "other": None}
+
+#: The fidelity ledger's ids of this half's own rules (agentkit/sim/fidelity.toml); the shared shape
+#: refusals (missing, invalid type, ...) name theirs in openai_common.
+NOT_JSON_RULE = "openai-chat.not_json"
+PREVIOUS_NOT_FOUND, ITEM_NOT_FOUND, CALL_WITHOUT_REASONING = (
+    "openai-responses.previous_response_not_found", "openai-responses.item_not_found",
+    "openai-responses.call_without_reasoning")
+REASONING_ALONE, ENCRYPTED_INVALID = ("openai-responses.reasoning_without_following_item",
+                                      "openai-responses.encrypted_content_invalid")
+OUTPUT_WITHOUT_CALL, CALL_WITHOUT_OUTPUT = ("openai-responses.output_without_call",
+                                            "openai-responses.call_without_output")
+ALLOWED_TOOLS = "openai-responses.allowed_tools"
+PHASE_EMITTED, PHASE_DROPPED = "openai-responses.phase_emitted", "openai-responses.phase_dropped"
+#: What a history without phase changes, in the source's words (ledger: openai-responses.phase_dropped).
+PHASE_DROPPED_WORDS = ("If phase metadata is dropped when reconstructing conversation history, significant "
+                       "performance degradation can occur — including early stopping on longer-running tasks.")
 
 
 def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
     """Read one flat function tool; raises RequestInvalid in the API's words.
 
     A Chat-style nested tool (`{"type": "function", "function": {...}}`) is refused the way the API
-    refuses it: "Missing required parameter: 'tools[0].name'." A tool without `strict` is strict.
+    refuses it: "Missing required parameter: 'tools[0].name'." A tool without `strict` is strict: the API
+    "attempts to use strict validation when the schema is compatible, and falls back to non-strict
+    validation otherwise" (the SDK's FunctionTool), so only an explicit `strict: true` with a schema strict
+    mode cannot take is refused (`openai_common.check_strict_schema`).
     """
     if not isinstance(d, dict):
         raise invalid_type(param, "an object", d)
@@ -73,11 +110,13 @@ def tool_from_wire(d: Any, param: str = "tools[0]") -> ToolSpec:
     name = tool_name(d, param)
     description = optional(d, "description", str, "a string", param) or ""
     parameters = optional(d, "parameters", dict, "an object", param)
-    strict = optional(d, "strict", bool, "a boolean", param)
-    strict = True if strict is None else strict
+    stated = optional(d, "strict", bool, "a boolean", param)
+    strict = True if stated is None else stated
     problem = None if parameters is None else schema_problem(parameters)
     if problem is not None:
         raise invalid_schema(name, f"{param}.parameters", problem)
+    if stated is True:  # left out, the API normalizes the schema or falls back to best effort: no 400
+        openai_common.check_strict_schema(name, parameters, f"{param}.parameters")
     if parameters is None:
         return ToolSpec(name, description, strict=strict)
     return ToolSpec(name, description, parameters, strict)
@@ -114,7 +153,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     fills in what it stored, `resolve_stored`, so a continued conversation arrives here whole.)
     """
     if not isinstance(body, dict):
-        raise RequestInvalid(NOT_JSON, None)
+        raise RequestInvalid(NOT_JSON, None, rule=NOT_JSON_RULE)
     model_name = body.get("model", model)
     if model_name is None:
         raise missing("model")
@@ -127,7 +166,7 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     items = _input_field(body.get("input"), stateful)
     messages = [Message.system(body["instructions"])] if body.get("instructions") is not None else []
     messages += _messages_from_items(items, model_name)
-    tools = _tools_field(body.get("tools"))
+    tools, deferred = _searchable_tools(body.get("tools"), items, model_name)
     choice, unmodelled_choice = _tool_choice_field(body.get("tool_choice"))
     parallel, stream = _bool_field(body, "parallel_tool_calls"), bool(_bool_field(body, "stream"))
     options = ModelOptions(choice, parallel, stream, _max_tokens_field(body), temperature_field(body))
@@ -135,6 +174,8 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     extras = {k: v for k, v in body.items() if k not in MODELLED}
     if unmodelled_choice is not None:
         extras["tool_choice"] = unmodelled_choice
+    if deferred:  # behind tool_search: the model sees their names and descriptions until a search loads them
+        extras["deferred_tools"] = [t.to_dict() for t in deferred]
     return ChatRequest(model_name, tuple(messages), tuple(tools), options, (), extras)
 
 
@@ -159,7 +200,7 @@ def resolve_stored(body: dict, recall: Callable[[str], Any]) -> dict:
         record = recall(previous)
         if not isinstance(record, dict) or "output" not in record:
             raise RequestInvalid(f"Previous response with id '{previous}' not found.", "previous_response_id",
-                                 code="previous_response_not_found")
+                                 code="previous_response_not_found", rule=PREVIOUS_NOT_FOUND)
         new = body.get("input")
         if isinstance(new, str):
             new = [{"role": "user", "content": new}]
@@ -177,13 +218,15 @@ def resolve_stored(body: dict, recall: Callable[[str], Any]) -> dict:
             if item.get("encrypted_content") is None and recall(item["id"]) is None:
                 unstored = (" Items are not persisted when `store` is set to false. Try again with `store` set to "
                             "true, or remove this item from your input.") if body.get("store") is False else ""
-                raise RequestInvalid(f"Item with id '{item['id']}' not found.{unstored}", "input")
+                # 404, as the API answers it (the SDKs raise NotFoundError), not a 400
+                raise RequestInvalid(f"Item with id '{item['id']}' not found.{unstored}", "input", status=404,
+                                     rule=ITEM_NOT_FOUND)
         elif item.get("type") == "function_call":
             record = recall(item["id"])
             needed = record.get("reasoning") if isinstance(record, dict) else None
             if needed and needed not in sent_reasoning:
                 raise RequestInvalid(f"Item '{item['id']}' of type 'function_call' was provided without its "
-                                     f"required 'reasoning' item: '{needed}'.", "input")
+                                     f"required 'reasoning' item: '{needed}'.", "input", rule=CALL_WITHOUT_REASONING)
     return body
 
 
@@ -223,7 +266,9 @@ def _messages_from_items(items: list, model: str) -> list[Message]:
     """Input items -> neutral messages. Consecutive reasoning, assistant text and function_call items form
     one assistant turn, whose reasoning items (with the calls' item ids) are its ReasoningState."""
     out: list[Message] = []
-    turn_items: list[dict] = []  # the reasoning and function_call items of the assistant turn being read
+    turn_items: list[dict] = []  # the reasoning, phased message and function_call items of the assistant turn
+    phased = PHASE_MODELS.match(model) is not None
+    dropped = False
 
     def close_turn() -> None:
         if out and out[-1].role == "assistant" and turn_items:
@@ -251,6 +296,11 @@ def _messages_from_items(items: list, model: str) -> list[Message]:
             else:
                 close_turn()
                 out.append(message)
+            if message.role == "assistant" and item.get("phase") is not None:
+                turn_items.append(item)  # its phase rides with the turn, as the client keeps it
+            elif message.role == "assistant" and phased:
+                dropped = True
+                degrades(PHASE_DROPPED, PHASE_DROPPED_WORDS, at)
         elif kind == "function_call":
             call = ToolCall.from_raw(required_str(item, "call_id", at), required_str(item, "name", at),
                                      required_str(item, "arguments", at))
@@ -275,6 +325,8 @@ def _messages_from_items(items: list, model: str) -> list[Message]:
             raise invalid_value(f"{at}.type", kind, ("message", "function_call", "function_call_output",
                                                       "reasoning", "item_reference"))
     close_turn()
+    if phased and not dropped and any(m.role == "assistant" for m in out):
+        holds(PHASE_DROPPED)
     return out
 
 
@@ -287,11 +339,11 @@ def _reasoning_item(at: str, item: dict, following: Any) -> None:
     if item.get("encrypted_content") is not None and not isinstance(item["encrypted_content"], str):
         raise invalid_type(f"{at}.encrypted_content", "a string", item["encrypted_content"])
     kind = following.get("type") if isinstance(following, dict) else None
-    led_to = kind in ("reasoning", "function_call") or (isinstance(following, dict) and following.get("role")
-                                                         == "assistant" and kind in (None, "message"))
+    led_to = kind in ("reasoning", "function_call", "tool_search_call") or (
+        isinstance(following, dict) and following.get("role") == "assistant" and kind in (None, "message"))
     if not led_to:
         raise RequestInvalid(f"Item '{rid}' of type 'reasoning' was provided without its required following item.",
-                             "input")
+                             "input", rule=REASONING_ALONE)
 
 
 def _check_encrypted_content(item: dict, conversation: str) -> None:
@@ -307,7 +359,8 @@ def _check_encrypted_content(item: dict, conversation: str) -> None:
         return
     shown = f"{content[:4]}...{content[-4:]}" if len(content) > 8 else content
     raise RequestInvalid(f"The encrypted content {shown} could not be verified. Reason: Encrypted content could "
-                         "not be decrypted or parsed.", None, code="invalid_encrypted_content")
+                         "not be decrypted or parsed.", None, code="invalid_encrypted_content",
+                         rule=ENCRYPTED_INVALID)
 
 
 def _message_item(at: str, item: dict) -> Message:
@@ -317,6 +370,8 @@ def _message_item(at: str, item: dict) -> Message:
     content = required(item, "content", at)
     if not isinstance(content, (str, list)):
         raise invalid_type(f"{at}.content", "one of a string or array of objects", content)
+    if item.get("phase") is not None and item["phase"] not in PHASES:
+        raise invalid_value(f"{at}.phase", item["phase"], PHASES)
     text = _content_text(f"{at}.content", content)
     return Message("system" if role == "developer" else role, text)
 
@@ -337,14 +392,63 @@ def _content_text(at: str, content: str | list) -> str:
     return "".join(texts)
 
 
-def _tools_field(value: Any) -> list[ToolSpec]:
-    """The function tools; hosted tools (web_search, mcp, custom, ...) are skipped, never fatal."""
+def _tools_field(value: Any) -> list[tuple[ToolSpec, bool]]:
+    """The function tools, each with its `defer_loading` flag, those inside a namespace included; other
+    hosted tools (web_search, mcp, custom, tool_search, ...) are skipped, never fatal."""
     if value is None:
         return []
     if not isinstance(value, list):
         raise invalid_type("tools", "an array of objects", value)
-    return [tool_from_wire(d, f"tools[{i}]") for i, d in enumerate(value)
-            if not (isinstance(d, dict) and isinstance(d.get("type"), str) and d["type"] != "function")]
+    out = []
+    for i, d in enumerate(value):
+        if isinstance(d, dict) and d.get("type") == "namespace" and isinstance(d.get("tools"), list):
+            out += [(tool_from_wire(f, f"tools[{i}].tools[{k}]"), f.get("defer_loading") is True)
+                    for k, f in enumerate(d["tools"]) if isinstance(f, dict) and f.get("type") == "function"]
+        elif not (isinstance(d, dict) and isinstance(d.get("type"), str) and d["type"] != "function"):
+            out.append((tool_from_wire(d, f"tools[{i}]"), isinstance(d, dict) and d.get("defer_loading") is True))
+    return out
+
+
+#: Models that take the tool_search tool: "Only gpt-5.4 and later models support tool_search" (the guide).
+TOOL_SEARCH_MODELS = re.compile(r"(?:[\w.-]+/)?(?:gpt-5\.(?:[4-9]|\d\d)|gpt-[6-9])(?:\b|$)")
+DEFERRED_WITHOUT_SEARCH, TOOL_SEARCH_MODEL = ("openai-responses.deferred_without_tool_search",
+                                              "openai-responses.tool_search_model")
+DEFERRED_HIDDEN = "openai-responses.deferred_tool_hidden"
+
+
+def _searchable_tools(value: Any, items: list, model: str) -> tuple[list[ToolSpec], list[ToolSpec]]:
+    """(the tools the model sees whole, the deferred ones it sees by name and description only).
+
+    Tool search (OpenAI's tool-search guide): a function (or a namespace's function) with `defer_loading:
+    true` needs the `tool_search` tool beside it, which only gpt-5.4 and later models take; its schema
+    stays out of the model's context until a search loads it. A `tool_search_output` item in `input` (a
+    search the model made earlier, sent back) loads the tools it lists, by name.
+    """
+    tools = _tools_field(value)
+    searching = isinstance(value, list) and any(isinstance(d, dict) and d.get("type") == "tool_search" for d in value)
+    if searching and not TOOL_SEARCH_MODELS.match(model):
+        breaks(RequestInvalid(f"Tool 'tool_search' is not supported with model '{model}'.", "tools",
+                              rule=TOOL_SEARCH_MODEL))
+    if any(defer for _, defer in tools):
+        if searching:
+            holds(DEFERRED_WITHOUT_SEARCH, "tools")
+        else:
+            breaks(RequestInvalid("Invalid Value: 'tools.defer_loading'. Deferred tools require tools.tool_search.",
+                                  "tools", rule=DEFERRED_WITHOUT_SEARCH))
+    loaded = _loaded_names(items)
+    visible = [t for t, defer in tools if not defer or t.name in loaded]
+    return visible, [t for t, defer in tools if defer and t.name not in loaded]
+
+
+def _loaded_names(items: list) -> set[str]:
+    """The function names the `tool_search_output` items of `input` loaded (namespaces: their functions)."""
+    names: set[str] = set()
+    for item in items:
+        if isinstance(item, dict) and item.get("type") == "tool_search_output" and isinstance(item.get("tools"), list):
+            for tool in item["tools"]:
+                inner = tool.get("tools") if isinstance(tool, dict) and tool.get("type") == "namespace" else [tool]
+                names |= {t["name"] for t in inner or () if isinstance(t, dict) and isinstance(t.get("name"), str)}
+    return names
 
 
 HOSTED_CHOICES = ("file_search", "web_search_preview", "computer_use_preview", "computer", "computer_use",
@@ -365,14 +469,16 @@ def _tool_choice_field(choice: Any) -> tuple[ToolChoice, dict | None]:
     kind = required(choice, "type", "tool_choice")
     if kind == "function":  # flat here: a Chat-style {"function": {"name"}} has no `name` and is refused
         return {"name": required_str(choice, "name", "tool_choice")}, None
-    if kind == "allowed_tools":
+    if kind == "allowed_tools":  # flat here: {"type", "mode", "tools": [{"type": "function", "name"}]}
         mode = required(choice, "mode", "tool_choice")
         if mode not in ("auto", "required"):
             raise invalid_value("tool_choice.mode", mode, ("auto", "required"))
         tools = required(choice, "tools", "tool_choice")
         if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
             raise invalid_type("tool_choice.tools", "an array of objects", tools)
-        return mode, choice
+        holds(ALLOWED_TOOLS, "tool_choice")
+        names = [t["name"] for t in tools if t.get("type") == "function" and isinstance(t.get("name"), str)]
+        return {"allowed": names, "mode": mode}, choice
     if isinstance(kind, str) and kind in HOSTED_CHOICES:
         return "required", choice  # a hosted tool forced by type: some tool must be called
     raise invalid_value("tool_choice.type", kind, ("function", "allowed_tools") + HOSTED_CHOICES[:3])
@@ -402,24 +508,33 @@ def _max_tokens_field(body: dict) -> int | None:
 def _pair_outputs(messages: list[Message], stateful: bool) -> list[Message]:
     """Every output needs an earlier call with its call_id, and every call an output.
 
-    Returns the messages with each tool message's `name` filled in from the call it answers.
+    Returns the messages with each tool message's `name` filled in from the call it answers. Both rules
+    are checked on the whole history (each break is logged, the first is answered: see `breaks`).
     """
     calls: dict[str, str] = {}  # call_id -> tool name, for every call seen so far
     answered: set[str] = set()
     out: list[Message] = []
+    broken: set[str] = set()
     for m in messages:
         if m.role == "assistant":
             calls.update({c.id: c.name for c in m.tool_calls})
         elif m.role == "tool":
             if m.tool_call_id not in calls and not stateful:
-                raise RequestInvalid("No tool call found for function call output with call_id "
-                                     f"{m.tool_call_id}.", "input")
+                broken.add(OUTPUT_WITHOUT_CALL)
+                breaks(RequestInvalid("No tool call found for function call output with call_id "
+                                      f"{m.tool_call_id}.", "input", rule=OUTPUT_WITHOUT_CALL))
             answered.add(m.tool_call_id or "")
             m = replace(m, name=calls.get(m.tool_call_id or ""))
         out.append(m)
     unanswered = [call_id for call_id in calls if call_id not in answered]
     if unanswered:
-        raise RequestInvalid(f"No tool output found for function call {unanswered[0]}.", "input")
+        broken.add(CALL_WITHOUT_OUTPUT)
+        breaks(RequestInvalid(f"No tool output found for function call {unanswered[0]}.", "input",
+                              rule=CALL_WITHOUT_OUTPUT))
+    if calls or answered:
+        for rule in (OUTPUT_WITHOUT_CALL, CALL_WITHOUT_OUTPUT):
+            if rule not in broken:
+                holds(rule)
     return out
 
 
@@ -452,38 +567,68 @@ def _status(turn: ModelTurn) -> tuple[str, str | None]:
 
 
 def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
-    """A reasoning model (GPT-6, o-series) asked for `reasoning` leads its answer with one reasoning item:
-    a summary when `reasoning.summary` asks for one, and its `encrypted_content` (which the current SDK
-    documents as populated by default; sealed to the item's id and the user request it answers, so an
-    altered or invented one is refused when sent back), then the calls, each with its item id."""
-    reasoning = request.extras.get("reasoning")
-    if not REASONING_MODELS.match(request.model) or not isinstance(reasoning, dict) or \
-            reasoning.get("effort") == "none":
-        return None
+    """What goes back with the turn: a reasoning model (GPT-6, o-series) asked for `reasoning` leads its
+    answer with one reasoning item (a summary when `reasoning.summary` asks for one, and its
+    `encrypted_content`, which the current SDK documents as populated by default; sealed to the item's id
+    and the user request it answers, so an altered or invented one is refused when sent back); a call of a
+    deferred tool comes after the search that loaded it (`search_items`); then the calls, each with its
+    item id. None when the turn has neither."""
     rid = response_id(turn, request)
-    thought = simulated_thought(turn, request)
-    summary = [{"type": "summary_text", "text": thought}] if reasoning.get("summary") else []
-    reasoning_id = item_id("rs_", rid, "reasoning")
-    sealed = mint_signature(ENCRYPTED_KIND, request.model, reasoning_id, conversation_of(request.messages))
-    item = {"type": "reasoning", "id": reasoning_id, "summary": summary, "encrypted_content": sealed}
+    items = search_items(turn, request)
+    reasoning = request.extras.get("reasoning")
+    if REASONING_MODELS.match(request.model) and isinstance(reasoning, dict) and reasoning.get("effort") != "none":
+        thought = simulated_thought(turn, request)
+        summary = [{"type": "summary_text", "text": thought}] if reasoning.get("summary") else []
+        reasoning_id = item_id("rs_", rid, "reasoning")
+        sealed = mint_signature(ENCRYPTED_KIND, request.model, reasoning_id, conversation_of(request.messages))
+        items = [{"type": "reasoning", "id": reasoning_id, "summary": summary, "encrypted_content": sealed}, *items]
+    if not items:
+        return None
     calls = [{"type": "function_call", "call_id": call_id, "id": item_id("fc_", rid, call_id)}
              for call_id in call_ids(turn, request)]
-    return ReasoningState(NAME, turn.model or request.model, (item, *calls))
+    return ReasoningState(NAME, turn.model or request.model, (*items, *calls))
+
+
+def search_items(turn: ModelTurn, request: ChatRequest) -> list[dict]:
+    """The hosted tool search a turn needed: when it calls a deferred tool, a `tool_search_call` (run by the
+    server) and the `tool_search_output` that loaded those tools, whole, before the calls. The search's
+    `arguments` are the simulator's own ({"query": the tools' names}); the guide does not show them."""
+    deferred = {d["name"]: d for d in request.extras.get("deferred_tools") or () if isinstance(d, dict)}
+    needed = list(dict.fromkeys(c.name for c in turn.tool_calls if c.name in deferred))
+    if not needed:
+        return []
+    rid = response_id(turn, request)
+    loaded = [{**tool_to_wire(ToolSpec.from_dict(deferred[name])), "defer_loading": True} for name in needed]
+    common = {"execution": "server", "status": "completed", "call_id": None}
+    return [{"type": "tool_search_call", "id": item_id("tsc_", rid, "search"), **common,
+             "arguments": {"query": " ".join(needed)}},
+            {"type": "tool_search_output", "id": item_id("tso_", rid, "search"), **common, "tools": loaded}]
 
 
 def _output(turn: ModelTurn, request: ChatRequest, status: str) -> list[dict]:
     """The output items: reasoning where the turn's state puts it, the text before the first call (turn_items)."""
     rid = response_id(turn, request)
     text: list[dict] = []
-    if turn.text:
-        part = {"type": "output_text", "text": turn.text, "annotations": [], "logprobs": []}
+    words, phase = turn.text, None
+    if PHASE_MODELS.match(request.model):  # a calling turn says what it is doing first (its commentary)
+        phase = "commentary" if turn.tool_calls else "final_answer"
+        words = words or (commentary(turn) if turn.tool_calls else words)
+    if words:
+        part = {"type": "output_text", "text": words, "annotations": [], "logprobs": []}
         text.append({"type": "message", "id": item_id("msg_", rid, "message"), "status": status,
-                     "role": "assistant", "content": [part]})
+                     "role": "assistant", "content": [part], **({"phase": phase} if phase else {})})
     calls = [{"type": "function_call", "id": item_id("fc_", rid, call_id), "call_id": call_id,
               "name": call.name, "arguments": call.arguments_json(), "status": "completed"}
              for call_id, call in zip(call_ids(turn, request), turn.tool_calls)]
     state = turn.reasoning if turn.reasoning is not None and turn.reasoning.format == NAME else None
     return turn_items(state.items if state else (), text, calls)
+
+
+def commentary(turn: ModelTurn) -> str:
+    """The simulator's own preamble of a phase model's calling turn: "Calling get_weather, then I'll answer."
+    (A real model writes its own; the sentence here only has to be honest and deterministic.)"""
+    names = list(dict.fromkeys(c.name for c in turn.tool_calls))
+    return f"Calling {' and '.join(names)}, then I'll answer."
 
 
 def build_response(turn: ModelTurn, request: ChatRequest) -> dict:
@@ -529,8 +674,8 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
     output_item.added, function_call_arguments.delta × n (≥ 2 when the arguments allow),
     function_call_arguments.done, output_item.done; per reasoning item: output_item.added (without its
     encrypted_content), for each summary part reasoning_summary_part.added, reasoning_summary_text.delta
-    × n, .done, reasoning_summary_part.done, then output_item.done with the whole item; then
-    response.completed (or .incomplete).
+    × n, .done, reasoning_summary_part.done, then output_item.done with the whole item; per tool search
+    item: output_item.added and output_item.done, both whole; then response.completed (or .incomplete).
     """
     final = build_response(turn, request)
     events: list[SSEvent] = []
@@ -553,6 +698,8 @@ def build_stream(turn: ModelTurn, request: ChatRequest) -> list[SSEvent]:
                 emit("response.output_text.delta", **where, content_index=0, delta=piece, logprobs=[])
             emit("response.output_text.done", **where, content_index=0, text=part["text"], logprobs=[])
             emit("response.content_part.done", **where, content_index=0, part=part)
+        elif item["type"] in ("tool_search_call", "tool_search_output"):  # hosted: whole, added then done
+            emit("response.output_item.added", output_index=index, item=item)
         elif item["type"] == "reasoning":
             emit("response.output_item.added", output_index=index,
                  item={"type": "reasoning", "id": item["id"], "summary": []})

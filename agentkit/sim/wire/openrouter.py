@@ -20,7 +20,8 @@ from ...core.types import ModelTurn, ReasoningState
 from ...providers.common import SSEvent, StreamEvent, dumps, stable_id
 from ...providers.openrouter import NAME
 from . import openai_chat, openai_common
-from .common import ChatRequest, RequestInvalid, mint_signature, no_records, nothing_stored, simulated_thought
+from .common import (ChatRequest, RequestInvalid, holds, mint_signature, no_records, nothing_stored,
+                     simulated_thought)
 from .contract import Route, ServerFacts
 
 CREATED = openai_common.CREATED
@@ -53,6 +54,9 @@ DETAIL_FORMATS = {"anthropic": "anthropic-claude-v1", "google": "google-gemini-v
 PROVIDERS = {"openai": "OpenAI", "anthropic": "Anthropic", "google": "Google AI Studio", "meta-llama": "Meta",
              "mistralai": "Mistral", "deepseek": "DeepSeek", "x-ai": "xAI", "qwen": "Alibaba"}
 tool_from_wire = openai_chat.tool_from_wire
+#: The fidelity ledger's ids of this half's own refusals (agentkit/sim/fidelity.toml).
+MODELS_TYPE, PROVIDER_TYPE, FORCED_TOOL_USE = ("openrouter.models_type", "openrouter.provider_type",
+                                               "openrouter.forced_tool_use")
 resolve_stored = nothing_stored
 stored_records = no_records
 
@@ -73,10 +77,10 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     models = extras.pop("models", None)
     if models is not None and (not isinstance(models, list) or not all(isinstance(m, str) for m in models)):
         raise RequestInvalid("Invalid type for 'models': expected an array of strings.", "models",
-                             code="invalid_type")
+                             code="invalid_type", rule=MODELS_TYPE)
     if extras.get("provider") is not None and not isinstance(extras["provider"], dict):
         raise RequestInvalid("Invalid type for 'provider': expected an object.", "provider",
-                             code="invalid_type")
+                             code="invalid_type", rule=PROVIDER_TYPE)
     return replace(request, fallback_models=tuple(models or ()), extras=extras)
 
 
@@ -175,9 +179,21 @@ def build_stream_error(status: int, message: str, request: ChatRequest,
 
 
 def build_model_list(names: Sequence[str]) -> dict:
-    """GET /api/v1/models (public: no key needed)."""
+    """GET /api/v1/models (public: no key needed); a model without tools lists none in supported_parameters."""
     return {"data": [{"id": n, "name": n, "created": CREATED, "context_length": 131072,
-                      "supported_parameters": ["tools", "tool_choice", "parallel_tool_calls"]} for n in names]}
+                      "supported_parameters": [] if takes_no_tools(n) else ["tools", "tool_choice",
+                                                                             "parallel_tool_calls"]}
+                     for n in names]}
+
+
+#: Models none of whose endpoints take tools, as users report OpenRouter's 404 for them (any of their
+#: variants: a ":free" or dated suffix counts too).
+NO_TOOL_MODELS = ("google/gemma-3-27b-it", "qwen/qwen3.6-35b-a3b")
+NO_TOOL_ENDPOINTS = "openrouter.no_tool_endpoints"
+
+
+def takes_no_tools(model: str) -> bool:
+    return any(model == m or model.startswith((m + ":", m + "-")) for m in NO_TOOL_MODELS)
 
 
 #: Upstream models that refuse a forced tool choice, as OpenRouter names them (its Claude 5.x migration guides).
@@ -186,10 +202,21 @@ NO_FORCED_TOOL_USE = ("anthropic/claude-opus-5.5", "anthropic/claude-sonnet-5.5"
 
 
 def model_refusal(request: ChatRequest) -> RequestInvalid | None:
-    """The Claude 5.x models refuse a forced tool choice through OpenRouter too (a 400). How OpenRouter words
-    the upstream's refusal is not documented: the simulator passes Anthropic's sentence on."""
+    """A request with tools to a model that takes none is OpenRouter's 404, in the words users report:
+    no endpoint of the model passes the routing step that filters by tool support. The Claude 5.x models
+    refuse a forced tool choice through OpenRouter too (a 400). How OpenRouter words the upstream's refusal
+    is not documented: the simulator passes Anthropic's sentence on."""
+    if takes_no_tools(request.model):
+        if request.tools:
+            return RequestInvalid(f'No endpoints found that support tool use. Try disabling "{request.tools[0].name}". '
+                                  "To learn more about provider routing, visit: "
+                                  "https://openrouter.ai/docs/guides/routing/provider-selection", None, status=404,
+                                  rule=NO_TOOL_ENDPOINTS)
+        holds(NO_TOOL_ENDPOINTS)
     choice = request.options.tool_choice
-    forced = choice == "required" or isinstance(choice, dict)
+    forced = choice == "required" or (isinstance(choice, dict) and
+                                      ("name" in choice or choice.get("mode") == "required"))
     if forced and any(request.model == m or request.model.startswith(m + "-") for m in NO_FORCED_TOOL_USE):
-        return RequestInvalid('tool_choice: type "tool" and "any" are not supported for this model.', "tool_choice")
+        return RequestInvalid('tool_choice: type "tool" and "any" are not supported for this model.', "tool_choice",
+                              rule=FORCED_TOOL_USE)
     return None
