@@ -142,6 +142,29 @@ def test_check_history_names_each_broken_invariant():
     assert check_history(history, stripped + now) is None
 
 
+def test_leaving_reasoning_out_keeps_a_messages_own_fields():
+    """Responses keeps each assistant message's `phase` with its reasoning state: it is no reasoning, so it
+    stays after a change (GPT-5.4 and later stop early without it), and reasoning beside it does not."""
+    c1 = ToolCall("c1", "f", "{}", {})
+    both = ReasoningState("openai-responses", "gpt-5.4", ({"type": "reasoning", "id": "rs_1"},
+                                                          {"type": "message", "phase": "commentary"},
+                                                          {"type": "function_call", "call_id": "c1", "id": "fc_1"}))
+    phase = both.without_reasoning()
+    assert phase == ReasoningState("openai-responses", "gpt-5.4", ({"type": "message", "phase": "commentary"},))
+    assert phase.without_reasoning() is phase
+    assert ReasoningState("anthropic", "m", ({"type": "thinking"},)).without_reasoning() is None
+    history = [Message.user("u0"), Message.assistant(None, [c1], both), Message.tool(ToolResult.success(c1, 1)),
+               Message.assistant("a0"), Message.user("u1")]
+    edited = [Message.user("u0, edited")]
+    assert "reasoning state after a change" in check_history(history, edited + history[1:])
+    kept = [edited[0], Message.assistant(None, [c1], phase), *history[2:]]
+    assert check_history(history, kept) is None
+    # DropOldest drops the first turn and keeps the second, whose call keeps its phase and loses its reasoning
+    longer = [Message.user("u"), Message.assistant("a"), *history[:4], Message.user("u1")]
+    sent = DropOldest(keep_rounds=1)(longer)
+    assert sent[0].content == "u0" and [m.reasoning for m in sent if m.reasoning is not None] == [phase]
+
+
 # -- in the loop -------------------------------------------------------------------------------------------
 
 @tool
@@ -271,6 +294,13 @@ SIMULATED_REASONING_MODELS = [
     ("anthropic", "claude-sonnet-5-5", {"max_tokens": 2048}),
     ("anthropic", "claude-fable-5-1", {"max_tokens": 2048}),
     ("anthropic", "claude-mythos-5-1", {"max_tokens": 2048}),
+    ("anthropic", "claude-haiku-5-5", _ENABLED),
+    ("anthropic", "claude-fable-5-2", {"max_tokens": 2048}),
+    ("anthropic", "claude-mythos-5-2", {"max_tokens": 2048}),
+    ("openai-responses", "gpt-5.4", {"reasoning": {"effort": "low"}}),
+    ("openai-responses", "gpt-5.5", {"reasoning": {"effort": "low"}}),
+    ("gemini", "gemini-4-argon", {}),
+    ("gemini", "gemini-4-carbon", {}),
     ("openrouter", "sim-reasoner", {"reasoning": {"effort": "low"}}),
     ("ollama", "sim-reasoner", {"think": True}),
 ]

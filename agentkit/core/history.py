@@ -16,7 +16,8 @@ it: the tool cycle the model is in the middle of. Whatever is sent to a model ke
    sent as it was; after the first change it goes without. Anthropic's models with preserved thinking
    refuse a kept thinking block whose prefix changed ("Invalid `signature` in `thinking` block. The block
    is bound to a different conversation."), and "remove the thinking" is what its documentation says to
-   do once the history was edited; no provider needs an earlier turn's state back;
+   do once the history was edited; no provider needs an earlier turn's state back. The message's own
+   fields a codec keeps with the state (Responses' `phase`) are not reasoning and stay;
 4. every system message is kept, and after them what is sent starts with a user message: Gemini answers a
    history that starts with a function call with a 400, "Please ensure that function call turn comes
    immediately after a user turn or after a function response turn." (google-gemini/gemini-cli issue 11814).
@@ -138,7 +139,8 @@ def head_problem(head: Sequence[Message], earlier: Sequence[Message], systems: S
     while unchanged < min(len(head), end) and _same(head[unchanged], earlier[unchanged]):
         unchanged += 1
     if unchanged < len(head) or len(head) != end:  # something changed: after it, no reasoning state
-        if any(m.reasoning is not None for m in head[unchanged:]):
+        if any(m.reasoning is not None and m.reasoning.without_reasoning() is not m.reasoning
+               for m in head[unchanged:]):
             return ("an earlier turn is sent with its reasoning state after a change before it; providers bind "
                     "reasoning state to what came before it (leave it out after the first change)")
     return None

@@ -26,7 +26,9 @@ So every strategy
 - leaves the reasoning state out of the earlier turns it keeps after the first change, as Anthropic's
   documentation says to do once the history was edited ("remove the thinking"); no provider needs an
   earlier turn's reasoning back (Gemini checks the current turn's signatures, OpenAI Responses a call's
-  reasoning item only when the call is sent by its item id, which goes with the state).
+  reasoning item only when the call is sent by its item id, which goes with the state). What the state
+  holds that is not reasoning stays: Responses' `phase` on each assistant message, without which GPT-5.4
+  and later take their earlier commentary for an answer and stop early (`ReasoningState.without_reasoning`).
 
 It does not use Anthropic's `thinking.block_binding.prefix_mismatch_behavior: "drop_block"` (a beta that
 drops the invalid blocks server-side): with a stable prefix nothing is invalid, and the documentation warns
@@ -113,7 +115,9 @@ def _cut(index: HistoryIndex, request: int, keep_rounds: int, keep_turns: int) -
 
 
 def _without_reasoning(messages: Sequence[Message]) -> list[Message]:
-    return [replace(m, reasoning=None) if m.reasoning is not None else m for m in messages]
+    """The messages without their reasoning; a message's own fields kept with it stay (Responses' phase)."""
+    return [replace(m, reasoning=m.reasoning.without_reasoning()) if m.reasoning is not None else m
+            for m in messages]
 
 
 def _systems(messages: Sequence[Message], index: HistoryIndex, before: int) -> list[Message]:
