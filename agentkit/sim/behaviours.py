@@ -415,8 +415,8 @@ def _tool_call(call: PlannedCall, call_id: str) -> ToolCall:
 def _fingerprint(request: ChatRequest, messages: list[dict] | None = None, tools: list[dict] | None = None) -> str:
     """What makes two requests the same: model, messages, tools and options (streaming aside, so a
     streamed and a plain request get the same ids; reasoning state aside too, which no model here reads
-    and whose signatures change with each process's key, so the same conversation gets the same ids in
-    every process). `messages` and `tools` are the request's as plain data, when the caller has them."""
+    and whose signatures change with the signing key, so the same conversation gets the same ids under
+    every key). `messages` and `tools` are the request's as plain data, when the caller has them."""
     options = {k: v for k, v in request.options.to_dict().items() if k != "stream"}
     messages = messages if messages is not None else [m.to_dict() for m in request.messages]
     tools = tools if tools is not None else [t.to_dict() for t in request.tools]
