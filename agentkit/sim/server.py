@@ -126,8 +126,10 @@ class SimServer:
 
     def rule_logs(self, after: int = 0) -> list:
         """What each chat request was checked against (`app.RequestLog`: its number, format, model and a
-        Finding per rule), for the requests numbered above `after`, oldest first."""
-        return [log for log in self.app.state.sim.rule_logs if log.number > after]
+        Finding per rule), for the requests numbered above `after`, oldest first (by number: a request is
+        logged once answered, so two at once may be logged in the other order)."""
+        kept = list(self.app.state.sim.rule_logs)  # one C call: no request can be logged half-way through it
+        return sorted((log for log in kept if log.number > after), key=lambda log: log.number)
 
     def reset(self) -> None:
         """Forget the attempt counts behind `flaky` faults (a re-run cell then fails again first)."""

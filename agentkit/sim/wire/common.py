@@ -163,9 +163,10 @@ def rule_log() -> Iterator[RuleLog]:
 
 
 def holds(rule: str, where: str | None = None) -> None:
-    """The request was checked against `rule` (a ledger id) and keeps it."""
+    """The request was checked against `rule` (a ledger id) and keeps it; recorded once per request (a
+    check that runs per message or per tool says so once)."""
     log = _LOG.get()
-    if log is not None:
+    if log is not None and not any(f.rule == rule and f.outcome == "passed" for f in log.findings):
         log.findings.append(Finding(rule, "passed", None, where))
 
 
