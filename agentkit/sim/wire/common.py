@@ -107,7 +107,9 @@ class RequestInvalid(ValueError):
 # The conformance check (`agentkit.conformance`) reads these logs; outside the simulator's app (a unit test
 # calling parse_request) nothing is recorded and the first refusal is raised at once.
 
-OUTCOMES = ("passed", "refused", "degraded")
+#: "answered": an error the simulator answered on purpose (a fault asked for, a scenario's planned 429 or
+#: tool-less model): recorded so a report can show it, counted against no client.
+OUTCOMES = ("passed", "refused", "degraded", "answered")
 _INDEX = re.compile(r"^(?:messages|input|contents)\.?\[(\d+)\]")
 
 
