@@ -233,6 +233,7 @@ UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, NESTED_TOO_DEEPLY = (
     "sim.unsupported_media_type", "sim.body_too_large", "sim.nested_too_deeply")
 
 
+@functools.lru_cache(maxsize=None)
 def not_json_rule(fmt: str) -> str:
     """The ledger's id for a body that is not JSON, in `fmt`'s words (each API words it its own way)."""
     from .fidelity import ledger
@@ -522,6 +523,10 @@ class SimApp:
         on_purpose = set(self.planned_refusals(fmt, chat.model if chat else body.get("model")))
         findings = [replace(f, outcome="answered") if f.outcome == "refused" and f.rule in on_purpose else f
                     for f in log.findings]
+        # The HTTP layer's rules held, or the request would not have got this far (steps 2-3).
+        checked = {f.rule for f in findings}
+        findings[:0] = [Finding(rule, "passed") for rule in (UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, not_json_rule(fmt))
+                        if rule not in checked]
         asked_stream = bool(stream if stream is not None else body.get("stream"))
 
         def logged(reply: Any, status: int) -> Any:
