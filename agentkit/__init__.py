@@ -39,17 +39,30 @@ from .core.errors import (
 )
 from .core.execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor
 from .core.drive import arun, run
+from .core.stream import AsyncRunStream, RunStream, arun_stream, run_stream
 from .core.runs import Run, Settings, StopReason, Thread
 from .core.policies import Approve, Deny, Edit, Limits, Retry
 from .core.tools import RuleViolation, Tool, ToolContext, Update, tool
 from .core.trace import Trace
-from .core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
+from .core.types import (
+    Message,
+    ModelOptions,
+    ModelTurn,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolResult,
+    ToolSpec,
+    Usage,
+)
 from .models import FunctionModel, ScriptedModel, call
 
 __version__ = "0.1.0"
 
 __all__ = [
     "tool", "Tool", "ToolContext", "Update", "RuleViolation", "run", "arun", "Run", "Settings", "Thread", "StopReason",
+    "run_stream", "arun_stream", "RunStream", "AsyncRunStream", "TextDelta", "ReasoningDelta", "ToolCallDelta",
     "Limits", "Retry",
     "Approve", "Deny", "Edit", "ScriptedModel", "FunctionModel", "call", "HTTPModel", "Trace",
     "Message", "ModelOptions", "ModelTurn", "ToolCall", "ToolResult", "ToolSpec", "Usage",

@@ -74,7 +74,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..core.errors import AuthenticationError, ProviderError
-from ..core.types import Message, ModelOptions, ModelTurn, ToolSpec
+from ..core.types import Message, ModelOptions, ModelTurn, StreamDelta, ToolSpec, deltas_of
 from ..providers import get_codec
 from ..providers.common import SSEvent, retry_after_seconds
 from ..providers.contract import ClientCodec, fact
@@ -115,12 +115,50 @@ class TurnStream:
         stream.attempts                          # this call's Attempts (retries before the first event)
 
     An event is an SSEvent: an SSE event's name and data, or for NDJSON streams one line as `data`.
+
+    Or read the same stream as what it says, in any format (`agentkit.run_stream` does):
+
+        for piece in model.stream(messages, tools).deltas():   # async for ... in model.astream(...).deltas()
+            print(piece)          # TextDelta('Tok'), ReasoningDelta(...), ToolCallDelta(0, '{"ci', 'c1', ...)
+
+    Read one way or the other: both draw on the same events.
     """
 
     def __init__(self, attempts: list[Attempt] | None = None) -> None:
         self.turn: ModelTurn | None = None
         self.attempts: list[Attempt] = attempts if attempts is not None else []
         self._events: Any = None
+        self._pieces: list[StreamDelta] = []  # what the events read so far brought, not yet handed on
+
+    def deltas(self) -> Any:
+        """The turn's pieces as they arrive (core.types: TextDelta, ReasoningDelta, ToolCallDelta): an
+        iterator for a stream from stream(), an async iterator for one from astream(). Closing it closes
+        the stream. A codec that reports no pieces hands the turn on whole, once it is complete."""
+        return self._adeltas() if hasattr(self._events, "__anext__") else self._deltas()
+
+    def _take(self) -> list[StreamDelta]:
+        pieces, self._pieces = self._pieces, []
+        return pieces
+
+    def _deltas(self) -> Iterator[StreamDelta]:
+        events = iter(self)
+        try:
+            for _ in events:
+                yield from self._take()
+            yield from self._take()
+        finally:
+            events.close()
+
+    async def _adeltas(self) -> AsyncIterator[StreamDelta]:
+        events = aiter(self)
+        try:
+            async for _ in events:
+                for piece in self._take():
+                    yield piece
+            for piece in self._take():
+                yield piece
+        finally:
+            await events.aclose()
 
     def __iter__(self) -> Iterator[SSEvent]:
         if not hasattr(self._events, "__next__"):
@@ -434,12 +472,19 @@ class HTTPModel:
                options: ModelOptions) -> Iterator[SSEvent]:
         request, events = self._drive(state, self._sender.open, messages, tools, options)
         stream = self._decoder.stream(request)
+        whole = False  # the codec reports no pieces: the turn goes to deltas() whole at the end
         try:
             with closing(events):
                 for event in events:
-                    stream.feed(event)
+                    pieces = stream.feed(event)
+                    if pieces is None:
+                        whole = True
+                    else:
+                        result._pieces += pieces
                     yield event
             result.turn = stream.turn()
+            if whole:
+                result._pieces += deltas_of(result.turn)
             self._remember(request, result.turn)
         except ProviderError as error:  # after the first event: no retry, the caller saw part of it
             state.spoilt(error)
@@ -449,12 +494,19 @@ class HTTPModel:
                       tools: list[ToolSpec], options: ModelOptions) -> AsyncIterator[SSEvent]:
         request, events = await self._adrive(state, self._sender.aopen, messages, tools, options)
         stream = self._decoder.stream(request)
+        whole = False
         try:
             async with aclosing(events):
                 async for event in events:
-                    stream.feed(event)
+                    pieces = stream.feed(event)
+                    if pieces is None:
+                        whole = True
+                    else:
+                        result._pieces += pieces
                     yield event
             result.turn = stream.turn()
+            if whole:
+                result._pieces += deltas_of(result.turn)
             self._remember(request, result.turn)
         except ProviderError as error:
             state.spoilt(error)
