@@ -5,12 +5,19 @@
 Per call: `agentkit.run` with a scripted model that asks for one instant tool per step (200 steps, the
 sync driver, the default thread executor), the same tool local and behind agentkit's MCP client — in
 memory, over stdio (a child process), over Streamable HTTP on 127.0.0.1. Median of 3 runs each.
-Start-up: `connect()` to `python -m agentkit.mcp serve` until the tools are listed, median of 3; and its
-`close()`, until the server's process group is gone, median of 3.
+Start-up: `connect()` to `python -m agentkit.mcp serve` until the tools are listed, median of 3, beside the
+same for a server written with the SDK alone (`MCPServer`, one tool, on stdio); and the kit server's
+`close()`, until its process group is gone, median of 3. The servers import the same agentkit as this
+script (its folder goes first on their PYTHONPATH), so a copy of another commit measures that commit.
+
+`--revisions`: also the two revisions against each other in this one process, alternated five times (so
+both meet the same load): per call in memory and over stdio with `connect(protocol="2025-11-25")` and
+`protocol="2026-07-28"`, medians of the five.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -35,6 +42,21 @@ def echo(text: str) -> str:
 
 TOOLS = [echo]
 '''
+SDK_MODULE = '''
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("sdk-echo")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Say it back."""
+    return text
+
+
+if __name__ == "__main__":
+    server.run()
+'''
 
 
 @tool
@@ -55,38 +77,71 @@ def per_call(tools) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
-    folder = Path(tempfile.mkdtemp(prefix="agentkit-bench-"))
-    (folder / "bench_tools.py").write_text(MODULE, encoding="utf-8")
-    command = [sys.executable, "-m", "agentkit.mcp", "serve", "bench_tools:TOOLS"]
-
-    agentkit.core.validate.validator_for(echo.parameters)  # jsonschema loads on first use: not part of a call
-    local = per_call([echo])
-    with connect(ToolServer([echo])) as client:
-        in_memory = per_call(client.tools)
-    with connect(command, cwd=str(folder)) as client:
-        stdio = per_call(client.tools)
-    server = ToolServer([echo])
-    with server.serve_http() as url, connect(url) as client:
-        http = per_call(client.tools)
-
+def start_and_stop(command: list[str], folder: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Median seconds of 3 starts (connect() until the tools are listed) and 3 stops (close())."""
     starts, closes = [], []
     for _ in range(3):
         start = time.perf_counter()
-        client = connect(command, cwd=str(folder))
+        client = connect(command, cwd=str(folder), env=env)
         assert client.tools  # connect() has listed them: this only reads
         starts.append(time.perf_counter() - start)
         start = time.perf_counter()
         client.close()
         closes.append(time.perf_counter() - start)
+    return statistics.median(starts), statistics.median(closes)
+
+
+def revisions_side_by_side(command: list[str], folder: Path, env: dict[str, str]) -> None:
+    """Per call on each revision, alternated in this process: what the revision itself costs."""
+    figures: dict[tuple[str, str], list[float]] = {}
+    for _ in range(5):
+        for protocol in ("2025-11-25", "2026-07-28"):
+            with connect(ToolServer([echo]), protocol=protocol) as client:
+                figures.setdefault(("in memory", protocol), []).append(per_call(client.tools))
+            with connect(command, cwd=str(folder), env=env, protocol=protocol) as client:
+                figures.setdefault(("stdio", protocol), []).append(per_call(client.tools))
+    print("per tool call on each revision, alternated 5 times in this process (median):")
+    for where in ("in memory", "stdio"):
+        old, new = (statistics.median(figures[(where, p)]) for p in ("2025-11-25", "2026-07-28"))
+        print(f"  MCP, {where:<16} 2025-11-25 {old * 1e6:7.0f} µs   2026-07-28 {new * 1e6:7.0f} µs   "
+              f"({new / old:.2f}x)")
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--revisions", action="store_true", help="also both revisions, alternated")
+    args = options.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="agentkit-bench-"))
+    (folder / "bench_tools.py").write_text(MODULE, encoding="utf-8")
+    (folder / "sdk_echo.py").write_text(SDK_MODULE, encoding="utf-8")
+    command = [sys.executable, "-m", "agentkit.mcp", "serve", "bench_tools:TOOLS"]
+    env = {"PYTHONPATH": str(Path(agentkit.__file__).resolve().parents[1])}
+
+    agentkit.core.validate.validator_for(echo.parameters)  # jsonschema loads on first use: not part of a call
+    local = per_call([echo])
+    with connect(ToolServer([echo])) as client:
+        in_memory = per_call(client.tools)
+    with connect(command, cwd=str(folder), env=env) as client:
+        stdio = per_call(client.tools)
+        revision = getattr(client, "protocol_version", "?")
+    server = ToolServer([echo])
+    with server.serve_http() as url, connect(url) as client:
+        http = per_call(client.tools)
+
+    kit_start, kit_stop = start_and_stop(command, folder, env)
+    sdk_start, _ = start_and_stop([sys.executable, "sdk_echo.py"], folder, env)
 
     print(f"per tool call (run() step, median of 3 x {STEPS}):")
     for label, seconds in [("local tool", local), ("MCP, in memory", in_memory), ("MCP, stdio", stdio),
                            ("MCP, Streamable HTTP", http)]:
         print(f"  {label:<22} {seconds * 1e6:9.0f} µs")
-    print(f"stdio server start (connect() until the tools are listed, median of 3): {statistics.median(starts):.2f} s")
-    print(f"stdio server stop (close() until its process group is gone, median of 3): "
-          f"{statistics.median(closes):.2f} s")
+    print(f"protocol revision negotiated over stdio: {revision}")
+    print("stdio server start (connect() until the tools are listed, median of 3):")
+    print(f"  agentkit serve         {kit_start:9.2f} s")
+    print(f"  the SDK's MCPServer    {sdk_start:9.2f} s   (agentkit / SDK: {kit_start / sdk_start:.2f}x)")
+    print(f"stdio server stop (close() until its process group is gone, median of 3): {kit_stop:.2f} s")
+    if args.revisions:
+        revisions_side_by_side(command, folder, env)
 
 
 if __name__ == "__main__":

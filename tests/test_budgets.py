@@ -46,19 +46,24 @@ def answered(run_) -> bool:
 
 def test_each_format_fills_reasoning_and_cached_tokens_from_its_own_usage_fields():
     chat = openai_chat._usage_from_wire({"prompt_tokens": 96, "completion_tokens": 48, "total_tokens": 144,
-                                         "prompt_tokens_details": {"cached_tokens": 64},
+                                         "prompt_tokens_details": {"cached_tokens": 64, "cache_write_tokens": 8},
                                          "completion_tokens_details": {"reasoning_tokens": 16}})
     responses = openai_responses._usage_from_wire({"input_tokens": 90, "output_tokens": 52, "total_tokens": 142,
-                                                   "input_tokens_details": {"cached_tokens": 32},
+                                                   "input_tokens_details": {"cached_tokens": 32,
+                                                                            "cache_write_tokens": 20},
                                                    "output_tokens_details": {"reasoning_tokens": 12}})
     claude = anthropic._usage_from_wire({"input_tokens": 10, "output_tokens": 96, "cache_read_input_tokens": 300,
                                          "cache_creation_input_tokens": 100,
+                                         "cache_creation": {"ephemeral_5m_input_tokens": 70,
+                                                            "ephemeral_1h_input_tokens": 30},
                                          "output_tokens_details": {"thinking_tokens": 40}})
     google = gemini._usage_from_wire({"promptTokenCount": 71, "candidatesTokenCount": 30, "thoughtsTokenCount": 25,
                                       "cachedContentTokenCount": 50})
-    assert chat == Usage(96, 48, reasoning_tokens=16, cached_tokens=64)
-    assert responses == Usage(90, 52, reasoning_tokens=12, cached_tokens=32)
-    assert claude == Usage(410, 96, reasoning_tokens=40, cached_tokens=300)
+    # cache writes are kept apart from reads (OpenRouter's Chat usage and Responses' carry them too)
+    assert chat == Usage(96, 48, reasoning_tokens=16, cached_tokens=64, cache_write_tokens=8)
+    assert responses == Usage(90, 52, reasoning_tokens=12, cached_tokens=32, cache_write_tokens=20)
+    assert claude == Usage(410, 96, reasoning_tokens=40, cached_tokens=300, cache_write_tokens=100,
+                           cache_write_1h_tokens=30)
     assert google == Usage(71, 55, reasoning_tokens=25, cached_tokens=50)  # thoughts are billed as output
 
 
@@ -72,6 +77,8 @@ def test_usage_without_the_new_kinds_serialises_as_before_and_round_trips():
     assert Usage(3, 4).to_dict() == {"input_tokens": 3, "output_tokens": 4}
     rich = Usage(3, 4, 1, 2)
     assert Usage.from_dict(rich.to_dict()) == rich and rich + rich == Usage(6, 8, 2, 4)
+    cached = Usage(30, 4, cached_tokens=10, cache_write_tokens=12, cache_write_1h_tokens=2)
+    assert Usage.from_dict(cached.to_dict()) == cached and (cached + cached).cache_write_1h_tokens == 4
 
 
 # -- each budget stops a never-ending model ----------------------------------------------------------------
@@ -124,6 +131,46 @@ def test_prices_match_a_dated_snapshot_and_an_openrouter_prefix():
     usage = {"claude-haiku-4-5-20251001": Usage(1_000_000, 0), "anthropic/claude-haiku-4-5": Usage(0, 1_000_000)}
     assert cost(usage) == (pytest.approx(1.0 + 5.0), ())
     assert all(p.source and p.checked for p in DEFAULT_PRICES.values())
+
+
+def test_openrouters_dotted_ids_find_the_hyphenated_price_and_a_dotted_openai_id_keeps_its_own():
+    # OpenRouter spells a Claude version with a dot; the Messages API (and the table) with a hyphen
+    usage = {"anthropic/claude-sonnet-4.5": Usage(1_000_000, 0), "anthropic/claude-opus-5.5": Usage(0, 1_000_000),
+             "openai/gpt-6.1-sol": Usage(1_000_000, 0)}
+    assert cost(usage) == (pytest.approx(3.0 + 20.0 + 2.0), ())
+    result = run(never_ending(model="anthropic/claude-sonnet-4.5"), "go", tools=[search],
+                 limits=Limits(max_cost_usd=1.0, max_steps=2))
+    assert result.stop_reason is StopReason.MAX_STEPS and result.cost().unpriced == ()
+
+
+def test_cache_writes_cost_more_than_input_and_reads_less_as_the_pricing_page_says():
+    # Opus 5.5: $4 input, 5-minute writes $5 (1.25x), 1-hour writes $8 (2x), hits $0.20 (0.05x), output $20
+    opus = DEFAULT_PRICES["claude-opus-5-5"]
+    assert (opus.cache_write, opus.cache_write_1h) == (opus.input * 1.25, opus.input * 2)
+    million = 1_000_000
+    assert opus.usd(Usage(million, 0)) == pytest.approx(4.0)
+    assert opus.usd(Usage(million, 0, cache_write_tokens=million)) == pytest.approx(5.0)
+    assert opus.usd(Usage(million, 0, cache_write_tokens=million, cache_write_1h_tokens=million)) == pytest.approx(8.0)
+    assert opus.usd(Usage(million, 0, cached_tokens=million)) == pytest.approx(0.20)
+    # a request of 1M input tokens: 600K read, 300K written for 5 minutes, 100K fresh, and 10K output
+    mixed = Usage(million, 10_000, cached_tokens=600_000, cache_write_tokens=300_000)
+    assert opus.usd(mixed) == pytest.approx(0.6 * 0.20 + 0.3 * 5.0 + 0.1 * 4.0 + 0.01 * 20.0)
+    # every 5-minute write price in the table is 1.25x its input and every 1-hour one 2x, as the page says
+    claude = [p for name, p in DEFAULT_PRICES.items() if name.startswith("claude-")]
+    assert all(p.cache_write == p.input * 1.25 and p.cache_write_1h == p.input * 2 for p in claude)
+
+
+def test_a_price_without_cache_prices_bills_the_cache_as_input():
+    plain = Price(input=2.0, output=8.0)
+    assert plain.usd(Usage(1_000_000, 0, cached_tokens=400_000, cache_write_tokens=300_000)) == pytest.approx(2.0)
+
+
+def test_the_current_claude_models_are_priced_and_an_unlisted_one_is_named_not_guessed():
+    for model in ("claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "claude-fable-5-1",
+                  "claude-mythos-5-1", "gpt-6.1-sol", "gpt-6-astra", "gpt-6.1-terra", "gemini-3-flash-preview"):
+        assert cost({model: Usage(10, 10)}).unpriced == (), model
+    assert cost({"claude-fable-5-2": Usage(10, 10), "gemini-4-argon": Usage(1, 1)}).unpriced == (
+        "claude-fable-5-2", "gemini-4-argon")
 
 
 class FakeClock:

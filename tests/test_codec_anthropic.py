@@ -80,7 +80,15 @@ def test_cached_prompt_tokens_count_as_input():
             "cache_read_input_tokens": 300,
         },
     }
-    assert codec.parse_response(body).usage == Usage(410, 5, cached_tokens=300)  # the cache reads, billed lower
+    # the reads are billed lower and the writes higher than input: the neutral Usage keeps them apart
+    assert codec.parse_response(body).usage == Usage(410, 5, cached_tokens=300, cache_write_tokens=100)
+
+
+def test_one_hour_cache_writes_are_kept_apart_from_five_minute_ones():
+    usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 0,
+             "cache_creation": {"ephemeral_5m_input_tokens": 40, "ephemeral_1h_input_tokens": 60}}
+    assert codec.parse_response({**RESPONSE_3_5, "usage": usage}).usage == Usage(
+        110, 5, cache_write_tokens=100, cache_write_1h_tokens=60)
 
 
 @pytest.mark.parametrize(
@@ -521,7 +529,7 @@ def test_tool_ordering_violations_are_rejected_with_the_api_wording(messages, wo
         (lambda b: b.update(max_tokens="10"), "max_tokens: Input should be a valid integer", "max_tokens"),
         (
             lambda b: b["messages"].insert(0, {"role": "system", "content": "x"}),
-            'Unexpected role "system"',
+            'messages: Unexpected role "system"',  # the API's words (reported, aaronrussell/anthropix#2)
             "messages.0.role",
         ),
         (

@@ -185,6 +185,12 @@ def test_the_simulator_serves_every_route_the_codec_declares(server, fmt):
             path = route.path.replace("{model}", "sim-reasoner")
             query = {facts.sse_query[0]: facts.sse_query[1]} if route.stream and facts.sse_query \
                 else None
+            if route.action == "count_tokens":  # the same inputs as a message, less what only generating takes
+                body = {k: v for k, v in wire.body.items() if k not in ("max_tokens", "stream")}
+                r = client.post(path, json=body, headers=wire.headers)
+                assert r.status_code == 200 and set(r.json()) == {"input_tokens"}, (path, r.text)
+                assert facts.count_request(body, None).model == "sim-reasoner"
+                continue
             r = client.post(path, json=wire.body, headers=wire.headers, params=query)
             assert r.status_code == 200, (path, r.text)
     # Where HTTPModel sends a request (its base URL + the codec's path) is a route the codec declares.

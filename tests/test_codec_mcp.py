@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from test_codec_openai_chat import WEATHER, json_values, raw_arguments, texts, tool_lists
 
 from agentkit.core.types import ToolCall, ToolResult, ToolSpec
+from agentkit import tool
 from agentkit.mcp import codec as mcp
 
 JSONRPC_MESSAGE = pydantic.TypeAdapter(mcp_types.JSONRPCMessage)
@@ -182,3 +183,51 @@ def test_handshake_and_list_messages_have_the_captured_shapes():
     assert mcp.call_tool_request(3, WEATHER_CALL) == {
         "jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+
+
+# --- 2026-07-28: request _meta, discover, structuredContent of any JSON, resource links ----------------------
+
+def test_a_2026_request_carries_version_client_and_capabilities_in_meta():
+    message = mcp.discover_request(1, mcp.request_meta("kit", "1.0", {"elicitation": {}}))
+    assert message == {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "kit", "version": "1.0"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}}
+    assert mcp.PROTOCOL_VERSIONS == ("2026-07-28", "2025-11-25")
+
+
+def test_structured_content_of_any_json_value_is_the_result():
+    call_ = ToolCall("c1", "count")
+    answer = {"content": [{"type": "text", "text": "[1, 2]"}], "structuredContent": [1, 2], "isError": False}
+    assert mcp.result_from_mcp(call_, answer).result == [1, 2]
+
+
+def test_resource_links_in_a_result_are_kept_not_skipped():
+    call_ = ToolCall("c1", "find")
+    link = {"type": "resource_link", "uri": "file:///src/main.rs", "name": "main.rs", "mimeType": "text/x-rust"}
+    answer = {"content": [{"type": "text", "text": "found one"}, link], "isError": False}
+    assert mcp.result_from_mcp(call_, answer).result == {"result": "found one", "resource_links": [link]}
+
+
+def test_output_schemas_come_from_return_types_and_wrap_what_is_not_an_object():
+    from agentkit.mcp.structured import output_problem, output_schema
+
+    @tool
+    def as_list(n: int) -> list[int]:
+        """x"""
+
+    @tool
+    def as_text(n: int) -> str:
+        """x"""
+
+    @tool
+    def unannotated(n: int):
+        """x"""
+
+    schema, wrapped = output_schema(as_list)
+    assert wrapped and schema == {"type": "object", "required": ["result"],
+                                  "properties": {"result": {"type": "array", "items": {"type": "integer"}}}}
+    assert output_schema(as_text) == output_schema(unannotated) == (None, False)  # text: no schema to promise
+    assert output_problem(schema, {"result": [1, 2]}) is None
+    assert output_problem(schema, {"result": [1, "2"]})["path"] == "$.result[1]"
+    assert output_problem(schema, None)["keyword"] == "outputSchema"

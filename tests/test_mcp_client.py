@@ -69,7 +69,7 @@ def wait_gone(pid: int, patience: float = 60.0) -> bool:
 def test_the_loop_uses_an_sdk_built_server_in_memory():
     server = weather_server()
     with connect(server) as client:
-        assert client.server_name == "sdk-weather" and client.protocol_version == "2025-11-25"
+        assert client.server_name == "sdk-weather" and client.protocol_version == "2026-07-28"
         tools = client.tools
         assert [t.name for t in tools] == ["get_weather", "get_time"]
         assert tools[0].parameters["required"] == ["city"] and tools[0].idempotent  # idempotentHint
@@ -491,20 +491,38 @@ def test_a_tool_whose_schema_cannot_be_used_is_skipped_with_a_reason():
 
 
 def test_the_wire_log_holds_the_real_json_rpc_exchange_in_order():
+    """2026-07-28, the default: no handshake; discover, the listen stream, then every request with `_meta`."""
     log = WireLog()
     with connect(ToolServer([get_weather], name="w"), wire=log) as client:
         run_script(client.tools, [call("get_weather", {"city": "Paris"}, id="call_1")])
-    assert log.methods() == [">>> initialize", "<<< result", ">>> notifications/initialized", ">>> tools/list",
-                             "<<< result", ">>> tools/call", "<<< result"]
+    assert log.methods()[:8] == [">>> server/discover", "<<< result", ">>> subscriptions/listen",
+                                 "<<< notifications/subscriptions/acknowledged", ">>> tools/list", "<<< result",
+                                 ">>> tools/call", "<<< result"]
     for _direction, message in log:
         JSONRPC.validate_python(message)  # every line is a JSON-RPC message the SDK accepts
-    init, called, answer = log.messages[0][1], log.messages[5][1], log.messages[6][1]
+    discover, called, answer = log.messages[0][1], log.messages[6][1], log.messages[7][1]
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "agentkit", "version": agentkit.__version__},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    assert discover["params"]["_meta"] == meta
+    assert called["params"] == {"_meta": {"agentkit/toolCallId": "call_1", **meta}, "name": "get_weather",
+                                "arguments": {"city": "Paris"}}
+    assert answer["id"] == called["id"] and answer["result"]["structuredContent"] == {"city": "Paris", "temp_c": 21}
+    assert log.lines()[0].startswith('>>> {"jsonrpc":"2.0","id":1,"method":"server/discover"')
+
+
+def test_the_wire_log_of_a_2025_session_opens_with_the_handshake():
+    log = WireLog()
+    with connect(ToolServer([get_weather], name="w"), wire=log, protocol="2025-11-25") as client:
+        assert client.protocol_version == "2025-11-25" and not client.listening
+        run_script(client.tools, [call("get_weather", {"city": "Paris"}, id="call_1")])
+    assert log.methods() == [">>> initialize", "<<< result", ">>> notifications/initialized", ">>> tools/list",
+                             "<<< result", ">>> tools/call", "<<< result"]
+    init, called = log.messages[0][1], log.messages[5][1]
     assert init["params"]["protocolVersion"] == "2025-11-25"
     assert init["params"]["clientInfo"] == {"name": "agentkit", "version": agentkit.__version__}
     assert called["params"] == {"_meta": {"agentkit/toolCallId": "call_1"}, "name": "get_weather",
                                 "arguments": {"city": "Paris"}}
-    assert answer["id"] == called["id"] and answer["result"]["structuredContent"] == {"city": "Paris", "temp_c": 21}
-    assert log.lines()[0].startswith('>>> {"jsonrpc":"2.0","id":1,"method":"initialize"')
 
 
 # --- bad input: connecting ----------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import agentkit
 from agentkit import ScriptedModel, Tool, call, tool
-from agentkit.mcp import StaleToolError, ToolServer, WireLog, connect
+from agentkit.mcp import McpToolError, StaleToolError, ToolServer, WireLog, connect
 from agentkit.mcp.codec import McpError
 
 TESTS = Path(__file__).parent
@@ -174,7 +174,9 @@ def test_bytes_that_are_not_utf8_break_the_connection_at_once_instead_of_stallin
         tools = client.tools
         assert one_call(tools, "ping").result == "pong"
         garbled, later = one_call(tools, "garble"), one_call(tools, "ping")
-    expected = ("McpConnectionError: the MCP server 'raw' sent bytes that are not UTF-8 (line 4, byte 77: 0xff); "
+    # line 5: the raw server (a 2025-era one) answers the client's server/discover probe, its initialize,
+    # tools/list and the first call before the garbled answer
+    expected = ("McpConnectionError: the MCP server 'raw' sent bytes that are not UTF-8 (line 5, byte 77: 0xff); "
                 "the connection is broken")
     assert envelope(garbled)["error"]["message"] == envelope(later)["error"]["message"] == expected
     assert garbled.error_kind == later.error_kind == "tool_error"  # not "timeout"
@@ -215,12 +217,15 @@ def test_a_result_over_the_limit_is_refused_over_streamable_http_and_the_session
         with connect(url, max_result_bytes=1_000_000, connect_timeout=GUARD, timeout=GUARD) as client:
             huge, after = one_call(client.tools, "big", {"megabytes": 2}), one_call(client.tools, "ping")
     assert huge.error_kind == "too_large"
-    assert envelope(huge)["error"]["message"].startswith("tool 'big' answered more than 1,000,000 bytes")
+    # On 2026-07-28 the answer comes as one JSON body, measured whole; an SSE event stops at the limit
+    assert re.match(r"tool 'big' answered (more than 1,000,000|2,\d{3},\d{3}) bytes; the limit is 1,000,000",
+                    envelope(huge)["error"]["message"])
     assert after.result == "pong"
 
 
-def test_an_answer_the_sdk_cannot_read_is_a_typed_mcp_error():
-    """A result that breaks the tool's own outputSchema: the SDK refuses it; the loop gets an McpError."""
+def test_a_result_that_breaks_its_tools_output_schema_is_a_bad_return_error_with_the_path():
+    """A result that breaks the tool's own outputSchema (another server's, which does not check it): the SDK
+    refuses it, and the loop gets an McpToolError of kind "bad_return" naming where, never a success."""
     from mcp.server.lowlevel import Server
     from mcp_types import CallToolResult, ListToolsResult, TextContent
     from mcp_types import Tool as McpTool
@@ -237,9 +242,31 @@ def test_an_answer_the_sdk_cannot_read_is_a_typed_mcp_error():
         with pytest.raises(agentkit.ToolExecutionError) as error:
             agentkit.run(ScriptedModel([[call("count")], "done"]), "go", tools=client.tools, on_tool_error="raise")
     cause = error.value.__cause__
+    assert isinstance(cause, McpToolError) and (cause.kind, cause.path, cause.keyword) == ("bad_return", "$.n", "type")
+    assert cause.message == ("tool 'count' of the MCP server 'liar': the result breaks the tool's outputSchema: "
+                             "$.n: 'many' is not of type 'integer'")
+
+
+def test_an_answer_the_sdk_cannot_read_is_a_typed_mcp_error():
+    """A result that is no CallToolResult at all (no `content`): the loop gets an McpError, not a crash."""
+    from mcp.server.lowlevel import Server
+    from mcp_types import ListToolsResult
+    from mcp_types import Tool as McpTool
+
+    async def list_tools(ctx, params):
+        return ListToolsResult(tools=[McpTool(name="count", input_schema={"type": "object", "properties": {}})])
+
+    async def call_tool(ctx, params):
+        return {"contents": "many"}  # a misspelt field: not a CallToolResult
+
+    with connect(Server("liar", on_list_tools=list_tools, on_call_tool=call_tool)) as client:
+        with pytest.raises(agentkit.ToolExecutionError) as error:
+            agentkit.run(ScriptedModel([[call("count")], "done"]), "go", tools=client.tools, on_tool_error="raise")
+    cause = error.value.__cause__
     assert isinstance(cause, McpError) and cause.code == -32603
-    assert str(cause).startswith("-32603 the answer of the MCP server 'liar' to tools/call could not be read: "
-                                 "RuntimeError: Invalid structured content returned by tool count")
+    # the server's SDK refuses to send it ("Handler returned an invalid result"); what reaches the loop is
+    # the JSON-RPC error, typed
+    assert str(cause) == "-32603 Handler returned an invalid result"
 
 
 def test_the_wire_log_records_what_a_transport_hands_over_instead_of_a_message():

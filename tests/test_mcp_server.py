@@ -329,7 +329,7 @@ def test_the_command_line_serves_http_and_lists_a_servers_tools():
         server.terminate()
         server.wait(30)
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.splitlines() == ["mcp_tools (2025-11-25): 4 tools", "  echo(text)  Say it back.",
+    assert listed.stdout.splitlines() == ["mcp_tools (2026-07-28): 4 tools", "  echo(text)  Say it back.",
                                           "  whoami()  The server's process id (tests check that it is gone "
                                           "afterwards).",
                                           "  crash()  End the server process at once, the way a crash would.",

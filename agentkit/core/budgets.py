@@ -16,13 +16,16 @@ Prices are USD per million tokens, dated, with their source. The table ships onl
 provider's own pricing page; a model that is not in it has no price: `cost()` names it under
 `unpriced` instead of guessing, and a cost budget with an unpriced model stops the run with
 UnknownPriceError. Pass your own table, merged over this one: `Limits(prices={"my-model": Price(...)})`.
+Prompt caching is priced as billed: reads at the cache-hit price, writes at the cache-write price (for
+Anthropic 1.25x input for 5-minute writes, 2x for 1-hour ones), the rest of the input at the input price.
 
-Left out on purpose: long-context surcharges, batch discounts, cache *write* prices (billed as input
-here) and the cost of tools themselves.
+Left out on purpose: long-context and long-prompt surcharges, batch and priority tiers, Gemini's
+context-caching prices, and the cost of tools themselves.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Mapping, NamedTuple
@@ -47,9 +50,13 @@ def tokens_of(usage: Usage, kind: str) -> int:
 class Price:
     """What a model's tokens cost, in USD per million tokens, and where that was read.
 
-    `cached_input` is the price of prompt-cache reads; None bills them as ordinary input.
-    Reasoning tokens are billed as output: they are part of output_tokens, and Anthropic, the only provider
-    in the table, bills thinking as output tokens (docs.anthropic.com, "Context windows").
+        Price(input=4.0, output=20.0, cached_input=0.20, cache_write=5.0, cache_write_1h=8.0)  # Opus 5.5
+
+    `cached_input` is the price of prompt-cache reads, `cache_write` of prompt-cache writes at the default
+    lifetime (Anthropic's 5 minutes: 1.25x input; OpenAI's 30 minutes) and `cache_write_1h` of Anthropic's
+    one-hour writes (2x input). A price left None bills those tokens as ordinary input (a one-hour write
+    without its own price as a `cache_write`). Reasoning tokens are billed as output: they are part of
+    output_tokens, and every provider in the table bills thinking as output tokens.
     """
 
     input: float
@@ -57,30 +64,86 @@ class Price:
     cached_input: float | None = None
     source: str = ""
     checked: str = ""  # the date the price was read at `source`
+    cache_write: float | None = None
+    cache_write_1h: float | None = None
 
     def __post_init__(self):
-        for name in ("input", "output", "cached_input"):
+        for name in ("input", "output", "cached_input", "cache_write", "cache_write_1h"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
                 raise ValueError(f"Price.{name}={value!r}: use USD per million tokens, a number >= 0")
 
     def usd(self, usage: Usage) -> float:
-        cached = usage.cached_tokens if self.cached_input is not None else 0
-        fresh = usage.input_tokens - cached
-        return (fresh * self.input + cached * (self.cached_input or 0.0) + usage.output_tokens * self.output) / 1e6
+        """The cost of `usage`: fresh input, cache reads, cache writes (default and one-hour) and output."""
+        read = self.input if self.cached_input is None else self.cached_input
+        write = self.input if self.cache_write is None else self.cache_write
+        write_1h = write if self.cache_write_1h is None else self.cache_write_1h
+        writes_1h = min(usage.cache_write_1h_tokens, usage.cache_write_tokens)
+        fresh = max(0, usage.input_tokens - usage.cached_tokens - usage.cache_write_tokens)
+        return (fresh * self.input + usage.cached_tokens * read + (usage.cache_write_tokens - writes_1h) * write
+                + writes_1h * write_1h + usage.output_tokens * self.output) / 1e6
 
 
-_ANTHROPIC = "https://platform.claude.com/docs/en/about-claude/pricing (Model pricing table)"
 _CHECKED = "2026-12-01"
+_ANTHROPIC = ("https://platform.claude.com/docs/en/about-claude/pricing (Model pricing: base input, 5m cache "
+              "writes, 1h cache writes, cache hits and refreshes, output; the rows read as quoted whole in public "
+              "price tables of 2026-10-08/09)")
 
-#: Prices read on the provider's own pricing page (base input, cache hits, output), with the date read.
-#: Only prices that could be checked are here: OpenAI's and Google's pages could not be read when this
-#: table was written, so their models are left out rather than guessed. Override with Limits(prices=...).
+
+def _claude(input: float, write_5m: float, write_1h: float, read: float, output: float) -> Price:
+    """One row of Anthropic's pricing table, in its column order."""
+    return Price(input, output, read, _ANTHROPIC, _CHECKED, write_5m, write_1h)
+
+
+def _openai(model: str, input: float, read: float, write: float, output: float, via: str) -> Price:
+    """Standard tier, short context (up to 272K input tokens); `write` is the 30-minute cache write."""
+    return Price(input, output, read, f"https://developers.openai.com/api/docs/models/{model} and "
+                 f"https://developers.openai.com/api/docs/pricing (Standard, short context; read via {via})",
+                 _CHECKED, write)
+
+
+def _gemini(input: float, output: float, via: str) -> Price:
+    """Paid tier, prompts up to 200K tokens; context caching is not priced here (billed as input)."""
+    return Price(input, output, None, f"https://ai.google.dev/gemini-api/docs/pricing (Paid tier; read via {via})",
+                 _CHECKED)
+
+
+#: Prices read on the provider's own pricing page, with the date read. A model that is not here has no price
+#: (named by `cost`, refused by a cost budget), never a guessed one; override with Limits(prices=...).
+#: Not modelled: Claude Haiku 5.5's higher rate for prompts over 100,000 tokens, OpenAI's over 272K and
+#: Gemini's over 200K, Batch / Flex / Fast tiers, regional uplifts, and Gemini's context-caching prices.
 DEFAULT_PRICES: dict[str, Price] = {
-    "claude-opus-4-5": Price(5.0, 25.0, 0.50, _ANTHROPIC, _CHECKED),
-    "claude-sonnet-4-5": Price(3.0, 15.0, 0.30, _ANTHROPIC, _CHECKED),
-    "claude-sonnet-4": Price(3.0, 15.0, 0.30, _ANTHROPIC, _CHECKED),
-    "claude-haiku-4-5": Price(1.0, 5.0, 0.10, _ANTHROPIC, _CHECKED),
+    # Anthropic: the 5.x models (cache hits on Opus 5.5 and Sonnet 5.5 are 0.05x input, the page's note 2;
+    # Sonnet 5.5's were cut from $0.20 to $0.10 on 2026-10-07), then 4.x.
+    "claude-fable-5-1": _claude(10.0, 12.50, 20.0, 0.25, 50.0),
+    "claude-mythos-5-1": _claude(10.0, 12.50, 20.0, 0.25, 50.0),
+    "claude-fable-5": _claude(10.0, 12.50, 20.0, 1.0, 50.0),
+    "claude-mythos-5": _claude(10.0, 12.50, 20.0, 1.0, 50.0),
+    "claude-opus-5-5": _claude(4.0, 5.0, 8.0, 0.20, 20.0),
+    "claude-opus-5": _claude(5.0, 6.25, 10.0, 0.50, 25.0),
+    "claude-sonnet-5-5": _claude(2.0, 2.50, 4.0, 0.10, 10.0),
+    "claude-sonnet-5": _claude(2.0, 2.50, 4.0, 0.20, 10.0),
+    "claude-haiku-5-5": _claude(0.10, 0.125, 0.20, 0.01, 0.50),  # prompts up to 100,000 tokens
+    "claude-opus-4-8": _claude(5.0, 6.25, 10.0, 0.50, 25.0),
+    "claude-opus-4-7": _claude(5.0, 6.25, 10.0, 0.50, 25.0),
+    "claude-opus-4-6": _claude(5.0, 6.25, 10.0, 0.50, 25.0),
+    "claude-opus-4-5": _claude(5.0, 6.25, 10.0, 0.50, 25.0),
+    "claude-opus-4-1": _claude(15.0, 18.75, 30.0, 1.50, 75.0),
+    "claude-opus-4": _claude(15.0, 18.75, 30.0, 1.50, 75.0),
+    "claude-sonnet-4-6": _claude(3.0, 3.75, 6.0, 0.30, 15.0),
+    "claude-sonnet-4-5": _claude(3.0, 3.75, 6.0, 0.30, 15.0),
+    "claude-sonnet-4": _claude(3.0, 3.75, 6.0, 0.30, 15.0),
+    "claude-haiku-4-5": _claude(1.0, 1.25, 2.0, 0.10, 5.0),
+    # OpenAI (input, cached input, cache write, output).
+    "gpt-6-astra": _openai("gpt-6-astra", 10.0, 1.0, 12.50, 50.0, "a public price capture of 2026-10-08"),
+    "gpt-6-sol": _openai("gpt-6-sol", 2.0, 0.20, 2.50, 10.0, "a public price capture of 2026-10-08"),
+    "gpt-6-luna": _openai("gpt-6-luna", 0.10, 0.01, 0.125, 0.50, "a public price capture of 2026-10-08"),
+    "gpt-6.1-sol": _openai("gpt-6.1-sol", 2.0, 0.10, 2.50, 10.0, "release notes quoting the model page, 2026-10-01"),
+    "gpt-6.1-terra": _openai("gpt-6.1-terra", 1.0, 0.05, 1.25, 5.0, "https://docs.litellm.ai/blog/gpt-6-1-terra"),
+    # Google (input, output).
+    "gemini-3-flash-preview": _gemini(0.50, 3.00, "https://muapi.ai/de/playground/gemini-3-flash, quoting it"),
+    "gemini-2.5-flash": _gemini(0.30, 2.50, "api-evangelist/gemini plans/gemini-plans-pricing.yml (input, read "
+                                            "2026-09-20) and price tables citing the page (output)"),
 }
 
 
@@ -96,14 +159,24 @@ def price_table(prices: Mapping[str, Price | Mapping] | None) -> dict[str, Price
     return table
 
 
+#: A dot between two digits: OpenRouter's spelling of a version ("claude-sonnet-4.5" for "claude-sonnet-4-5").
+_VERSION_DOT = re.compile(r"(?<=\d)\.(?=\d)")
+
+
 def price_for(model: str | None, table: Mapping[str, Price]) -> Price | None:
-    """The price of `model`: by exact name, else ignoring a dated snapshot suffix or a `provider/` prefix."""
+    """The price of `model`: by exact name, else ignoring a dated snapshot suffix or a `provider/` prefix,
+    else with a version's dots read as hyphens (OpenRouter's `anthropic/claude-sonnet-4.5` is the Messages
+    API's `claude-sonnet-4-5`; `gpt-6.1-sol` keeps its dot, since that name is in the table as it is)."""
     if not model:
         return None
     if model in table:
         return table[model]
     bare = model.rsplit("/", 1)[-1]  # OpenRouter's "anthropic/claude-sonnet-4-5"
-    return next((price for name, price in table.items() if same_model(name, bare)), None)
+    for name in dict.fromkeys((bare, _VERSION_DOT.sub("-", bare))):
+        found = table.get(name) or next((price for key, price in table.items() if same_model(key, name)), None)
+        if found is not None:
+            return found
+    return None
 
 
 class Cost(NamedTuple):

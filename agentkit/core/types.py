@@ -53,36 +53,46 @@ def _plain(obj: Any) -> Any:
 class Usage:
     """Tokens one model call (or a run, summed) used, as the provider reported them.
 
-    `reasoning_tokens` are part of `output_tokens` and `cached_tokens` part of `input_tokens` (read from
-    the provider's prompt cache, billed at a lower price): both are 0 when the format does not report them.
+    `reasoning_tokens` are part of `output_tokens`. `cached_tokens` (read from the provider's prompt
+    cache, billed at a lower price) and `cache_write_tokens` (written to it, billed at a higher one) are
+    part of `input_tokens`; `cache_write_1h_tokens` are the part of the writes that stay an hour
+    (Anthropic's `ttl: "1h"`, billed higher again). Each is 0 when the format does not report it.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0  # of output_tokens: thinking the model did before answering
     cached_tokens: int = 0  # of input_tokens: read from the provider's prompt cache
+    cache_write_tokens: int = 0  # of input_tokens: written to the provider's prompt cache
+    cache_write_1h_tokens: int = 0  # of cache_write_tokens: written for an hour rather than the default
 
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    def __repr__(self) -> str:
+        """The four counts every format has; the cache writes only when there are some (as `to_dict`)."""
+        shown = [n for n in _USAGE_FIELDS if n in _USAGE_FIELDS[:4] or getattr(self, n)]
+        return "Usage(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
+
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
-                     self.reasoning_tokens + other.reasoning_tokens, self.cached_tokens + other.cached_tokens)
+        return Usage(*(getattr(self, name) + getattr(other, name) for name in _USAGE_FIELDS))
 
     def to_dict(self) -> dict:
-        """Zero reasoning and cached counts are left out: a usage without them serialises as it always did."""
+        """Zero reasoning and cache counts are left out: a usage without them serialises as it always did."""
         d = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
-        if self.reasoning_tokens:
-            d["reasoning_tokens"] = self.reasoning_tokens
-        if self.cached_tokens:
-            d["cached_tokens"] = self.cached_tokens
+        for name in _USAGE_FIELDS[2:]:
+            if getattr(self, name):
+                d[name] = getattr(self, name)
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Usage:
-        return cls(int(d.get("input_tokens", 0)), int(d.get("output_tokens", 0)),
-                   int(d.get("reasoning_tokens", 0)), int(d.get("cached_tokens", 0)))
+        return cls(*(int(d.get(name, 0)) for name in _USAGE_FIELDS))
+
+
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens", "cache_write_tokens",
+                 "cache_write_1h_tokens")
 
 
 @dataclass(frozen=True, slots=True)

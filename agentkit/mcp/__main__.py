@@ -219,6 +219,8 @@ def _load_and_serve(args: argparse.Namespace, report: int | None) -> int:
         os.dup2(saved, 1)
         os.close(saved)
     tell(_LOADED)
+    for problem in server.problems:  # tools refused one by one; the others are served
+        _say(f"agentkit.mcp serve: not serving {problem}")
     names = ", ".join(t.name for t in server.tools)
     try:
         if args.http is None:

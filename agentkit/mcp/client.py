@@ -8,16 +8,28 @@
 
 `connect(target)` takes a command (a list, or one string: the server runs as a child process on stdio),
 an `http://.../mcp` URL (Streamable HTTP), or a server object — an agentkit `ToolServer`, or the SDK's
-`Server` / `MCPServer` — run in memory (tests, notebooks). It performs the initialize handshake (2025-era
-protocol, the one every server speaks), lists the tools, and hands out `client.tools`. The protocol work is
-the official MCP SDK's `Client`; this module translates between it and the loop.
+`Server` / `MCPServer` — run in memory (tests, notebooks). It lists the tools and hands out `client.tools`.
+The protocol work is the official MCP SDK's `Client`; this module translates between it and the loop.
+
+Which revision. By default (`protocol="auto"`) the client speaks the newest revision the server offers:
+it asks `server/discover` first, and a server that answers it is spoken to statelessly on 2026-07-28 —
+no handshake, every request carrying its protocol version, client info and capabilities in `_meta` (the
+2026-07-28 changelog, items 2 and 3); any other answer means a 2025-era server, and the client falls back
+to the `initialize` handshake (the specification's versioning page, "Backward Compatibility"). `protocol=
+"2025-11-25"` forces the handshake, `protocol="2026-07-28"` the stateless revision; `client.protocol_version`
+says which one is spoken.
 
 Everything the loop does still applies, because an MCP tool is an ordinary Tool: its arguments pass the
 three gates against the server's `inputSchema` before anything is sent, and limits, approval, timeouts
 and error policies work unchanged. How answers map:
 
-    result                          the tool returns `structuredContent` (or the text): the loop wraps it
+    result                          the tool returns `structuredContent` (or the text; resource links kept,
+                                    see codec.result_from_mcp): the loop wraps it
+    a result that breaks the        raises McpToolError, kind "bad_return", with the path: a tool that lists
+      tool's `outputSchema`           an outputSchema promises it (agentkit.mcp.structured)
     isError: true                   raises McpToolError: the error policy decides (report, raise, retry)
+    input_required (2026-07-28),    `on_input(request)` answers (agentkit.mcp.inputs: the same shapes as an
+      elicitation (2025-11-25)        approval); without it the client declares no elicitation capability
     JSON-RPC error                  raises McpError (agentkit.mcp.codec) with the code; also an answer
                                     the SDK cannot read (it breaks the protocol), with INTERNAL_ERROR
     no answer within `timeout`      raises ToolTimeout (the envelope's kind is "timeout"); the SDK sends
@@ -30,14 +42,20 @@ and error policies work unchanged. How answers map:
 
 A stale tool list. A server may change its tools while we hold the list. Two signals say so: a
 `notifications/tools/list_changed` notice (the list is marked stale, `client.stale` is set), or the server's
-own "unknown tool" error. Either way the client lists the tools again before it answers the call, then:
-the tool is gone -> StaleToolError naming the tools the server offers now (the model reads it); the
-tool's schema changed and the arguments no longer fit -> StaleToolError with the gate's message; otherwise
-the call is sent (once more, after an "unknown tool" error: one retry). A call is refused only on a list
-read for it: a notice may still be on its way (the server removed a tool and has put it back), so a call
-checked against an older list has the tools listed again before it is refused. Given `tools=client.tools`, a run
-keeps the list it started with; given `tools=lambda: client.tools`, the loop asks before every model call,
-so the new list reaches the model at its next turn (and the trace records `tools_changed`).
+own "unknown tool" error. On 2026-07-28 the notice comes only on a `subscriptions/listen` stream the client
+opened (changelog item 4), so the client opens one (`client.listening`) before it lists the tools, when the
+server's `server/discover` says `tools.listChanged`; a 2025-era server sends it on the session unasked. A
+notice marks the list stale the moment it is read off the transport, before any later message: on an ordered
+transport (stdio, in memory) a change the server tells before it answers a call — an agentkit server does — is
+known when that answer reaches the loop, so the next turn's `client.tools` is current. Either way the client
+lists the tools again before it answers the call, then: the tool is gone -> StaleToolError naming the tools
+the server offers now (the model reads it); the tool's schema changed and the arguments no longer fit ->
+StaleToolError with the gate's message; otherwise the call is sent (once more, after an "unknown tool" error:
+one retry). A call is refused only on a list read for it: a notice may still be on its way (the server removed
+a tool and has put it back), so a call checked against an older list has the tools listed again before it is
+refused. Given `tools=client.tools`, a run keeps the list it started with; given `tools=lambda: client.tools`,
+the loop asks before every model call, so the new list reaches the model at its next turn (and the trace
+records `tools_changed`).
 
 Why a thread: the SDK's session lives on one event loop, but `agentkit.run()` calls tools from worker
 threads and `arun()` from the caller's loop (a notebook has its own). The client therefore keeps the
@@ -50,14 +68,17 @@ own children go with it. A client killed outright (SIGKILL) cannot clean up: its
 an agentkit server exits on that at once, even in the middle of a call. A server that ignores the end of
 its stdin, or a child that leaves the group (setsid), is beyond a client's reach.
 
-Left out on purpose: resources, prompts, sampling and elicitation; reconnecting to a server that died;
-authentication; the 2026-07-28 stateless revision.
+Left out on purpose: resources, prompts, sampling, URL-mode elicitation; reconnecting to a server that
+died, or re-listening when a listen stream is lost (the next call lists the tools again instead);
+authentication; the client-side response cache of 2026-07-28 (`ttlMs`: the loop's list must be the
+server's, so every listing asks).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import json
 import queue
 import re
@@ -78,6 +99,7 @@ try:
     from mcp.server.mcpserver import MCPServer
     from mcp.shared.exceptions import MCPError
     from mcp.shared.memory import create_client_server_memory_streams
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 except ImportError:  # without the extra: one line naming it, not a traceback
     from . import missing_sdk
 
@@ -87,11 +109,11 @@ from ..core.errors import AgentkitError, ToolDefinitionError, ToolFailure, ToolT
 from ..core.tools import Tool, ToolContext
 from ..core.types import ToolCall, ToolResult
 from ..core.validate import validate_arguments, validator_for
-from . import codec
+from . import codec, inputs, structured
 from .codec import McpError
 from .server import CALL_ID_META_KEY, ToolServer
 from .stdio import LINE_TOO_LONG, StdioTransport
-from .wirelog import WireLog, recorded
+from .wirelog import RECEIVED, WireLog, recorded
 
 #: The ToolContext goes to the call under this keyword; a server whose tool has a parameter of this name
 #: cannot be used (it would be overwritten).
@@ -101,6 +123,12 @@ _MAX_PAGES = 100  # tools/list pages; a paginator that never ends cannot hang us
 #: The largest answer (one JSON-RPC message, in bytes) a client takes by default: far more than a model's
 #: context holds, far less than what would hurt the process. connect(max_result_bytes=...) changes it.
 MAX_RESULT_BYTES = 4 * 1024 * 1024
+#: `connect(protocol=...)`: the SDK's `mode` for each choice. "2026-07-28" asks server/discover too (what the
+#: server says of itself: its name, `tools.listChanged`), and then refuses a server that answers otherwise.
+_MODES = {"auto": "auto", "2026-07-28": "auto", "2025-11-25": "legacy"}
+#: The tool a call over MCP is for (its agentkit name, and its trace's `record`), for `on_input`.
+_CALLING: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar("agentkit_mcp_calling",
+                                                                                   default=None)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -144,7 +172,8 @@ class StaleToolError(McpToolError):
 
 def connect(target: Any, *, timeout: float = 60.0, connect_timeout: float = 30.0, prefix: str = "",
             env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None,
-            max_result_bytes: int = MAX_RESULT_BYTES) -> McpClient:
+            max_result_bytes: int = MAX_RESULT_BYTES, protocol: str = "auto",
+            on_input: Any = None) -> McpClient:
     """Connect to an MCP server and list its tools; use as `with connect(...) as client:` (or call close()).
 
     target           a command (list of str, or one string split like a shell), an http(s) URL, an
@@ -156,9 +185,12 @@ def connect(target: Any, *, timeout: float = 60.0, connect_timeout: float = 30.0
     wire             a WireLog that records every JSON-RPC message of the session
     max_result_bytes the largest answer taken (bytes of one JSON-RPC message); a bigger tool result is a
                      "too_large" error, the connection stays up
+    protocol         "auto" (the newest the server offers), "2026-07-28" or "2025-11-25"
+    on_input         fn(InputRequest) -> answer, when a server's tool asks for input (agentkit.mcp.inputs)
     """
     client = McpClient(target, timeout=timeout, connect_timeout=connect_timeout, prefix=prefix, env=env,
-                       cwd=cwd, wire=wire, max_result_bytes=max_result_bytes)
+                       cwd=cwd, wire=wire, max_result_bytes=max_result_bytes, protocol=protocol,
+                       on_input=on_input)
     client.open()
     return client
 
@@ -190,22 +222,30 @@ class McpClient:
 
     def __init__(self, target: Any, *, timeout: float = 60.0, connect_timeout: float = 30.0, prefix: str = "",
                  env: dict[str, str] | None = None, cwd: str | None = None, wire: WireLog | None = None,
-                 max_result_bytes: int = MAX_RESULT_BYTES):
+                 max_result_bytes: int = MAX_RESULT_BYTES, protocol: str = "auto", on_input: Any = None):
         for label, value in (("timeout", timeout), ("connect_timeout", connect_timeout)):
             if not (isinstance(value, (int, float)) and value > 0):
                 raise ValueError(f"{label}={value!r}: give a positive number of seconds")
         if not (isinstance(max_result_bytes, int) and not isinstance(max_result_bytes, bool) and max_result_bytes > 0):
             raise ValueError(f"max_result_bytes={max_result_bytes!r}: give a positive number of bytes")
+        if protocol not in _MODES:
+            raise ValueError(f"protocol={protocol!r}: give one of {', '.join(map(repr, _MODES))}")
+        if on_input is not None and not callable(on_input):
+            raise ValueError(f"on_input={on_input!r}: give a function of one InputRequest")
         if prefix and not re.fullmatch(r"[A-Za-z0-9_-]+", prefix):
             raise ValueError(f"prefix={prefix!r}: use letters, digits, '_' or '-' (tool names allow no others)")
         self.target = target
         self.timeout, self.connect_timeout, self.prefix = float(timeout), float(connect_timeout), prefix
         self.wire, self.max_result_bytes = wire, max_result_bytes
+        self.protocol, self.on_input = protocol, on_input
+        self.listening = False          # a 2026-07-28 subscriptions/listen stream for tool changes is open
+        self._listen_lost = False       # ... was open and ended: changes since may not have been told
         self._stdio: StdioTransport | None = None  # a command's transport: its pid, and why it broke
         self.describe, self._make_transport, self._stderr = self._transport_for(target, env, cwd)
         self.stale = threading.Event()  # set by a list_changed notice, cleared when the list is read again
         self.refreshes: list[str] = []  # why the tool list was read: "initial", "list_changed", "unknown_tool",
-        #                                 "recheck" (before refusing a call), "requested" (refresh())
+        #                                 "recheck" (before refusing a call), "requested" (refresh()),
+        #                                 "listen_lost" (the listen stream ended)
         self.problems: list[str] = []   # listed tools that could not become agentkit Tools, and why
         self.server_name: str = self.describe
         self.protocol_version: str | None = None
@@ -221,7 +261,8 @@ class McpClient:
     # -- life cycle ------------------------------------------------------------------------------------------
 
     def open(self) -> McpClient:
-        """Start the session: transport, initialize handshake, first tools/list. Idempotent."""
+        """Start: transport, the revision (server/discover, or the initialize handshake), the listen stream
+        on 2026-07-28, the first tools/list. Idempotent."""
         if self._session is not None:
             return self
         if self._closed:
@@ -295,25 +336,71 @@ class McpClient:
         from .. import __version__
 
         self._lock = anyio.Lock()
-        transport = self._make_transport()
+        # The change watch sits next to the session: a notice is seen as the session reads it, before the
+        # next message (a call's answer) is read at all.
+        transport = recorded(self._make_transport(), _ChangeWatch(self.stale))
         if self.wire is not None:
             transport = recorded(transport, self.wire)
-        # mode="legacy": the initialize handshake (2025-11-25 and older), which every MCP server speaks.
-        # read_timeout_seconds is the session's default: it bounds initialize and tools/list; each
-        # tools/call passes its own. cache=None: tools/list must always ask the server.
-        client = Client(transport, mode="legacy", read_timeout_seconds=self.connect_timeout,
-                        message_handler=self._on_message, cache=None,
+        # read_timeout_seconds is the session's default: it bounds discover / initialize and tools/list;
+        # each tools/call passes its own. cache=None: tools/list must always ask the server.
+        # elicitation_callback: only with on_input, so a client that cannot answer declares no elicitation.
+        client = Client(transport, mode=_MODES[self.protocol], read_timeout_seconds=self.connect_timeout, cache=None,
+                        elicitation_callback=self._elicit if self.on_input is not None else None,
                         client_info=mcp_types.Implementation(name="agentkit", version=__version__))
         async with client:
             self._sdk = client
             info = client.server_info
             self.server_name = info.name if info is not None and info.name else self.describe
             self.protocol_version = client.protocol_version
-            try:
-                await self._refresh("initial")
-                yield
-            finally:
-                self._sdk = None
+            if self.protocol != "auto" and self.protocol_version != self.protocol:
+                raise McpConnectionError(f"the MCP server {self.describe} does not speak {self.protocol} (it "
+                                         f"answered on {self.protocol_version})")
+            async with anyio.create_task_group() as tasks:
+                try:
+                    if self.protocol_version in MODERN_PROTOCOL_VERSIONS and _announces_changes(client):
+                        await tasks.start(self._listen, client)  # before the listing: no change is missed
+                    await self._refresh("initial")
+                    yield
+                finally:
+                    self._sdk = None
+                    tasks.cancel_scope.cancel()
+
+    async def _listen(self, client: Client, *, task_status: Any) -> None:
+        """Keep a subscriptions/listen stream open for tool-list changes (2026-07-28)."""
+        started = False
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                self.listening = bool(subscription.honored.tools_list_changed)
+                started = True
+                task_status.started()
+                async for _event in subscription:
+                    self.stale.set()  # the change watch has already set it; this drains the stream
+        except Exception:  # noqa: BLE001 — a refused or lost stream: the next call lists the tools again
+            self._listen_lost = True
+        finally:
+            self.listening = False
+            if not started:
+                task_status.started()
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        """A server asks for input (an `elicitation/create`, inside a call or in an InputRequiredResult)."""
+        import anyio
+
+        if getattr(params, "mode", "form") not in (None, "form"):
+            return mcp_types.ErrorData(code=codec.INVALID_PARAMS, message="agentkit's client answers form-mode "
+                                                                          "elicitation only")
+        calling = _CALLING.get()
+        schema = params.requested_schema
+        schema = schema.model_dump(by_alias=True, exclude_none=True) if hasattr(schema, "model_dump") else dict(schema)
+        request = inputs.InputRequest(params.message, schema, tool=calling[0] if calling else None,
+                                      key=str(context.request_id) if context.request_id is not None else None)
+        try:
+            action, content = inputs.normalize_answer(await anyio.to_thread.run_sync(self.on_input, request))
+        except Exception as exc:  # noqa: BLE001 — told to the server; the call then fails there
+            return mcp_types.ErrorData(code=codec.INTERNAL_ERROR, message=f"on_input failed: {_one_line(exc)[:300]}")
+        if calling is not None:
+            calling[1]("mcp_input", message=request.message, action=action, content=content)
+        return mcp_types.ElicitResult(action=action, content=content)
 
     def _transport_for(self, target: Any, env: dict[str, str] | None, cwd: str | None) -> tuple[str, Any, Any]:
         """(a short description, a factory of the transport, the stderr file of a child process or None)."""
@@ -421,11 +508,6 @@ class McpClient:
             state = "was closed" if self._closed else "is not open"
             raise McpConnectionError(f"the MCP client of {self.describe} {state}")
 
-    async def _on_message(self, message: Any) -> None:
-        # The SDK hands every server notification (and transport exceptions) to this handler.
-        if isinstance(message, mcp_types.ToolListChangedNotification):
-            self.stale.set()
-
     async def _refresh(self, reason: str, since: int | None = None) -> bool:
         """List the tools again; False when another call just did it (a list_changed refresh that finds the
         list no longer stale, or a refresh for a call that began after `since` listings, finding more)."""
@@ -491,10 +573,15 @@ class McpClient:
         idempotent = bool(annotations.get("idempotentHint") or annotations.get("readOnlyHint"))
         local = _local_name(self.prefix + spec.name)
         mcp_name, listed_schema, client = spec.name, spec.parameters, self
+        output_schema = definition.get("outputSchema")
+        if output_schema is not None:
+            if not isinstance(output_schema, dict):
+                raise ToolDefinitionError(f"its outputSchema is not a JSON Schema object: {output_schema!r:.80}")
+            validator_for(output_schema, local)  # a schema that cannot compile is refused here, this tool alone
 
         async def call_over_mcp(**arguments: Any) -> Any:
             context = arguments.pop(_CONTEXT, None)
-            return await client._acall(mcp_name, local, listed_schema, arguments, context)
+            return await client._acall(mcp_name, local, listed_schema, arguments, context, output_schema)
 
         call_over_mcp.__name__ = call_over_mcp.__qualname__ = local
         tool = Tool.from_schema(local, spec.description, spec.parameters, call_over_mcp, context_param=_CONTEXT,
@@ -505,7 +592,7 @@ class McpClient:
     # -- tools/call ------------------------------------------------------------------------------------------
 
     async def _acall(self, mcp_name: str, local: str, listed_schema: dict, arguments: dict,
-                     context: ToolContext | None) -> Any:
+                     context: ToolContext | None, output_schema: dict | None = None) -> Any:
         """Runs in the caller's loop (any loop, any thread); the session's work is handed to its own loop."""
         self._require_open()
         call_id = context.call_id if context is not None and context.call_id else local
@@ -522,12 +609,22 @@ class McpClient:
         result = codec.result_from_mcp(ToolCall(call_id, local), answer)
         if not result.ok:
             raise McpToolError.from_result(result)
+        if output_schema is not None:  # the SDK checks too; this also names the path
+            problem = structured.output_problem(output_schema, answer.get("structuredContent"), local)
+            if problem is not None:
+                raise McpToolError(f"tool {local!r} of the MCP server {self.server_name!r}: {problem['message']}",
+                                   "bad_return", problem["path"], problem["keyword"])
         return result.result
 
     async def _call(self, mcp_name: str, local: str, listed_schema: dict, arguments: dict, call_id: str,
                     context: ToolContext | None) -> dict:
         """Runs on the session's loop: refresh if stale, check the tool still fits, send, retry once."""
         record = context.record if context is not None else (lambda kind, **data: None)
+        _CALLING.set((local, record))  # this task's own context: what on_input is told
+        if self._listen_lost:  # a lost stream may have lost a notice with it (a dead server: this call fails)
+            self._listen_lost = False
+            await self._refresh("listen_lost")
+            record("mcp_refresh", reason="listen_lost")
         # A listing under way (its lock held) has cleared `stale` already, but not yet installed the new
         # list: wait for it too, or this call would be checked against the old one.
         listed_here = (self.stale.is_set() or self._lock.locked()) and await self._refresh("list_changed")
@@ -574,6 +671,11 @@ class McpClient:
             result = await sdk.call_tool(mcp_name, arguments, read_timeout_seconds=self.timeout,
                                          meta={CALL_ID_META_KEY: call_id})
             answer = _wire_json(result)
+        except RuntimeError as exc:
+            bad_output = _breaks_output_schema(exc, mcp_name, local, self.server_name)
+            if bad_output is None:
+                raise self._unreadable(exc, "tools/call") from None
+            raise bad_output from None
         except MCPError as exc:
             if exc.code == mcp_types.REQUEST_TIMEOUT:
                 raise ToolTimeout(local, self.timeout) from None
@@ -634,10 +736,48 @@ class McpClient:
         return McpError(exc.code, exc.message, exc.data)
 
 
+def _announces_changes(client: Client) -> bool:
+    """Does the server say (in server/discover) that it tells clients when its tool list changes?"""
+    tools = client.server_capabilities.tools
+    return tools is not None and bool(tools.list_changed)
+
+
+class _ChangeWatch:
+    """Sets `stale` the moment a tools/list_changed notice is read off the transport (either revision)."""
+
+    def __init__(self, stale: threading.Event):
+        self.stale = stale
+
+    def record(self, direction: str, item: Any) -> None:
+        message = getattr(item, "message", None)
+        message = getattr(message, "root", message)
+        if direction == RECEIVED and getattr(message, "method", None) == "notifications/tools/list_changed":
+            self.stale.set()
+
+
+def _breaks_output_schema(exc: RuntimeError, mcp_name: str, local: str, server: str) -> McpToolError | None:
+    """The SDK's RuntimeError for a result that breaks the tool's outputSchema, as a "bad_return" failure."""
+    text = str(exc)
+    if not text.startswith((f"Invalid structured content returned by tool {mcp_name}",
+                            f"Tool {mcp_name} has an output schema but did not return structured content")):
+        return None
+    cause = exc.__cause__
+    path = keyword = None
+    if cause is not None and hasattr(cause, "absolute_path"):
+        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in cause.absolute_path)
+        keyword = getattr(cause, "validator", None)
+        text = f"{path}: {getattr(cause, 'message', text)}"
+    elif "did not return structured content" in text:
+        keyword, text = "outputSchema", "the tool declares an outputSchema but the result has no structuredContent"
+    return McpToolError(f"tool {local!r} of the MCP server {server!r}: the result breaks the tool's outputSchema: "
+                        f"{_one_line(text)[:300]}", "bad_return", path, keyword)
+
+
 def _wire_json(sdk_object: Any) -> dict:
     """An SDK object as plain JSON, the way the 2025 wire carries it (camelCase keys, no null fields)."""
     data = sdk_object.model_dump(by_alias=True, mode="json", exclude_none=True)
-    data.pop("resultType", None)  # a 2026-07-28 field the 2025 wire does not carry
+    for key in ("resultType", "ttlMs", "cacheScope"):  # 2026-07-28 fields the 2025 wire does not carry
+        data.pop(key, None)
     return data
 
 

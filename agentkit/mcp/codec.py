@@ -1,7 +1,7 @@
 """MCP (Model Context Protocol) tool definitions, results and JSON-RPC messages, as pure functions.
 
 MCP is not a model API. An MCP *server* offers tools; an MCP *client* (the agent's host) lists them
-and calls them with JSON-RPC 2.0 messages (the MCP specification, revision 2025-11-25). This module
+and calls them with JSON-RPC 2.0 messages (the MCP specification, revisions 2025-11-25 and 2026-07-28). This module
 converts between the kit's vocabulary and those messages, so a `@tool` can be offered over MCP and an
 MCP server's tools can be handed to any model:
 
@@ -9,6 +9,12 @@ MCP server's tools can be handed to any model:
     ToolCall    -> tools/call      {"jsonrpc": "2.0", "id", "method": "tools/call",
                                     "params": {"name", "arguments"}}
     ToolResult <-> CallToolResult  {"content": [{"type": "text", "text"}], "structuredContent", "isError"}
+
+The two revisions differ in how a conversation starts, not in these messages. 2025-11-25 opens with a
+handshake (`initialize_request`, then the `notifications/initialized` notification) and the session
+remembers what was agreed; 2026-07-28 has none: each request carries `request_meta(...)` under
+`params._meta` (protocol version, client info, client capabilities), `server/discover` says what a server
+supports, and results carry `resultType` (the 2026-07-28 changelog, major changes 2, 3 and 8).
 
 A tool that failed is still a *result*, with `isError: true`, because the model should read it; a
 protocol problem (unknown method, malformed params) is a JSON-RPC `error`, raised here as McpError.
@@ -23,7 +29,7 @@ client may send several `tools/call` requests at once under different ids.
 
 Left out on purpose: transports and sessions (stdio, Streamable HTTP: that is I/O, and the official
 SDK's work; `agentkit.mcp` uses it to serve Tools and to call any MCP server's tools from the loop),
-capabilities beyond tools, image/audio/resource content (skipped when read), pagination beyond
+capabilities beyond tools, image/audio/embedded-resource content (skipped when read), pagination beyond
 handing back `nextCursor`, and tasks.
 """
 
@@ -38,9 +44,14 @@ from ..core.types import ToolCall, ToolResult, ToolSpec
 
 NAME = "mcp"
 JSONRPC = "2.0"
-#: The revision the kit speaks; servers answer `initialize` with the one they chose (the MCP specification,
-#: revision 2025-11-25).
-PROTOCOL_VERSION = "2025-11-25"
+#: The revisions the kit speaks, newest first: the stateless one, and the last with the initialize handshake.
+LATEST_PROTOCOL_VERSION = "2026-07-28"
+PROTOCOL_VERSION = "2025-11-25"  # what `initialize_request` offers; the server answers with the one it chose
+PROTOCOL_VERSIONS = (LATEST_PROTOCOL_VERSION, PROTOCOL_VERSION)
+#: The `_meta` keys every 2026-07-28 request carries (its changelog, major change 2).
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
 # JSON-RPC error codes (the MCP specification, revision 2025-11-25).
 PARSE_ERROR = -32700
@@ -48,6 +59,8 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+#: 2026-07-28: a `_meta` protocol version the server does not speak; `data` lists the ones it does.
+UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 
 class McpError(AgentkitError):
@@ -94,16 +107,23 @@ tool_from_wire = tool_from_mcp
 
 # --- tool results ----------------------------------------------------------------------------------
 
-def result_to_mcp(result: ToolResult) -> dict:
+#: `result_to_mcp(result, structured=DEFAULT)`: no structured content given, derive it from the value.
+DEFAULT: Any = object()
+
+
+def result_to_mcp(result: ToolResult, structured: Any = DEFAULT) -> dict:
     """A ToolResult as a `CallToolResult`: the envelope as text, the value as `structuredContent`.
 
     The text block is what a model reads (the kit's envelope, or the tool's own words); a successful
     non-text value is also sent as `structuredContent`, wrapped as {"result": value} unless it is an
-    object, the way the MCP SDK wraps non-object outputs.
+    object, the way the MCP SDK wraps non-object outputs. `structured`: the structured content to send
+    instead (a tool with an outputSchema: see agentkit.mcp.structured).
     """
     out: dict[str, Any] = {"content": [{"type": "text", "text": result.content()}]}
-    if result.ok and result.result is not None and not isinstance(result.result, str):
-        value = _jsonable(result.result)
+    if structured is not DEFAULT:
+        out["structuredContent"] = structured
+    elif result.ok and result.result is not None and not isinstance(result.result, str):
+        value = jsonable(result.result)
         out["structuredContent"] = value if isinstance(value, dict) else {"result": value}
     out["isError"] = not result.ok
     return out
@@ -113,7 +133,9 @@ def result_from_mcp(call: ToolCall, d: Any) -> ToolResult:
     """A `CallToolResult` -> the ToolResult answering `call`.
 
     Our own envelope (from `result_to_mcp`) comes back as it went; another server's answer becomes
-    a success with `structuredContent` (or the text), or a "tool_error" failure when `isError` is set.
+    a success with `structuredContent` (any JSON value, as 2026-07-28 allows; else the text), or a
+    "tool_error" failure when `isError` is set. Resource links (`resource_link` blocks, revision
+    2025-06-18 on) are kept: the value becomes {"result": value, "resource_links": [...]}.
     """
     if not isinstance(d, dict) or not isinstance(d.get("content"), list):
         raise TypeError(f"a CallToolResult needs a `content` list: {d!r:.200}")
@@ -129,8 +151,11 @@ def result_from_mcp(call: ToolCall, d: Any) -> ToolResult:
         return ToolResult.failure(call, kind, message, error.get("path"), error.get("keyword"))
     if d.get("isError") is True:
         return ToolResult.failure(call, "tool_error", text or "the tool reported an error")
-    structured = d.get("structuredContent")
-    return ToolResult.success(call, structured if isinstance(structured, dict) else text)
+    value = d["structuredContent"] if d.get("structuredContent") is not None else text
+    links = [block for block in d["content"] if isinstance(block, dict) and block.get("type") == "resource_link"]
+    if links:
+        value = {"result": value, "resource_links": links}
+    return ToolResult.success(call, value)
 
 
 def _kit_envelope(text: str) -> dict | None:
@@ -146,8 +171,9 @@ def _kit_envelope(text: str) -> dict | None:
     return value if isinstance(value["ok"], bool) else None
 
 
-def _jsonable(value: Any) -> Any:
-    # Tools may return dates, sets, ...: the text envelope already shows them as strings; so does this.
+def jsonable(value: Any) -> Any:
+    """A tool's value as plain JSON. Tools may return dates, sets, ...: the text envelope already shows
+    them as strings; so does this."""
     return json.loads(json.dumps(value, default=str))
 
 
@@ -181,6 +207,18 @@ def initialize_request(id: int | str, client_name: str = "agentkit", client_vers
     """The first request of a session; follow its answer with `notification("notifications/initialized")`."""
     return request(id, "initialize", {"protocolVersion": protocol_version, "capabilities": {},
                                       "clientInfo": {"name": client_name, "version": client_version}})
+
+
+def request_meta(client_name: str = "agentkit", client_version: str = "0.1.0", capabilities: dict | None = None,
+                 protocol_version: str = LATEST_PROTOCOL_VERSION) -> dict:
+    """What a 2026-07-28 request carries in `params._meta` in place of the handshake."""
+    return {META_PROTOCOL_VERSION: protocol_version, META_CLIENT_INFO: {"name": client_name, "version": client_version},
+            META_CLIENT_CAPABILITIES: capabilities or {}}
+
+
+def discover_request(id: int | str, meta: dict | None = None) -> dict:
+    """2026-07-28: ask a server which revisions and capabilities it supports (servers MUST answer it)."""
+    return request(id, "server/discover", {"_meta": meta if meta is not None else request_meta()})
 
 
 def list_tools_request(id: int | str, cursor: str | None = None) -> dict:

@@ -31,9 +31,23 @@ What is special about tool calling here, compared with OpenAI's Chat Completions
     # POST DEFAULT_BASE_URL + wire.path with wire.headers | anthropic.auth_headers(key), json=wire.body
     turn = anthropic.parse_response(response_json)
 
-Left out on purpose: images and documents (skipped when received), prompt caching, citations,
-interleaved thinking between tool_use blocks of one message (thinking blocks are replayed first), and
-server tools such as web search (a request's server tools are kept in `ChatRequest.extras["server_tools"]`).
+* The server's own blocks (`server_tool_use`, `web_search_tool_result`, `tool_search_tool_result`, code
+  execution results, `mcp_tool_use`, `compaction`, ...) are state of the same kind: the codec keeps every
+  block that is neither text nor tool_use on the turn's ReasoningState, in order, and replays them as they
+  came, after the thinking blocks and before the text. The API expands a `tool_reference` it finds there,
+  and drops whatever came before a `compaction` block.
+* `usage.input_tokens` excludes the prompt-cache reads and writes; the neutral Usage adds them back and
+  keeps them apart (`cached_tokens`, `cache_write_tokens`, `cache_write_1h_tokens`), because each is
+  billed at its own price (`agentkit.core.budgets`).
+
+Left out on purpose: images and documents (skipped when received), block-level `cache_control`
+breakpoints (the top-level one, `extra_body={"cache_control": {"type": "ephemeral"}}`, caches the
+prefix up to the last block), citations (a text block's citations are
+dropped, its text kept), the placement of text between server blocks (the texts of a turn are joined and
+replayed after its kept blocks), interleaved thinking between tool_use blocks of one message (thinking
+blocks are replayed first), the message-threads beta (the kit sends the whole history every turn), and
+running server tools (their definitions go in `tools` through `extra_body`; the simulator keeps them in
+`ChatRequest.extras["server_tools"]`).
 
 The server half of the format (what the simulator answers) is `agentkit.sim.wire.anthropic`.
 """
@@ -102,6 +116,8 @@ STATUS_FOR_ERROR_TYPE = {error_type: status for status, error_type in ERROR_TYPE
 
 #: Content blocks that are reasoning state: they precede text and tool_use, and go back unmodified.
 THINKING_BLOCKS = ("thinking", "redacted_thinking")
+#: Blocks whose `input` streams as `input_json_delta` fragments.
+INPUT_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -202,13 +218,14 @@ def _messages_to_wire(messages, model: str) -> list[dict]:
             results_open = False
             continue
         results_open = False
-        # This model's own thinking blocks go first, exactly as they came; another model's are dropped.
+        # This model's own kept blocks (thinking, then the server's) go first, exactly as they came;
+        # another model's are dropped.
         state = own_reasoning(m, NAME, model) if m.role == "assistant" else None
-        thinking = [dict(block) for block in state.items] if state else []
+        kept = [dict(block) for block in state.items] if state else []
         if m.role == "user":
             wire.append({"role": "user", "content": m.content or ""})
-        elif m.tool_calls or thinking:
-            blocks: list[dict] = thinking + ([{"type": "text", "text": m.content}] if m.content else [])
+        elif m.tool_calls or kept:
+            blocks: list[dict] = kept + ([{"type": "text", "text": m.content}] if m.content else [])
             for call in m.tool_calls:
                 # `input` must be an object: a call whose arguments never parsed is replayed as {}.
                 blocks.append({"type": "tool_use", "id": call.id, "name": call.name,
@@ -223,50 +240,54 @@ def parse_response(body: Any) -> ModelTurn:
     """A non-streamed Messages response (`{"type": "message", "content": [...]}`) as a ModelTurn.
 
     Text blocks are joined; each `tool_use` block becomes a ToolCall whose raw arguments are the
-    `input` object itself. `usage.input_tokens` excludes cached prompt tokens on this API, so the
-    cache counters are added back: the neutral Usage counts the whole prompt, as other formats do.
+    `input` object itself; every other block (thinking, the server's) is kept, in order, on the turn's
+    ReasoningState. `usage.input_tokens` excludes the prompt-cache reads and writes on this API, so they
+    are added back: the neutral Usage counts the whole prompt, as other formats do.
     """
     if not isinstance(body, dict) or not isinstance(body.get("content"), list):
         raise BadResponseError("response is not an Anthropic message (no content list)",
                                provider=NAME, body=body)
     texts: list[str] = []
     calls: list[ToolCall] = []
-    thinking: list[dict] = []
+    kept: list[dict] = []
     for block in body["content"]:
-        if not isinstance(block, dict):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             continue
-        if block.get("type") in THINKING_BLOCKS:
-            thinking.append(dict(block))
-        elif block.get("type") == "text":
+        if block["type"] == "text":
             texts.append(str(block.get("text", "")))
-        elif block.get("type") == "tool_use":
+        elif block["type"] == "tool_use":
             calls.append(ToolCall.from_raw(str(block.get("id", "")), str(block.get("name", "")),
                                            block.get("input", {})))
+        else:
+            kept.append(dict(block))
     native = body.get("stop_reason") if isinstance(body.get("stop_reason"), str) else None
     stop = STOP_TO_NEUTRAL.get(native, "other") if native else "other"
     if calls and stop in ("stop", "other"):
         stop = "tool_calls"  # the loop's signal: there are calls to run
     model = body.get("model") if isinstance(body.get("model"), str) else None
-    state = ReasoningState(NAME, model, tuple(thinking)) if thinking else None
+    state = ReasoningState(NAME, model, tuple(kept)) if kept else None
     return ModelTurn(text="".join(texts) if texts else None, tool_calls=tuple(calls), stop=stop,
                      native_stop=native, usage=_usage_from_wire(body.get("usage")),
                      model=model, id=body.get("id"), raw=body, reasoning=state)
 
 
 def _usage_from_wire(usage: Any) -> Usage:
+    """The neutral Usage of a Messages `usage` block. `input_tokens` here excludes the prompt-cache reads
+    (`cache_read_input_tokens`) and writes (`cache_creation_input_tokens`, split by lifetime in
+    `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`): the neutral Usage adds them
+    back, so it counts the whole prompt as other formats do, and keeps reads and writes apart."""
     if not isinstance(usage, dict):
         return Usage()
 
-    def count(key: str) -> int:
-        value = usage.get(key)
-        return value if isinstance(value, int) else 0
+    def count(key: str, block: Any = usage) -> int:
+        value = block.get(key) if isinstance(block, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
-    prompt = count("input_tokens") + count("cache_creation_input_tokens") + count("cache_read_input_tokens")
+    read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
     # thinking is billed as output and counted in output_tokens; only newer responses break it out
-    details = usage.get("output_tokens_details")
-    thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
-    return Usage(prompt, count("output_tokens"), thinking if isinstance(thinking, int) else 0,
-                 count("cache_read_input_tokens"))
+    thinking = count("thinking_tokens", usage.get("output_tokens_details"))
+    written_1h = min(written, count("ephemeral_1h_input_tokens", usage.get("cache_creation")))
+    return Usage(count("input_tokens") + written + read, count("output_tokens"), thinking, read, written, written_1h)
 
 
 class StreamAssembler:
@@ -352,7 +373,7 @@ class StreamAssembler:
 
     def _finish_block(self, index: int) -> None:
         block = self.blocks.get(index)
-        if block is None or block.get("type") != "tool_use":
+        if block is None or block.get("type") not in INPUT_BLOCKS:
             return
         text = "".join(self.json_parts.get(index, []))
         if not text.strip():

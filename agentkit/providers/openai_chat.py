@@ -253,10 +253,12 @@ def _text_of(content: Any) -> str | None:
 def _usage_from_wire(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    # cached tokens are part of prompt_tokens, reasoning tokens part of completion_tokens
+    # cache reads and writes are part of prompt_tokens, reasoning tokens part of completion_tokens;
+    # `cache_write_tokens` is OpenRouter's (its usage accounting), absent from OpenAI's own answers
+    prompt = token_details(usage, "prompt_tokens_details")
     return Usage(count(usage.get("prompt_tokens")), count(usage.get("completion_tokens")),
                  count(token_details(usage, "completion_tokens_details").get("reasoning_tokens")),
-                 count(token_details(usage, "prompt_tokens_details").get("cached_tokens")))
+                 count(prompt.get("cached_tokens")), count(prompt.get("cache_write_tokens")))
 
 
 

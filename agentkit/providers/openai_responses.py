@@ -295,10 +295,11 @@ def _output_text(content: Any) -> str:
 def _usage_from_wire(usage: Any) -> Usage:
     if not isinstance(usage, dict):
         return Usage()
-    # cached tokens are part of input_tokens, reasoning tokens part of output_tokens
+    # cache reads and writes are part of input_tokens, reasoning tokens part of output_tokens
+    given = token_details(usage, "input_tokens_details")
     return Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens")),
                  count(token_details(usage, "output_tokens_details").get("reasoning_tokens")),
-                 count(token_details(usage, "input_tokens_details").get("cached_tokens")))
+                 count(given.get("cached_tokens")), count(given.get("cache_write_tokens")))
 
 
 

@@ -22,11 +22,19 @@ the format's server half (`wire.SERVER` and the verbs of `sim/wire/contract.py`)
     5. refusals      wire.model_refusal: a documented per-model refusal -> its 4xx (a retired model: 404)
     6. faults        asked for by model suffix or `x-sim-fault` header (see `faults.py`)
     7. decide        respond(request) -> ModelTurn, in a worker thread (a slow decision holds up no other
-                     request); UnknownModel -> 404; wire.reasoning_for adds the reasoning state this API's
-                     model attaches (thinking blocks, signatures, reasoning items), signed with a key made
-                     fresh in each process (`sim.wire.common.mint_signature`), checked in step 4
+                     request), or the format's `SERVER.serve_turn` around it (server tools: Anthropic's tool
+                     search runs between two passes of the model); UnknownModel -> 404; wire.reasoning_for
+                     adds the reasoning state this API's model attaches (thinking blocks, signatures,
+                     reasoning items), signed with a key made fresh in each process
+                     (`sim.wire.common.mint_signature`), checked in step 4; the prompt cache settles the
+                     request's breakpoints into the usage (`prompt_cache.py`)
     8. encode        wire.build_response / build_stream (+ build_stream_error), framed as the client codec
                      says (`STREAM_FRAMING`); wire.stored_records says what to keep for later requests
+                     (Responses' stored responses, Anthropic's message threads)
+
+A "count_tokens" route (Anthropic's `POST /v1/messages/count_tokens`) walks steps 1-4 with the format's
+`SERVER.count_request` and answers `{"input_tokens": N}`, counted as the simulated models count the
+input of their usage.
 
 Every error, including a genuine bug (500), is written in the provider's own error shape by its
 server half's `build_error`, so SDKs raise their usual exception classes. Responses are deterministic: the
@@ -43,6 +51,7 @@ and HTTP/2.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
@@ -65,9 +74,11 @@ from ..providers import FORMATS, get_codec
 from ..providers.common import StreamEvent, dumps
 from . import faults as F
 from .behaviours import UnknownModel
+from .prompt_cache import PromptCache
 from .store import DEFAULT_MAX_ENTRIES, ResponseStore
+from .tool_search import run_search
 from .wire import get_server
-from .wire.common import ChatRequest, Finding, RequestInvalid, RuleLog, rule_log
+from .wire.common import ChatRequest, Finding, RequestInvalid, RuleLog, no_records, rule_log
 from .wire.contract import ServerFacts
 
 log = logging.getLogger("agentkit.sim")
@@ -234,8 +245,15 @@ class SimApp:
     """The state behind the routes: the decision function, fault switches and attempt counts."""
 
     def __init__(self, respond: Respond, *, max_body_bytes: int, faults: bool | str,
-                 models: tuple[str, ...] = (), max_stored: int = DEFAULT_MAX_ENTRIES, require_key: bool = False):
+                 models: tuple[str, ...] = (), max_stored: int = DEFAULT_MAX_ENTRIES, require_key: bool = False,
+                 count_input_tokens: Callable[[ChatRequest], int] | None = None,
+                 known: Callable[[str], bool] | None = None):
         self.respond = respond
+        # How a request's input tokens are counted (the token-counting routes), and which model names exist
+        # (None: any): the simulated models' own rules, so a count equals the usage they report.
+        self.count_input_tokens = count_input_tokens or (lambda chat: 0)
+        self.known = known
+        self.prompt_cache = PromptCache()  # what the prompt cache holds (cache_control), in this process
         self.require_key = require_key
         self.stored = ResponseStore(max_stored)  # what a stateful API (Responses) keeps between requests
         self.max_body_bytes = max_body_bytes
@@ -253,9 +271,12 @@ class SimApp:
         self.rule_logs: deque[RequestLog] = deque(maxlen=RULE_LOGS_KEPT)
         self._request_numbers = itertools.count(1)
 
-    async def decide(self, chat: ChatRequest) -> ModelTurn:
-        """The model's answer, computed off the event loop: one long prompt cannot stall other requests."""
-        return await asyncio.get_running_loop().run_in_executor(self.workers, self.respond, chat)
+    async def decide(self, chat: ChatRequest, serve_turn: Callable | None = None) -> ModelTurn:
+        """The model's answer, computed off the event loop: one long prompt cannot stall other requests.
+        `serve_turn` is the format's own way of getting it, when the server does more than ask the model
+        once (its server tools: `ServerFacts.serve_turn`)."""
+        work = self.respond if serve_turn is None else functools.partial(serve_turn, self.respond, run_search)
+        return await asyncio.get_running_loop().run_in_executor(self.workers, work, chat)
 
     def close(self) -> None:
         """End the model threads (a decision under way finishes first; none is waiting long: they are bounded)."""
@@ -320,6 +341,24 @@ class SimApp:
     async def handle(self, request: Request, fmt: str, *, model: str | None = None,
                      stream: bool | None = None) -> Reply | _NoReply:
         """One POST, start to finish (the numbered steps of the module docstring)."""
+        read = await self._read(request, fmt, model)
+        if not isinstance(read, tuple):
+            return read
+        body, raw, rid = read
+        try:
+            plan = F.plan_from_headers(request.headers) if self.faults_enabled else F.FaultPlan()
+        except ValueError as exc:
+            return self.error(fmt, 400, f"x-sim-fault: {exc}", rid=rid)
+        plan = self.default_plan.merged(plan)
+
+        try:
+            return await self._answer(request, fmt, body, raw, plan, rid, model=model, stream=stream)
+        except Exception as exc:  # a genuine bug: still a 500 in the provider's shape
+            log.exception("agentkit.sim: internal error on %s", request.url.path)
+            return self.error(fmt, 500, f"The simulator failed: {type(exc).__name__}", rid=rid)
+
+    async def _read(self, request: Request, fmt: str, model: str | None) -> tuple[dict, bytes, str] | Reply | _NoReply:
+        """Steps 1-3: credentials, headers and the body; (body, raw bytes, request id), or the refusal."""
         path = request.url.path
         rid = _request_id(path, b"")
         server: ServerFacts = self.servers[fmt].SERVER
@@ -356,18 +395,38 @@ class SimApp:
             body_error = _decode(self.servers[fmt], body, model)
             message = body_error.message if body_error else "The request body must be a JSON object."
             return self.error(fmt, 400, message, rid=rid)
+        return body, raw, rid
 
-        try:
-            plan = F.plan_from_headers(request.headers) if self.faults_enabled else F.FaultPlan()
-        except ValueError as exc:
-            return self.error(fmt, 400, f"x-sim-fault: {exc}", rid=rid)
-        plan = self.default_plan.merged(plan)
-
-        try:
-            return await self._answer(request, fmt, body, raw, plan, rid, model=model, stream=stream)
-        except Exception as exc:  # a genuine bug: still a 500 in the provider's shape
-            log.exception("agentkit.sim: internal error on %s", path)
-            return self.error(fmt, 500, f"The simulator failed: {type(exc).__name__}", rid=rid)
+    async def count_tokens(self, request: Request, fmt: str, model: str | None = None) -> Reply | _NoReply:
+        """A token-counting POST (a "count_tokens" route): steps 1-4, then `{"input_tokens": N}` counted as
+        the simulator's models count a request's input for its usage, so a count equals the usage."""
+        read = await self._read(request, fmt, model)
+        if not isinstance(read, tuple):
+            return read
+        body, _, rid = read
+        decode = self.servers[fmt].SERVER.count_request
+        with rule_log() as log:
+            try:
+                chat = decode(body, model)
+            except RequestInvalid as exc:
+                log.refused(exc)
+                chat = None
+            if chat is not None:
+                refusal = self.servers[fmt].model_refusal(chat)
+                if refusal is not None and refusal.status == 404:  # a model the API does not know
+                    log.refused(refusal)
+        self.rule_logs.append(RequestLog(next(self._request_numbers), fmt, chat.model if chat else None,
+                                         tuple(log.findings)))
+        refusal = log.first_refusal()
+        if refusal is not None:
+            return self.error(fmt, refusal.status or 400, refusal.message, rid=rid, param=refusal.param,
+                              code=refusal.code)
+        assert chat is not None
+        if self.known is not None and not self.known(chat.model):
+            return self.error(fmt, self.servers[fmt].SERVER.unknown_model_status,
+                              self.servers[fmt].SERVER.unknown_model.format(model=chat.model), rid=rid)
+        body = {"input_tokens": self.count_input_tokens(chat)}
+        return Reply(200, {"content-type": JSON_TYPE, **self.id_headers(fmt, rid)}, [dumps(body).encode()])
 
     async def _answer(self, request: Request, fmt: str, body: dict, raw: bytes, plan: F.FaultPlan, rid: str,
                       *, model: str | None, stream: bool | None) -> Reply | _NoReply:
@@ -420,7 +479,7 @@ class SimApp:
             try:
                 # In a worker thread: the model's work (the reasoner's, or a learner's own `respond`) then
                 # never holds up the event loop, so one long prompt cannot stall every other request.
-                turn = await self.decide(replace(chat, model=name, fallback_models=()))
+                turn = await self.decide(replace(chat, model=name, fallback_models=()), server.serve_turn)
             except UnknownModel:
                 last_error = self.error(fmt, server.unknown_model_status, server.unknown_model.format(model=candidate),
                                         rid=rid)
@@ -431,7 +490,9 @@ class SimApp:
             answered = replace(chat, model=candidate)
             if turn.reasoning is None:  # what this API's model hands back to be returned (None: nothing)
                 turn = replace(turn, reasoning=wire.reasoning_for(turn, answered))
-            if client.CONTINUATION_FIELD is not None and failure is None:  # an API that keeps responses
+            if chat.prompt_cache is not None and failure is None:  # what the prompt cache read and wrote
+                turn = replace(turn, usage=self.prompt_cache.settle(chat.prompt_cache, turn.usage))
+            if wire.stored_records is not no_records and failure is None:  # an API that keeps what it answered
                 self.stored.keep(wire.stored_records(body, wire.build_response(turn, answered)))
             # 8. encode (the query is read only by a format that frames its stream by it)
             sse = server.sse_query is None or request.query_params.get(server.sse_query[0]) == server.sse_query[1]
@@ -601,14 +662,15 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
     No key is needed; `require_key=True` refuses a request without one as the real API does (each
     provider's own 401 or 403), for lessons about a forgotten key.
     """
-    if respond is None or models is None:
-        from . import behaviours as sim_models  # the decision logic, imported when an app is made
+    from . import behaviours as sim_models  # the decision logic, imported when an app is made
 
-        respond = respond or sim_models.respond
-        if models is None:
-            models = tuple(sim_models.KNOWN_MODELS)
+    own_models = respond is None
+    respond = respond or sim_models.respond
+    if models is None:
+        models = tuple(sim_models.KNOWN_MODELS)
     sim = SimApp(respond, max_body_bytes=max_body_bytes, faults=faults, models=tuple(models),
-                 max_stored=max_stored, require_key=require_key)
+                 max_stored=max_stored, require_key=require_key, count_input_tokens=sim_models.input_tokens,
+                 known=sim_models.is_known if own_models else None)
 
     # Every (method, path) any format's server half declares, with the formats that declare it, in registry order.
     table: dict[tuple[str, str], list[tuple[str, Any]]] = {}
@@ -643,7 +705,11 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
             body = dumps(sim.model_list(fmt)).encode()
             return Reply(200, {"content-type": JSON_TYPE, **sim.id_headers(fmt, rid)}, [body])
 
-        return list_models if claims[0][1].action == "models" else chat
+        async def count(request: Request) -> Reply | _NoReply:
+            fmt = fmts[0] if len(fmts) == 1 else sim.format_for(request, fmts)
+            return await sim.count_tokens(request, fmt, model=request.path_params.get("model"))
+
+        return {"models": list_models, "count_tokens": count}.get(claims[0][1].action, chat)
 
     async def index(request: Request) -> Reply:
         routes = [f"{', '.join(sorted(r.methods - {'HEAD'}))} {r.path}" for r in app.routes]

@@ -32,8 +32,8 @@ from . import reasoner as R
 from .reasoner import Decision, PlannedCall
 from .wire.common import ChatRequest
 
-__all__ = ["respond", "describe", "resolve", "UnknownModel", "KNOWN_MODELS", "PRESETS", "to_turn",
-           "count_tokens", "MISTAKE_RATE", "MISTAKES", "make_mistake"]
+__all__ = ["respond", "describe", "resolve", "is_known", "input_tokens", "UnknownModel", "KNOWN_MODELS", "PRESETS",
+           "to_turn", "count_tokens", "MISTAKE_RATE", "MISTAKES", "make_mistake"]
 
 
 class UnknownModel(LookupError):
@@ -305,6 +305,15 @@ def resolve(model: str) -> tuple[Preset, str]:
     return PRESETS[0], ""
 
 
+def is_known(model: str) -> bool:
+    """Does this name choose a model (a preset, or a reasoner under an ordinary name)? Faults aside."""
+    try:
+        resolve(model)
+    except UnknownModel:
+        return False
+    return True
+
+
 def describe(model: str) -> str:
     """One line about what this model name does, e.g. describe("sim-parallel-4")."""
     preset, suffix = resolve(model)
@@ -357,7 +366,7 @@ def with_deferred_tools(request: ChatRequest) -> ChatRequest:
     A model sees a deferred function's name and description and searches when it needs one; the server
     runs the search and the call follows in the same answer (`sim.wire.openai_responses.search_items`), so
     deciding with the whole tool is the same decision. What deferral changes is the input: the schemas are
-    not counted (`_input_tokens`)."""
+    not counted (`input_tokens`)."""
     deferred = request.extras.get("deferred_tools")
     if not deferred:
         return request
@@ -384,7 +393,7 @@ def to_turn(decision: Decision, request: ChatRequest) -> ModelTurn:
     text = None if calls else (decision.text or "")
     out = count_tokens(text or "") + sum(count_tokens(c.name + c.arguments_json()) for c in calls)
     return ModelTurn(text=text, tool_calls=calls, stop="tool_calls" if calls else "stop",
-                     usage=Usage(_input_tokens(request), max(1, out)), model=request.model,
+                     usage=Usage(input_tokens(request), max(1, out)), model=request.model,
                      id=stable_id(fingerprint, "turn"))
 
 
@@ -410,9 +419,11 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / 4)
 
 
-def _input_tokens(request: ChatRequest) -> int:
-    """The whole input counts, tool definitions included: they are re-sent (and paid for) every turn. A
-    deferred tool (tool search) counts its name and description only, until a search loads it."""
+def input_tokens(request: ChatRequest) -> int:
+    """The whole input counts, tool definitions included: they are re-sent (and paid for) every turn.
+    A tool the model cannot see yet is not in `request.tools`: Anthropic's deferred tools are not counted
+    until a tool search loads them; OpenAI's (`extras["deferred_tools"]`, the Responses codec) count their
+    name and description only. The token-counting route answers this number, so a count equals the usage."""
     messages = [m.to_dict() for m in request.messages]
     tools = [t.to_dict() for t in request.tools]
     tools += [{"name": d.get("name"), "description": d.get("description")}

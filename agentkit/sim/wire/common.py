@@ -1,12 +1,13 @@
 """What every format's server side shares: the decoded request, its refusal, and the simulator's signatures.
 
     ChatRequest      a decoded request, provider-neutral: what the simulator's models decide on
+    CachePlan        the prompt-cache breakpoints a request marks (the app's `PromptCache` settles them)
     RequestInvalid   a client mistake found while decoding; the server answers it with the format's 4xx
     rule_log         what one request was checked against: a Finding per rule (passed, refused,
                      degraded), recorded by `holds`, `breaks` and `degrades` as a server half decodes
 
-plus `schema_problem` (is a tool's parameter schema valid JSON Schema? what the APIs refuse), and for
-reasoning state:
+plus `schema_problem` (is a tool's parameter schema valid JSON Schema? what the APIs refuse),
+`approx_tokens` (the simulator's token count of a JSON value), and for reasoning state:
 
     simulated_thought  the simulator's stand-in for a model's reasoning text, read from the turn
     mint_signature     the simulator's opaque signatures (an HMAC with a per-process key), `signature_valid`
@@ -23,6 +24,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import math
 import re
 import secrets
 from collections.abc import Iterator
@@ -32,6 +34,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.types import Message, ModelOptions, ModelTurn, ToolSpec, json_shape
+
+
+@dataclass(frozen=True)
+class CacheBreakpoint:
+    """One place in a request's prompt prefix where a cache entry may be read or written.
+
+    `digest` names the prefix up to here (the model family and the blocks, without their cache markers),
+    `tokens` is how many tokens that prefix holds, and `ttl` ("5m" or "1h") is set where the request put
+    a breakpoint (an entry is written there); None marks a place that is only looked up."""
+
+    digest: str
+    tokens: int
+    ttl: str | None = None
+
+
+@dataclass(frozen=True)
+class CachePlan:
+    """The prompt-cache breakpoints of one request, in prefix order (tools, system, messages).
+
+    `positions` runs from the first block to the last breakpoint; the server reads the longest prefix it
+    holds within `lookback` positions before a breakpoint and writes an entry at each breakpoint after
+    it, but only for a prefix of at least `minimum` tokens (the model's minimum cacheable length)."""
+
+    positions: tuple[CacheBreakpoint, ...]
+    minimum: int
+    lookback: int = 20
 
 
 @dataclass(frozen=True)
@@ -45,6 +73,14 @@ class ChatRequest:
     fallback_models: tuple[str, ...] = ()  # OpenRouter `models`
     extras: dict = field(default_factory=dict)  # fields a codec accepted but the kit does not model
     degradations: tuple[str, ...] = ()  # ledger rules the request degrades under (see RuleLog)
+    prompt_cache: CachePlan | None = None  # the request's cache breakpoints, for a format that has them
+
+
+def approx_tokens(value: Any) -> int:
+    """The simulator's token count: about one token per 4 bytes of UTF-8 (a JSON value counts as its JSON
+    text). The simulated models report usage with the same rule, so counts and usage agree."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return math.ceil(len(text.encode("utf-8")) / 4)
 
 
 class RequestInvalid(ValueError):

@@ -31,7 +31,9 @@ from .common import ChatRequest, RequestInvalid
 
 @dataclass(frozen=True)
 class Route:
-    """One HTTP route of a format: `action` is "chat" (a model call) or "models" (the model list).
+    """One HTTP route of a format: `action` is "chat" (a model call), "models" (the model list) or
+    "count_tokens" (the request's input tokens, counted as usage counts them: the format's
+    `SERVER.count_request` decodes its body).
 
     `path` uses Starlette's syntax, so a model named in the URL is `{model}` (Gemini). `stream` is True
     or False when the route itself decides (Gemini's `:streamGenerateContent`), None when the body's
@@ -40,7 +42,7 @@ class Route:
 
     method: str
     path: str
-    action: Literal["chat", "models"] = "chat"
+    action: Literal["chat", "models", "count_tokens"] = "chat"
     stream: bool | None = None
 
 
@@ -100,6 +102,13 @@ class ServerFacts:
     #: The answer to the `spend` fault (a spend or quota limit reached); None: the format's provider
     #: documents no such 429, and the fault answers its ordinary 429.
     spend_limit: SpendLimitAnswer | None = None
+    #: How the server gets one answer out of the model, when it does more than ask it once:
+    #: `serve_turn(respond, search, request) -> ModelTurn`, where `search` is the simulator's tool search
+    #: (`sim.tool_search.run_search`): Anthropic's runs between two passes of the model. None: asked once.
+    serve_turn: Callable[..., ModelTurn] | None = None
+    #: For a format with a "count_tokens" route: `count_request(body, model) -> ChatRequest`, which decodes
+    #: (and refuses, in the API's words) that route's body.
+    count_request: Callable[[Any, str | None], ChatRequest] | None = None
 
 
 class ServerCodec(Protocol):
