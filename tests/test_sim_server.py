@@ -773,3 +773,26 @@ def test_python_dash_m_runs_the_server_in_the_foreground():
         proc.wait(10)
         proc.stdout.close()
         proc.stderr.close()
+
+
+# --- why the reasoner left an argument out ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def reasoner_client():
+    with sim.serve() as s:
+        with httpx.Client(base_url=s.url, timeout=10) as c:
+            yield c
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_call_without_its_required_argument_says_why_in_a_header_and_the_log(reasoner_client, fmt, stream,
+                                                                               caplog):
+    caplog.set_level("INFO", logger="agentkit.sim")
+    r = post(reasoner_client, fmt, tools=True, stream=stream, text="How is the weather today?")
+    assert r.status_code == 200, r.text
+    why = r.headers["x-sim-left-out"]
+    assert why.startswith("get_weather.city: the request names no city") and why.endswith("city=...")
+    assert any(why in record.getMessage() for record in caplog.records)
+    # a call with all its arguments has no such header
+    assert "x-sim-left-out" not in post(reasoner_client, fmt, tools=True, stream=stream).headers
