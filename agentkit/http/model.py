@@ -208,7 +208,9 @@ class HTTPModel:
     formats ignore it.
 
     For tests and notebooks: `transport=httpx.MockTransport(handler)` (or `client=`/`async_client=`)
-    replaces the network, `sleep=`/`asleep=` replace waiting, `seed=` fixes the jitter, and
+    replaces the network, `sleep=`/`asleep=` replace waiting, `clock=` replaces time.monotonic for
+    `timeout` and `total_timeout` (a test's deadlines then pass when it says, not when the machine gets
+    there; the sockets still wait real seconds, as many as the clock says are left), `seed=` fixes the jitter, and
     `on_attempt=` sees every Attempt as it happens. `codec=` takes any module with the codec verbs
     (`agentkit.providers.contract`). The deadlines hold for your own `client=`/`async_client=` too: their
     connection pools (and those a transport of yours wraps) are bounded at the socket like ours
@@ -227,6 +229,7 @@ class HTTPModel:
                  headers: dict | None = None, extra_body: dict | None = None, seed: int | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 clock: Callable[[], float] = time.monotonic,
                  on_attempt: Callable[[Attempt], None] | None = None, codec: ModuleType | None = None,
                  continue_stored_responses: bool = False):
         _check_settings(max_retries, fallback_models, backoff, max_delay, max_retry_wait, timeout, total_timeout)
@@ -265,7 +268,7 @@ class HTTPModel:
         self.max_retries, self.backoff, self.max_delay = max_retries, float(backoff), float(max_delay)
         self.max_retry_wait = max_retry_wait
         self.extra_body = dict(extra_body or {})
-        self.on_attempt, self._sleep, self._asleep = on_attempt, sleep, asleep
+        self.on_attempt, self._sleep, self._asleep, self._clock = on_attempt, sleep, asleep, clock
         self._rng = random.Random(seed)  # jitter only; seeded so tests and notebooks are repeatable
         self._call_numbers = itertools.count(1)
         self.last_attempts: list[Attempt] = []
@@ -400,7 +403,7 @@ class HTTPModel:
         state = RetryState(plan, next(self._call_numbers), total_timeout=self.total_timeout,
                            stored=self._stored if self.continue_stored else None,
                            recorders=[found for who, found in RECORDERS.get() if who is self],
-                           on_attempt=self.on_attempt)
+                           on_attempt=self.on_attempt, now=self._clock)
         self.last_attempts = state.attempts  # the most recent call's, for notebooks
         return state
 
@@ -462,7 +465,7 @@ class HTTPModel:
         url = join_url(self.base_url, wire.path)
         parsed = urlsplit(url)
         path = redact(parsed.path + (f"?{parsed.query}" if parsed.query else ""), self._secrets)
-        clock = AttemptClock(self._attempt_timeout, state.ends)
+        clock = AttemptClock(self._attempt_timeout, state.ends, now=self._clock)
         return AttemptRequest(model, url, path, headers, wire.body, stream, clock, state.history(), state.wait,
                               time.perf_counter(), tuple(messages) if self.continue_stored else (), continued)
 
