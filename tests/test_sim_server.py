@@ -636,42 +636,48 @@ def _port_is_closed(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) != 0
 
 
-def test_serve_starts_and_stops_twice_quickly_without_leaking_threads():
+def test_serve_starts_and_stops_twice_without_leaking_threads():
+    """Serving, stopping (twice: idempotent) and serving again leaves no thread and no open port. How
+    fast it starts and stops is a matter of seconds, not asserted here (a busy machine is slower)."""
     before = set(threading.enumerate())
     for _ in range(2):
-        start = time.perf_counter()
         s = sim.serve(respond=stub_respond, models=STUB_MODELS)
         assert s.url.startswith("http://127.0.0.1:") and s.running
         assert httpx.post(s.base_url("openai-chat") + "/chat/completions", json=body_for("openai-chat"),
                           headers=headers_for("openai-chat")).status_code == 200
-        started = time.perf_counter() - start
-        start = time.perf_counter()
         s.stop()
         s.stop()  # idempotent
-        assert time.perf_counter() - start < 1.0
-        assert started < 2.0 and not s.running and _port_is_closed(s.port)
+        assert not s.running and _port_is_closed(s.port)
     assert set(threading.enumerate()) <= before
 
 
-def test_stop_is_fast_even_with_a_request_in_flight():
+def test_stop_does_not_wait_for_a_request_in_flight():
+    """Stopped while a slow answer (60 s) is pending, the server cuts the request instead of finishing it:
+    the client sees its connection go, not a 200. The order of events shows it; no seconds are measured
+    (the joins only guard against a hang)."""
     s = sim.serve(respond=stub_respond, models=STUB_MODELS)
-    errors: list[Exception] = []
+    outcome: list[object] = []
 
     def slow_call():
         try:
-            httpx.post(s.url + "/v1/chat/completions", json=body_for("openai-chat", "sim-reasoner-slow5000"),
-                       headers=headers_for("openai-chat"), timeout=10)
+            outcome.append(httpx.post(s.url + "/v1/chat/completions",
+                                      json=body_for("openai-chat", "sim-reasoner-slow60000"),
+                                      headers=headers_for("openai-chat"), timeout=120))
         except httpx.HTTPError as exc:
-            errors.append(exc)
+            outcome.append(exc)
 
-    caller = threading.Thread(target=slow_call)
+    caller = threading.Thread(target=slow_call, daemon=True)
     caller.start()
-    time.sleep(0.1)
-    start = time.perf_counter()
+    state = s._server.server_state
+    for _ in range(3000):  # until uvicorn has read the request's headers: the request is in flight
+        if state.total_requests:
+            break
+        time.sleep(0.01)
+    assert state.total_requests == 1 and not outcome
     s.stop()
-    assert time.perf_counter() - start < 1.0
-    caller.join(5)
-    assert not caller.is_alive() and errors  # the client saw the connection go
+    caller.join(30)
+    assert not caller.is_alive() and len(outcome) == 1
+    assert isinstance(outcome[0], httpx.HTTPError), outcome  # cut off: the 60 s answer never came
 
 
 def test_serve_works_as_context_manager_and_from_a_running_event_loop():
