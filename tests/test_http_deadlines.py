@@ -3,7 +3,9 @@ on 127.0.0.1 that trickles one byte every 0.3 s (tests/hostile_server.py).
 
 httpx's own timeouts bound each read, so every one of these servers kept `timeout=1.0` waiting for ever
 before the deadlines were enforced. Each test runs its call under a guard of ten times the timeout: a call
-that hangs fails the test instead of hanging it. No test measures seconds (benchmarks/deadlines.py does).
+that hangs fails the test instead of hanging it. No test measures seconds (benchmarks/deadlines.py does),
+and none depends on how fast the machine is: a trickle or a silence always outlasts the timeout, and the
+tests that count attempts against `total_timeout` run on the model's injected clock (`SilentServer`).
 """
 
 from __future__ import annotations
