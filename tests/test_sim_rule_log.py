@@ -13,6 +13,7 @@ from agentkit.sim.wire.common import Finding, RequestInvalid, breaks, holds, rul
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}}
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}]
 ASK = {"role": "user", "content": "Weather in Paris and in Tokyo?"}
+PAIRING = {"openai-chat.tool_calls_unanswered", "openai-chat.tool_without_call"}
 CALLS = [{"id": f"call_{x}", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
          for x in "AB"]
 
@@ -37,7 +38,7 @@ def test_a_well_paired_history_passes_both_pairing_rules(server, client):
     answered = [ASK, {"role": "assistant", "content": None, "tool_calls": CALLS},
                 *({"role": "tool", "tool_call_id": c["id"], "content": "sunny"} for c in CALLS)]
     assert chat(server, client, "rule-log-paired", answered).status_code == 200
-    outcomes = {(f.rule, f.outcome) for f in findings_of(server, "rule-log-paired")}
+    outcomes = {(f.rule, f.outcome) for f in findings_of(server, "rule-log-paired") if f.rule in PAIRING}
     assert outcomes == {("openai-chat.tool_calls_unanswered", "passed"), ("openai-chat.tool_without_call", "passed")}
 
 
@@ -54,7 +55,7 @@ def test_a_request_that_breaks_two_rules_has_both_recorded_and_the_first_answere
 
 def test_a_request_without_tool_traffic_does_not_exercise_the_pairing_rules(server, client):
     assert chat(server, client, "rule-log-none", [ASK]).status_code == 200
-    assert not [f for f in findings_of(server, "rule-log-none") if f.rule.startswith("openai-chat.tool_")]
+    assert not [f for f in findings_of(server, "rule-log-none") if f.rule in PAIRING]
 
 
 def test_every_rule_id_a_finding_names_is_in_the_ledger(server, client):

@@ -229,17 +229,77 @@ async def sleep_unless_disconnected(receive: Callable, seconds: float) -> bool:
 
 #: How many requests' rule logs the app keeps (the oldest go first).
 RULE_LOGS_KEPT = 10_000
+#: The fidelity ledger's ids of the HTTP layer's own refusals, the same in every format (the words: ours).
+UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, NESTED_TOO_DEEPLY = (
+    "sim.unsupported_media_type", "sim.body_too_large", "sim.nested_too_deeply")
+
+
+@functools.lru_cache(maxsize=None)
+def not_json_rule(fmt: str) -> str:
+    """The ledger's id for a body that is not JSON, in `fmt`'s words (each API words it its own way)."""
+    from .fidelity import ledger
+
+    return next(e.id for e in ledger().values() if e.id.endswith(".not_json") and fmt in e.applies_to)
+
+
+def fault_rule(fmt: str, status: int, *, spend: bool = False) -> str:
+    """The ledger's id for the provider error `fmt` answered with `status` (a 429, a 529, a spend limit...):
+    "openai-chat.fault_429", "anthropic.spend_limit", "openrouter.provider_down" (its 502)."""
+    from .fidelity import ledger
+
+    entries = [e for e in ledger().values() if fmt in e.applies_to and e.status == status]
+    wanted = ".spend_limit" if spend else f".fault_{status}"
+    for entry in entries:
+        if entry.id.endswith(wanted) or (not spend and status == 502 and entry.id.endswith(".provider_down")):
+            return entry.id
+    return f"{fmt}.fault_{status}"
 
 
 @dataclass(frozen=True)
 class RequestLog:
-    """What one chat request was checked against: its number (1, 2, ... in the order the server read
-    them), its format and model, and a Finding per rule check (`sim.wire.common.RuleLog`)."""
+    """What one chat request was checked against, as a conformance report reads it.
+
+        number      1, 2, ... in the order the server read the requests (`SimServer.rule_logs(after=)`)
+        format      the wire format ("anthropic", ...)
+        model       the model name as sent ("claude-opus-5-5-conform-parallel"; None when unreadable)
+        scenario    the conformance scenario that name plays ("parallel"), or None
+        findings    a Finding per rule check, in the order the checks ran: its ledger `rule`, `outcome`
+                    ("passed", "refused", "degraded", or "answered" for an error the simulator played on
+                    purpose), `words` (a refusal's message, a degradation's effect), `where` (the request's
+                    path, "messages.3.content.0") and `message_index` (3)
+        stream      whether it asked for a stream
+        status      the status it was answered with (499: the client went away first)
+
+    The HTTP layer's own refusals (a body that is not JSON, too large, of another media type) and the provider
+    errors it was answered with (a 429, a 529, a spend limit: their ledger rules) are findings too. `records`
+    flattens it, one dict per finding.
+    """
 
     number: int
     format: str
     model: str | None
     findings: tuple[Finding, ...]
+    stream: bool = False
+    status: int = 200
+
+    @property
+    def scenario(self) -> str | None:
+        from .conform import scenario_of
+
+        return scenario_of(self.model)
+
+    def records(self, request_index: int | None = None) -> list[dict]:
+        """One dict per finding: format, model, scenario, request (`request_index`, else the number), status,
+        stream, rule, outcome, message_index, where, words.
+
+            log.records(2)  ->  [{"format": "anthropic", "request": 2, "rule": "anthropic.tool_results_first",
+                                  "outcome": "refused", "message_index": 3, "words": "messages.3: ...", ...}]
+        """
+        head = {"format": self.format, "model": self.model, "scenario": self.scenario,
+                "request": self.number if request_index is None else request_index, "status": self.status,
+                "stream": self.stream}
+        return [{**head, "rule": f.rule, "outcome": f.outcome, "message_index": f.message_index, "where": f.where,
+                 "words": f.words} for f in self.findings]
 
 
 class SimApp:
@@ -248,8 +308,20 @@ class SimApp:
     def __init__(self, respond: Respond, *, max_body_bytes: int, faults: bool | str,
                  models: tuple[str, ...] = (), max_stored: int = DEFAULT_MAX_ENTRIES, require_key: bool = False,
                  count_input_tokens: Callable[[ChatRequest], int] | None = None,
-                 known: Callable[[str], bool] | None = None):
+                 known: Callable[[str], bool] | None = None,
+                 planned_fault: Callable[[ChatRequest], str | None] | None = None,
+                 unasked: Callable[[str, str], dict] | None = None,
+                 planned_refusals: Callable[[str, str | None], tuple[str, ...]] | None = None):
         self.respond = respond
+        # A model that fails on its own schedule (a fault spec for this request, or None), and the request
+        # fields a model behaves as if asked for (a reasoning model reasons unasked): the simulated models'
+        # own rules (`behaviours.planned_fault`, `behaviours.unasked_fields`), used by the conformance
+        # scenarios. None: no model does either.
+        self.planned_fault = planned_fault or (lambda chat: None)
+        self.unasked = unasked or (lambda fmt, model: {})
+        # The rules a model refuses on purpose whatever the client sends (a scenario's tool-less model): their
+        # refusals are logged "answered", like the faults the simulator plays (`behaviours.planned_refusals`).
+        self.planned_refusals = planned_refusals or (lambda fmt, model: ())
         # How a request's input tokens are counted (the token-counting routes), and which model names exist
         # (None: any): the simulated models' own rules, so a count equals the usage they report.
         self.count_input_tokens = count_input_tokens or (lambda chat: 0)
@@ -375,8 +447,9 @@ class SimApp:
                 return self.error(fmt, 400, message, rid=rid)
         content_type = request.headers.get("content-type", "")
         if not _is_json_type(content_type):
-            return self.error(fmt, 415, f"Unsupported content type {content_type[:80]!r}: send a JSON body with "
-                                        "Content-Type: application/json", rid=rid)
+            message = (f"Unsupported content type {content_type[:80]!r}: send a JSON body with "
+                       "Content-Type: application/json")
+            return self._refused_by_http(fmt, UNSUPPORTED_MEDIA_TYPE, 415, message, rid)
 
         # 3. body: size first (from the header when given, counted while reading otherwise), then JSON
         try:
@@ -384,19 +457,27 @@ class SimApp:
         except ClientDisconnect:
             return _NoReply()
         if raw is None:
-            return self.error(fmt, 413, f"Request body too large: the limit is {self.max_body_bytes} bytes.",
-                              rid=rid)
+            return self._refused_by_http(fmt, BODY_TOO_LARGE, 413,
+                                         f"Request body too large: the limit is {self.max_body_bytes} bytes.", rid)
         rid = _request_id(path, raw)
         try:
             body = _strict_json(raw)
         except (ValueError, RecursionError) as exc:
-            return self.error(fmt, 400, server.not_json.format(detail=_json_problem(exc)), rid=rid)
+            return self._refused_by_http(fmt, not_json_rule(fmt), 400, server.not_json.format(
+                detail=_json_problem(exc)), rid)
         if not isinstance(body, dict):
             # Still the format's words: each API has its own for a body that is not an object.
             body_error = _decode(self.servers[fmt], body, model)
             message = body_error.message if body_error else "The request body must be a JSON object."
-            return self.error(fmt, 400, message, rid=rid)
+            rule = body_error.rule if body_error is not None and body_error.rule else not_json_rule(fmt)
+            return self._refused_by_http(fmt, rule, 400, message, rid)
         return body, raw, rid
+
+    def _refused_by_http(self, fmt: str, rule: str, status: int, message: str, rid: str) -> Reply:
+        """A refusal of the HTTP layer (steps 2-3), logged like a request's own: its ledger rule and words."""
+        self.rule_logs.append(RequestLog(next(self._request_numbers), fmt, None,
+                                         (Finding(rule, "refused", message),), status=status))
+        return self.error(fmt, status, message, rid=rid)
 
     async def count_tokens(self, request: Request, fmt: str, model: str | None = None) -> Reply | _NoReply:
         """A token-counting POST (a "count_tokens" route): steps 1-4, then `{"input_tokens": N}` counted as
@@ -434,17 +515,37 @@ class SimApp:
         wire, client = self.servers[fmt], self.clients[fmt]
         server: ServerFacts = wire.SERVER
 
-        # 4. decode, after filling in what the server stored for this request; 5. documented refusals, on
-        # the model name without its fault suffix. Every rule checked on the way is logged (RuleLog).
+        # 4. decode, after filling in what the server stored for this request (and what its model acts as
+        # if asked for); 5. documented refusals, on the model name without its fault suffix. Every rule
+        # checked on the way is logged (RuleLog), with the answer's status once it is known.
+        body = {**self.unasked(fmt, str(body.get("model", model) or "")), **body}
+        number = next(self._request_numbers)
         body, chat, refusal, log = self._decode_and_check(fmt, body, model, rid)
+        on_purpose = set(self.planned_refusals(fmt, chat.model if chat else body.get("model")))
+        findings = [replace(f, outcome="answered") if f.outcome == "refused" and f.rule in on_purpose else f
+                    for f in log.findings]
+        # The HTTP layer's rules held, or the request would not have got this far (steps 2-3).
+        checked = {f.rule for f in findings}
+        findings[:0] = [Finding(rule, "passed") for rule in (UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, not_json_rule(fmt))
+                        if rule not in checked]
+        asked_stream = bool(stream if stream is not None else body.get("stream"))
+
+        def logged(reply: Any, status: int) -> Any:
+            self.rule_logs.append(RequestLog(number, fmt, chat.model if chat else body.get("model"),
+                                             tuple(findings), asked_stream, status))
+            return reply
+
         if isinstance(refusal, Reply):
-            return refusal
+            return logged(refusal, refusal.status)
         if refusal is not None:
-            return self.error(fmt, refusal.status or 400, refusal.message, rid=rid, param=refusal.param,
-                              code=refusal.code)
+            return logged(self.error(fmt, refusal.status or 400, refusal.message, rid=rid, param=refusal.param,
+                                     code=refusal.code), refusal.status or 400)
         assert chat is not None
         if log.degradations():
             chat = replace(chat, degradations=log.degradations())
+        planned = self.planned_fault(chat) if self.faults_enabled else None
+        if planned:  # the model's own schedule of failures, on top of what the request asked for
+            plan = plan.merged(F.parse_spec(planned))
         if request.headers.get(CASE_HEADER):  # a benchmark's case, for an oracle model (no provider has it)
             chat = replace(chat, extras={**chat.extras, "case": request.headers[CASE_HEADER][:200]})
 
@@ -455,17 +556,19 @@ class SimApp:
             candidates += [m for m in chat.fallback_models if m not in candidates]
         fault_header = request.headers.get("x-sim-fault", "")
         last_error: Reply | None = None
+        last_status = 500
         for i, candidate in enumerate(candidates):
             try:
                 name, own_plan = F.split_model(candidate) if self.faults_enabled else (candidate, F.FaultPlan())
             except ValueError as exc:
                 last_error = self.error(fmt, 400, f"model {candidate[:60]!r}: {exc}", rid=rid, param="model")
+                last_status = 400
                 continue
             cplan = plan.merged(own_plan) if i == 0 else own_plan
             if cplan.latency_ms and await sleep_unless_disconnected(request.receive, cplan.latency_ms / 1000):
-                return _NoReply()
+                return logged(_NoReply(), 499)  # the client gave up waiting (499: closed by the client)
             attempt = 1
-            if cplan.flaky:
+            if cplan.flaky or (planned and i == 0):  # a planned spend limit counts too: sent again, it is refused
                 attempt = self.attempts.next(_fingerprint(request.url.path, raw, fault_header, candidate))
             failure = cplan.failure(attempt)
             failed_status = failure.status if failure else None
@@ -475,9 +578,16 @@ class SimApp:
                 status = F.answered_status(server, failed_status)
                 details = failure.details(server, status)
                 waits = status == 429 and not details  # a spend limit has nothing to wait for
-                last_error = self.error(fmt, status, failure.message(server, candidate, status), rid=rid,
+                message = failure.message(server, candidate, status)
+                spend = failure.spend_answer(server, status) is not None
+                # A fault is the simulator's doing ("answered"), except a final spend limit sent again:
+                # retrying does not restore access, so the retry breaks the spend limit's rule.
+                outcome = "refused" if spend and planned and attempt > 1 else "answered"
+                findings.append(Finding(fault_rule(fmt, status, spend=spend), outcome, message))
+                last_error = self.error(fmt, status, message, rid=rid,
                                         headers=failure.headers(server, status),
                                         retry_after=failure.retry_after_ms / 1000 if waits else None, **details)
+                last_status = status
                 continue
             try:
                 # In a worker thread: the model's work (the reasoner's, or a learner's own `respond`) then
@@ -486,6 +596,7 @@ class SimApp:
             except UnknownModel:
                 last_error = self.error(fmt, server.unknown_model_status, server.unknown_model.format(model=candidate),
                                         rid=rid)
+                last_status = server.unknown_model_status
                 continue
             # The answer names the model as the client asked for it (fault suffix included).
             if turn.model in (None, name):
@@ -499,16 +610,16 @@ class SimApp:
                 self.stored.keep(wire.stored_records(body, wire.build_response(turn, answered)))
             # 8. encode (the query is read only by a format that frames its stream by it)
             sse = server.sse_query is None or request.query_params.get(server.sse_query[0]) == server.sse_query[1]
-            return self.success(fmt, turn, answered, rid=rid, stream=want_stream, sse=sse, failure=failure,
-                                pace_ms=cplan.pace_ms)
+            return logged(self.success(fmt, turn, answered, rid=rid, stream=want_stream, sse=sse, failure=failure,
+                                       pace_ms=cplan.pace_ms), 200)
         assert last_error is not None
-        return last_error
+        return logged(last_error, last_status)
 
     def _decode_and_check(self, fmt: str, body: dict, model: str | None, rid: str
                           ) -> tuple[dict, ChatRequest | None, RequestInvalid | Reply | None, RuleLog]:
         """Steps 4 and 5 under a rule log: the body with what the server stored filled in, the decoded
         request (None when it cannot be decoded), the refusal to answer (the first rule broken, as the
-        real API names only the first), and the log."""
+        real API names only the first), and the log (the caller keeps it, with the answer's status)."""
         wire, chat = self.servers[fmt], None
         with rule_log() as log:
             try:
@@ -517,7 +628,7 @@ class SimApp:
             except RequestInvalid as exc:
                 log.refused(exc)
             except RecursionError:
-                log.refused(RequestInvalid("The request is nested too deeply.", rule="sim.nested_too_deeply"))
+                log.refused(RequestInvalid("The request is nested too deeply.", rule=NESTED_TOO_DEEPLY))
             if chat is not None and log.first_refusal() is None:
                 try:
                     clean = F.split_model(chat.model)[0] if self.faults_enabled else chat.model
@@ -527,8 +638,6 @@ class SimApp:
                 refusal = wire.model_refusal(replace(chat, model=clean))
                 if refusal is not None:
                     log.refused(refusal)
-        self.rule_logs.append(RequestLog(next(self._request_numbers), fmt, chat.model if chat else None,
-                                         tuple(log.findings)))
         return body, chat, log.first_refusal(), log
 
     # -- model lists and formats --------------------------------------------------------------------
@@ -690,7 +799,10 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
         models = tuple(sim_models.KNOWN_MODELS)
     sim = SimApp(respond, max_body_bytes=max_body_bytes, faults=faults, models=tuple(models),
                  max_stored=max_stored, require_key=require_key, count_input_tokens=sim_models.input_tokens,
-                 known=sim_models.is_known if own_models else None)
+                 known=sim_models.is_known if own_models else None,
+                 planned_fault=sim_models.planned_fault if own_models else None,
+                 unasked=sim_models.unasked_fields if own_models else None,
+                 planned_refusals=sim_models.planned_refusals if own_models else None)
     signing_key()  # a key set wrong (AGENTKIT_SIM_SIGNING_KEY) stops the server now, not its first answer
 
     # Every (method, path) any format's server half declares, with the formats that declare it, in registry order.

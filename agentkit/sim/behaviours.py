@@ -29,13 +29,16 @@ from typing import Callable
 
 from ..core.types import ModelTurn, ToolCall, ToolSpec, Usage
 from ..providers.common import stable_id
+from . import conform
 from . import gullible
 from . import reasoner as R
+from .conform import planned_fault, planned_refusals, unasked_fields
 from .reasoner import Decision, PlannedCall
 from .wire.common import ChatRequest
 
 __all__ = ["respond", "describe", "resolve", "is_known", "input_tokens", "UnknownModel", "KNOWN_MODELS", "PRESETS",
-           "to_turn", "count_tokens", "MISTAKE_RATE", "MISTAKES", "make_mistake"]
+           "to_turn", "count_tokens", "MISTAKE_RATE", "MISTAKES", "make_mistake", "planned_fault", "planned_refusals",
+           "unasked_fields"]
 
 
 class UnknownModel(LookupError):
@@ -160,6 +163,12 @@ def _indexed_call(text: str, tool: ToolSpec, i: int, n: int) -> PlannedCall:
     return PlannedCall(tool.name, {**args, pick.name: value})
 
 
+def conformance(request: ChatRequest, scenario: str) -> Decision:
+    """A conformance scenario's step (`sim.conform`): the calls of this step, or the answer (a name that
+    plays no scenario, "conform-nothing", is a reasoner)."""
+    return conform.play(request, scenario) if scenario in conform.SCRIPTS else R.decide(request)
+
+
 #: What a noisy model gets wrong, and how often (per call, decided by a hash of seed and request).
 MISTAKES = ("wrong_tool", "missing_field", "string_numbers", "bad_json", "extra_call")
 MISTAKE_RATE = 0.25
@@ -246,6 +255,8 @@ PRESETS: tuple[Preset, ...] = (
            parallel),
     Preset("sim-noisy-", "sim-reasoner with reproducible mistakes (seed {n}) on 25% of calls: wrong tool, "
            "missing field, string numbers, bad JSON, extra call (any seed: sim-noisy-SEED)", noisy),
+    Preset("conform-", "a conformance scenario ({n}: " + ", ".join(conform.SCRIPTS) + "), played on the tools "
+           "sent, under the rules of any model id before it (claude-opus-5-5-conform-parallel)", conformance),
     Preset("sim-gullible", "the kit's model of a fooled model (by construction): obeys instructions it reads in "
            "tool results, one call per turn, answers as they tell it; text inside an <untrusted-data> fence is "
            "data to it", gullible.behaviour(respects_fences=True)),
@@ -285,7 +296,7 @@ QUIRK_MODELS: dict[str, str] = {
 
 #: Familiar names the SDK tests and notebooks use; plain reasoners.
 FAMILIAR_MODELS = ("gpt-4.1", "claude-sonnet-4-5", "gemini-2.5-flash", "gemini-3-flash-preview")
-EXAMPLE_SUFFIX = {"sim-parallel-": "8", "sim-noisy-": "42"}
+EXAMPLE_SUFFIX = {"sim-parallel-": "8", "sim-noisy-": "42", "conform-": "one-call"}
 
 #: name → one line, for GET /v1/models and the docs. Any other sensible name is a reasoner too.
 KNOWN_MODELS: dict[str, str] = {
@@ -306,6 +317,9 @@ def resolve(model: str) -> tuple[Preset, str]:
     short = model.rsplit("/", 1)[-1].strip()
     if not short or short.startswith("no-such-"):
         raise UnknownModel(model)
+    scenario = conform.scenario_of(model)
+    if scenario is not None:  # "<any model id>-conform-<scenario>": the scenario decides
+        return next(p for p in PRESETS if p.prefix == conform.MARK), scenario
     for preset in sorted(PRESETS, key=lambda p: len(p.prefix), reverse=True):
         if short.startswith(preset.prefix) or short == preset.prefix.rstrip("-"):
             return preset, short[len(preset.prefix):]
@@ -329,6 +343,8 @@ def describe(model: str) -> str:
         return QUIRK_MODELS[short]
     if preset is PRESETS[0] and not short.startswith("sim-reasoner"):
         return f"behaves as sim-reasoner: {preset.description}"
+    if preset.prefix == conform.MARK:
+        return f"conformance scenario {suffix}: {conform.SCRIPTS[suffix].description}"
     # Only the parallel and noisy descriptions name their {n}; the others ignore it.
     return preset.description.format(n=_seed(suffix) if preset.prefix == "sim-noisy-" else _int(suffix, default=2))
 
@@ -350,6 +366,8 @@ def respond(request: ChatRequest) -> ModelTurn:
         decision = preset.behaviour(seen, suffix)
     if decision.calls and EARLY_STOP.intersection(request.degradations) and R.understand(seen).turns:
         decision = stopped_early(seen, decision)
+    elif FORGETS.intersection(request.degradations):
+        decision = repeated_once(seen, decision)
     return to_turn(decision, request)
 
 
@@ -365,6 +383,28 @@ def stopped_early(request: ChatRequest, decision: Decision) -> Decision:
     answer = R.decide(replace(request, options=replace(request.options, tool_choice="none")))
     return replace(answer, notes=decision.notes + ("phase dropped: stops early (the kit's model of a reported "
                                                    f"effect), skipping {', '.join(c.name for c in decision.calls)}",))
+
+
+#: Degradations whose reported effect is a model that lost its earlier reasoning ("forgetfulness, repetition,
+#: and odd tool choices", Anthropic's postmortem of April 23 on old thinking cleared): thinking, reasoning
+#: items, thought signatures or reasoning details of earlier steps left out of the history.
+FORGETS = frozenset({"anthropic.earlier_thinking_dropped", "openai-responses.reasoning_dropped",
+                     "gemini.earlier_signature_dropped", "openrouter.reasoning_details_dropped"})
+
+
+def repeated_once(request: ChatRequest, decision: Decision) -> Decision:
+    """The kit's model of a reported effect, not a provider's behaviour: a model whose earlier reasoning was
+    left out of the history has lost track of what it did, and makes its last call again (once: a call
+    already repeated is not repeated a third time), before going on as it planned."""
+    calls = [m.tool_calls for m in request.messages if m.role == "assistant" and m.tool_calls]
+    if not calls:
+        return decision
+    last = calls[-1][0]
+    if len(calls) > 1 and calls[-2][0].name == last.name and calls[-2][0].arguments == last.arguments:
+        return decision
+    again = PlannedCall(last.name, last.arguments_object() if last.arguments_object() is not None else {})
+    return Decision(calls=(again,), notes=decision.notes + ("earlier reasoning dropped: repeats its last call "
+                                                            f"{last.name} (the kit's model of a reported effect)",))
 
 
 def with_deferred_tools(request: ChatRequest) -> ChatRequest:

@@ -52,6 +52,7 @@ from .common import (
     approx_tokens,
     breaks,
     conversation_of,
+    degrades,
     holds,
     mint_signature,
     schema_problem,
@@ -88,6 +89,11 @@ REFERENCE_UNKNOWN = "anthropic.tool_reference_unknown"
 DEFERRED_CACHED = "anthropic.deferred_tool_cache_control"
 THREAD_NOT_FOUND = "anthropic.thread_not_found"
 THREAD_FIELDS = "anthropic.thread_fields_changed"
+#: Accepted, but worse (ledger kind "degradation"): what each changes is the ledger's wording.
+EARLIER_THINKING_DROPPED = "anthropic.earlier_thinking_dropped"
+TOOL_LIST_CHANGED = "anthropic.tool_list_changed"
+#: The generic shape refusals every request is checked against (pydantic's words, one entry per template).
+SHAPE_RULES = (FIELD_REQUIRED, INVALID_VALUE, UNKNOWN_TAG, EXTRA_INPUTS, EMPTY_MESSAGES, SYSTEM_ROLE, BLOCK_ROLE)
 
 
 def _count_tokens_request(body: Any, model: str | None = None) -> ChatRequest:
@@ -154,6 +160,11 @@ ALWAYS_THINKING = NO_FORCED_TOOL_USE
 #: The source names the 5.2 models and Haiku 5.5 too; the simulator serves none of them by default.
 PREFIX_BOUND_THINKING = ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-haiku-5-5",
                          "claude-fable-5-2", "claude-mythos-5-2")
+#: Models that keep every earlier thinking block in context (the extended-thinking page: "Claude Opus 4.5 and
+#: later Opus models keep all prior thinking blocks", Sonnet 4.6 and later too, and the Mythos models); the
+#: prefix-bound ones among them check each kept block instead (`_check_prefix_binding`).
+KEEPS_ALL_THINKING = ("claude-opus-4-5", "claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-opus-5",
+                      "claude-sonnet-4-6", "claude-mythos", *NO_FORCED_TOOL_USE)
 #: Models whose thinking text is empty unless `thinking.display` is "summarized" (the default is "omitted").
 OMITTED_THINKING_BY_DEFAULT = NO_FORCED_TOOL_USE
 #: Models whose lowest thinking setting is `{"type": "between_tools"}` (no thinking before the first call).
@@ -256,6 +267,7 @@ def tool_from_wire(d: Any, param: str = "tools.0") -> ToolSpec:
                              "draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use at "
                              "https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview.",
                              f"{param}.input_schema", rule=SCHEMA_INVALID)
+    holds(SCHEMA_INVALID, f"{param}.input_schema")
     return ToolSpec(name, description, schema, d.get("strict") is True)
 
 
@@ -312,6 +324,7 @@ def _decode(body: Any, model: str | None, *, counting: bool) -> ChatRequest:
         else:
             holds(TOOLS_REQUIRED)
     discovered = _discovered_tools(parsed, tools, deferred)
+    _check_tool_list(parsed, tools + discovered + deferred, server_tools)
     choice, parallel = _tool_choice_field(body.get("tool_choice"))
     if thinking_on:
         _check_thinking(parsed, choice, model)
@@ -339,6 +352,8 @@ def _decode(body: Any, model: str | None, *, counting: bool) -> ChatRequest:
     options = ModelOptions(tool_choice=choice, parallel_tool_calls=parallel, stream=stream,
                            max_tokens=max_tokens, temperature=temperature)
     cache = _cache_plan(model, tool_defs, body.get("system"), wire_messages, body.get("cache_control"))
+    for rule in SHAPE_RULES:  # decoded whole: none of the shape refusals applied
+        holds(rule)
     return ChatRequest(model, tuple(messages), tuple(tools + discovered), options, extras=extras,
                        prompt_cache=cache)
 
@@ -558,6 +573,10 @@ def _thinking_field(thinking: Any, max_tokens: int, model: str = "", counting: b
         if not in_family(model, ("claude-opus-5-5",)):  # documented for Opus 5.5, the same words reused
             refusal.rule = THINKING_OFF_5X
         raise refusal
+    if always:  # a thinking setting the model takes (adaptive): neither refusal applies
+        holds(THINKING_DISABLED if in_family(model, ("claude-opus-5-5",)) else THINKING_OFF_5X, "thinking.type")
+        if in_family(model, ("claude-opus-5-5",)):
+            holds(THINKING_BUDGET, "thinking.type")
     if kind not in ("enabled", "disabled", "adaptive"):
         raise _tag("thinking", kind, ("enabled", "disabled", "adaptive"), "thinking.type")
     if kind != "enabled":
@@ -573,6 +592,7 @@ def _thinking_field(thinking: Any, max_tokens: int, model: str = "", counting: b
         raise RequestInvalid("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
                              "documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
                              "#max-tokens-and-context-window-size", "max_tokens", rule=BUDGET_OVER_MAX)
+    holds(BUDGET_OVER_MAX, "thinking.budget_tokens")
     return True
 
 
@@ -595,11 +615,15 @@ def _check_thinking(parsed: list[_Parsed], choice: ToolChoice, model: str = "") 
     if forced and not in_family(model, NO_FORCED_TOOL_USE):
         raise RequestInvalid("Thinking may not be enabled when tool_choice forces tool use.", "tool_choice",
                              rule=THINKING_WITH_FORCED_TOOL)
+    if not in_family(model, NO_FORCED_TOOL_USE):
+        holds(THINKING_WITH_FORCED_TOOL, "tool_choice")
     if not in_family(model, PREFIX_BOUND_THINKING):  # those are checked against their prefix instead
         _check_signed_thinking(parsed)
     last = max((i for i, (role, _) in enumerate(parsed) if role == "assistant"), default=None)
     if last is None:
         return
+    if in_family(model, KEEPS_ALL_THINKING) and not in_family(model, PREFIX_BOUND_THINKING):
+        _check_earlier_thinking(parsed, last)
     blocks = parsed[last][1]
     if not any(kind == "tool_use" for kind, _ in blocks):
         return
@@ -613,6 +637,54 @@ def _check_thinking(parsed: list[_Parsed], choice: ToolChoice, model: str = "") 
             f"messages.{last}.content.0.type", rule=THINKING_MISSING))
     else:
         holds(THINKING_MISSING)
+
+
+#: The words of the earlier-thinking degradation (ledger: anthropic.earlier_thinking_dropped), the source's own.
+EARLIER_THINKING_WORDS = "This surfaced as the forgetfulness, repetition, and odd tool choices people reported."
+
+
+def _check_earlier_thinking(parsed: list[_Parsed], last: int) -> None:
+    """On a model that keeps every earlier thinking block in its context ("Claude Opus 4.5 and later Opus
+    models keep all prior thinking blocks", the extended-thinking page), an earlier assistant message of the
+    open tool cycle (after the last user message with text) that called tools without its thinking block is
+    accepted (only the final assistant message must start with one), but the model has lost the reasoning of
+    the task it is in: a degradation, recorded once per message. Turns before the last user message are not
+    checked: once a history was edited Anthropic's documentation says to remove the thinking, which is what a
+    compaction of earlier turns does, and the reported effect (forgetfulness, repetition) came from thinking
+    cleared from the work in progress."""
+    opened = max((i for i, (role, blocks) in enumerate(parsed)
+                  if role == "user" and any(kind == "text" for kind, _ in blocks)), default=-1)
+    earlier = [i for i, (role, blocks) in enumerate(parsed[:last]) if i > opened and role == "assistant"
+               and any(kind == "tool_use" for kind, _ in blocks)]
+    dropped = [i for i in earlier if parsed[i][1][0][0] not in THINKING_BLOCKS]
+    for i in dropped:
+        degrades(EARLIER_THINKING_DROPPED, EARLIER_THINKING_WORDS, f"messages.{i}.content.0")
+    if earlier and not dropped:
+        holds(EARLIER_THINKING_DROPPED)
+
+
+#: The words of the tool-list degradation (ledger: anthropic.tool_list_changed): ours, from the source's rule.
+TOOL_LIST_WORDS = ("The tools changed in the middle of a tool cycle: the prompt cache's prefix (tools, then "
+                   "system, then messages) is invalidated from the tools on, and a call in the history names a "
+                   "tool the request no longer defines.")
+
+
+def _check_tool_list(parsed: list[_Parsed], tools: list[ToolSpec], server_tools: list[dict]) -> None:
+    """A `tool_use` of the open tool cycle (after the last user message with text) naming a tool the request
+    no longer defines: the tool list changed mid-cycle. Accepted, but "the cache follows a prefix hierarchy
+    (tools → system → messages), so a change at one level invalidates that level" (tool use with prompt
+    caching), and the model is left with a call it cannot make again: a degradation."""
+    opened = max((i for i, (role, blocks) in enumerate(parsed)
+                  if role == "user" and any(kind == "text" for kind, _ in blocks)), default=-1)
+    names = {t.name for t in tools} | {str(t.get("name")) for t in server_tools}
+    called = [(i, j, b["name"]) for i, (role, blocks) in enumerate(parsed) if i > opened and role == "assistant"
+              for j, (kind, b) in enumerate(blocks) if kind == "tool_use"]
+    missing = [(i, j) for i, j, name in called if name not in names]
+    if missing:
+        i, j = missing[0]
+        degrades(TOOL_LIST_CHANGED, TOOL_LIST_WORDS, f"messages.{i}.content.{j}")
+    elif called:
+        holds(TOOL_LIST_CHANGED)
 
 
 PREFIX_MISMATCH = ("Invalid `signature` in `thinking` block. The block is bound to a different conversation. "
@@ -808,6 +880,7 @@ def _tools_field(tools: Any) -> tuple[list[ToolSpec], list[dict], list[ToolSpec]
                 raise RequestInvalid(f"tools.{k}: a tool with `defer_loading: true` cannot also carry "
                                      "`cache_control`; put the cache breakpoint on a tool that is not deferred.",
                                      f"tools.{k}.cache_control", rule=DEFERRED_CACHED)
+            holds(DEFERRED_CACHED, f"tools.{k}")
             deferred.append(spec)
         else:
             specs.append(spec)
@@ -925,6 +998,8 @@ def resolve_stored(body: dict, recall: Callable[[str], Any]) -> dict:
                              "thread.previous_message_id", status=404, code="thread_not_found", rule=THREAD_NOT_FOUND)
     holds(THREAD_NOT_FOUND)
     changed = [f for f in ("system", "tools") if f in body and body[f] != record.get(f)]
+    if not changed:
+        holds(THREAD_FIELDS)
     if changed:
         raise RequestInvalid(f"{' and '.join(changed)}: a thread keeps the values it was created with; leave them "
                              'out of a continue request, or send the whole conversation with `thread: {"type": '
@@ -1175,6 +1250,10 @@ def model_refusal(request: ChatRequest) -> RequestInvalid | None:
     if dotted is not None:
         return RequestInvalid(SERVER.unknown_model.format(model=request.model), "model", status=404, rule=DOTTED_ID)
     choice = request.options.tool_choice
-    if not (choice == "required" or isinstance(choice, dict)) or not in_family(request.model, NO_FORCED_TOOL_USE):
+    if not in_family(request.model, NO_FORCED_TOOL_USE):
+        return None
+    if not (choice == "required" or isinstance(choice, dict)):
+        if request.tools:
+            holds(FORCED_TOOL, "tool_choice")
         return None
     return RequestInvalid(FORCED_TOOL_USE, "tool_choice", rule=FORCED_TOOL)

@@ -48,6 +48,7 @@ from .common import (
     RequestInvalid,
     breaks,
     conversation_of,
+    degrades,
     holds,
     mint_signature,
     no_records,
@@ -74,6 +75,10 @@ VERTEX_MISSING_SIGNATURE = "gemini.vertex_missing_thought_signature"
 CORRUPTED_SIGNATURE = "gemini.thought_signature_corrupted"
 RETIRED_MODEL = "gemini.retired_model"
 VERTEX_RETIRED_MODEL = "gemini.vertex_retired_model"
+#: Accepted, but worse (ledger kind "degradation"): an earlier turn's call without its signature.
+EARLIER_SIGNATURE_DROPPED = "gemini.earlier_signature_dropped"
+#: The generic shape refusals every request is checked against (one entry per wording template).
+SHAPE_RULES = (BODY_NOT_OBJECT, UNKNOWN_FIELD, FIELD_INVALID, VALUE_INVALID, INVALID_ROLE)
 
 _GENERATE = "/models/{model}:generateContent"
 _STREAM = "/models/{model}:streamGenerateContent"
@@ -326,6 +331,8 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     if other_generation:
         extras["generationConfig"] = other_generation
     options = ModelOptions(tool_choice=choice, max_tokens=max_tokens, temperature=temperature)
+    for rule in SHAPE_RULES:  # decoded whole: none of the shape refusals applied
+        holds(rule)
     return ChatRequest(model, tuple(messages), tuple(tools), options, extras=extras)
 
 
@@ -493,14 +500,26 @@ def _check_signatures(contents: list[dict], *, vertex: bool = False) -> None:
     if checked and not corrupted:
         holds(CORRUPTED_SIGNATURE)
     rule = VERTEX_MISSING_SIGNATURE if vertex else MISSING_SIGNATURE
-    steps = [(i, calls) for i in range(current, len(contents)) if contents[i].get("role") == "model"
+    steps = [(i, calls) for i in range(len(contents)) if contents[i].get("role") == "model"
              for calls in [[p for p in contents[i].get("parts") or [] if _get(p, "functionCall") is not None]]
              if calls]
-    missing = [(i, calls[0]) for i, calls in steps if _get(calls[0], "thoughtSignature") is None]
+    unsigned = [(i, calls[0]) for i, calls in steps if _get(calls[0], "thoughtSignature") is None]
+    missing = [(i, call) for i, call in unsigned if i >= current]
     for i, call in missing:
         breaks(_missing_signature(i, _get(call, "functionCall")["name"], vertex))
-    if steps and not missing:
+    if any(i >= current for i, _ in steps) and not missing:
         holds(rule)
+    # Earlier turns are not validated ("Only the current turn is required; we won't validate the previous
+    # turns", the thought-signatures page), but the signature "preserves reasoning context": a degradation.
+    earlier = [i for i, _ in unsigned if i < current]
+    for i in earlier:
+        degrades(EARLIER_SIGNATURE_DROPPED, EARLIER_SIGNATURE_WORDS, f"contents[{i}]")
+    if any(i < current for i, _ in steps) and not earlier:
+        holds(EARLIER_SIGNATURE_DROPPED)
+
+
+#: What the earlier-signature degradation changes, in the API's own words (from its missing-signature 400).
+EARLIER_SIGNATURE_WORDS = "missing thought_signature may lead to degraded model performance."
 
 
 def _missing_signature(i: int, name: str, vertex: bool) -> RequestInvalid:

@@ -17,7 +17,7 @@ from typing import Any
 from ...core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolSpec, Usage
 from ...providers.common import JSONLine, StreamEvent, dumps, stable_id
 from ...providers.ollama import NAME, reasoning_of, synthetic_ids
-from .common import ChatRequest, RequestInvalid, holds, no_records, nothing_stored, simulated_thought
+from .common import ChatRequest, RequestInvalid, degrades, holds, no_records, nothing_stored, simulated_thought
 from .contract import Route, ServerFacts
 
 # -- the fidelity ledger's rules this half checks (agentkit/sim/fidelity.toml) -------------------------------
@@ -25,6 +25,12 @@ GO_TYPE_MISMATCH = "ollama.go_type_mismatch"    # "json: cannot unmarshal {kind}
 MODEL_REQUIRED = "ollama.model_required"
 INVALID_ROLE = "ollama.invalid_role"
 NO_TOOL_SUPPORT = "ollama.model_without_tools"
+#: Accepted, but worse (ledger kind "degradation"): results sent back in another order than their calls.
+RESULTS_OUT_OF_ORDER = "ollama.results_out_of_order"
+RESULTS_OUT_OF_ORDER_WORDS = ("The results came back in another order than the calls: the model reads them by "
+                              "position, so each is taken for the result of the call in its place.")
+#: The shape refusals every request is checked against.
+SHAPE_RULES = (GO_TYPE_MISMATCH, MODEL_REQUIRED, INVALID_ROLE)
 
 #: Model families the simulator serves without the "tools" capability, as users report them from the real
 #: server ("registry.ollama.ai/library/llama2:13b does not support tools", "…/gemma3:4b does not support
@@ -97,14 +103,22 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     extras = {k: v for k, v in body.items() if k not in MODELLED}
     if generation:
         extras["options"] = generation
+    for rule in SHAPE_RULES:  # decoded whole: none of the shape refusals applied
+        holds(rule)
     return ChatRequest(name, tuple(messages), tuple(tools), options, (), extras)
 
 
 def _messages_from_wire(wire: list, model: str) -> list[Message]:
     """Wire messages -> neutral ones; a result finds its call by id when it has one, else by tool name,
-    else by position (the documented way is the name alone)."""
+    else by position (the documented way is the name alone). The model itself reads results in the order
+    they come (its chat template lays them out one after the other, without the calls' ids): results sent
+    in another order than the calls are accepted, and each is read as the result of the call in its place
+    (a degradation, `RESULTS_OUT_OF_ORDER`)."""
     out: list[Message] = []
     open_calls: list[ToolCall] = []  # the calls of the last assistant turn not answered yet
+    turn_calls: list[ToolCall] = []  # all of that turn's calls, in order, and how many results came so far
+    answered = 0
+    in_order: bool | None = None  # None: no turn with several calls was answered
     for i, m in enumerate(wire):
         at = f"messages[{i}]"
         m = _go_object(m, "Message", at)
@@ -123,14 +137,24 @@ def _messages_from_wire(wire: list, model: str) -> list[Message]:
             calls = _calls_from_wire(i, wire_calls)
             state = reasoning_of(m.get("thinking"), model)
             out.append(Message("assistant", content or None, calls, reasoning=state))
-            open_calls = list(calls)
+            open_calls, turn_calls, answered = list(calls), list(calls), 0
         elif role == "tool":
             name, call_id = m.get("tool_name") or "", m.get("tool_call_id") or ""
             call = _take_call(open_calls, call_id, name)
+            placed = turn_calls[answered] if answered < len(turn_calls) else None
+            answered += 1
+            if call is not None and placed is not None and len(turn_calls) > 1:
+                if call is not placed and (call.name != placed.name or call.arguments != placed.arguments):
+                    degrades(RESULTS_OUT_OF_ORDER, RESULTS_OUT_OF_ORDER_WORDS, at)
+                    in_order, call, name = False, placed, placed.name  # read by position, as the model reads it
+                elif in_order is None:
+                    in_order = True
             out.append(Message("tool", content, (), call.id if call else (call_id or None),
                                name or (call.name if call else None)))
         else:
             out.append(Message(role, content))  # type: ignore[arg-type]
+    if in_order:
+        holds(RESULTS_OUT_OF_ORDER)
     return out
 
 

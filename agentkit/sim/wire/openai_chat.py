@@ -142,6 +142,7 @@ def parse_request(body: Any, model: str | None = None, fmt: str = NAME) -> ChatR
     extras = {k: v for k, v in body.items() if k not in MODELLED}
     if unmodelled_choice is not None:
         extras["tool_choice"] = unmodelled_choice
+    openai_common.shapes_held(bool(tools), (NO_MODEL, NOT_JSON_RULE) if fmt == NAME else (NO_MODEL,))
     return ChatRequest(model_name, tuple(messages), tuple(tools), options, (), extras)
 
 
@@ -234,11 +235,13 @@ def _tool_choice_field(body: dict, names: list[str], has_tools: bool) -> tuple[T
             raise invalid_value("tool_choice", choice, ("none", "auto", "required"))
         if choice != "none" and not has_tools:
             raise only_with_tools
+        holds(CHOICE_WITHOUT_TOOLS, "tool_choice")
         return choice, None
     if not isinstance(choice, dict):
         raise invalid_type("tool_choice", "one of one of 'none', 'auto', or 'required' or object", choice)
     if not has_tools:
         raise only_with_tools
+    holds(CHOICE_WITHOUT_TOOLS, "tool_choice")
     if choice.get("type") == "allowed_tools":  # a subset of the tools, in "auto" or "required" mode
         allowed = required_object(choice, "allowed_tools", "tool_choice")
         mode = required(allowed, "mode", "tool_choice.allowed_tools")
@@ -256,6 +259,7 @@ def _tool_choice_field(body: dict, names: list[str], has_tools: bool) -> tuple[T
     if name not in names:  # (sic: the API still words this in terms of the legacy functions API)
         raise RequestInvalid(f"Invalid value for 'function_call': no function named '{name}' was specified "
                              "in the 'functions' parameter.", "function_call", rule=UNKNOWN_FUNCTION)
+    holds(UNKNOWN_FUNCTION, "tool_choice")
     return {"name": name}, None
 
 
@@ -279,6 +283,7 @@ def _parallel_field(body: dict, has_tools: bool) -> bool | None:
     if not has_tools:
         raise RequestInvalid("Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed "
                              "when 'tools' are specified.", "parallel_tool_calls", rule=PARALLEL_WITHOUT_TOOLS)
+    holds(PARALLEL_WITHOUT_TOOLS, "parallel_tool_calls")
     return value
 
 
@@ -310,6 +315,7 @@ def _check_content(messages: list[Message], wire: list[dict]) -> None:
         if m.content is None and not stands_in:
             raise RequestInvalid("Invalid value for 'content': expected a string, got null.",
                                  f"messages.[{i}].content", rule=NULL_CONTENT)
+    holds(NULL_CONTENT)
 
 
 #: The fidelity ledger's ids of the two pairing rules (agentkit/sim/fidelity.toml).
@@ -478,6 +484,8 @@ def build_model_list(names: list[str] | tuple[str, ...]) -> dict:
 
 def model_refusal(request: ChatRequest) -> RequestInvalid | None:
     """GPT-6 models answer a Chat Completions request with tools with a 400: tools need Responses."""
+    if not request.tools and request.model.startswith(RESPONSES_ONLY_TOOLS):
+        holds(RESPONSES_ONLY, "tools")
     if request.tools and request.model.startswith(RESPONSES_ONLY_TOOLS):
         return RequestInvalid("GPT-6 Astra, GPT-6.1 Sol, and GPT-6.1 Terra support Chat Completions, but tool "
                               "calling requires Responses. Send this request to /v1/responses (model "

@@ -82,6 +82,15 @@ EMPTY_ARRAY, OUT_OF_RANGE, UNSUPPORTED = ("openai-chat.empty_array", "openai-cha
 INVALID_SCHEMA, NOT_JSON_RULE = "openai-chat.invalid_function_parameters", "openai-chat.not_json"
 TOOL_NAME_EMPTY, TOOL_NAME_LONG, TOOL_NAME_PATTERN = ("openai-chat.tool_name_empty", "openai-chat.tool_name_too_long",
                                                       "openai-chat.tool_name_pattern")
+#: The shape refusals every request is checked against (both APIs), and those of its tools (`TOOL_SHAPE_RULES`).
+SHAPE_RULES = (MISSING, INVALID_TYPE, INVALID_VALUE, EMPTY_ARRAY, OUT_OF_RANGE)
+TOOL_SHAPE_RULES = (INVALID_SCHEMA, TOOL_NAME_EMPTY, TOOL_NAME_LONG, TOOL_NAME_PATTERN)
+
+
+def shapes_held(has_tools: bool, extra: tuple[str, ...] = ()) -> None:
+    """A request decoded whole: none of the shape refusals applied (logged once each, `common.holds`)."""
+    for rule in SHAPE_RULES + (TOOL_SHAPE_RULES if has_tools else ()) + extra:
+        holds(rule)
 
 
 def kind_of(value: Any) -> str:

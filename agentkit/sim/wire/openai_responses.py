@@ -42,6 +42,7 @@ from .common import (
     simulated_thought,
 )
 from .contract import Route
+from .openai_common import UNSUPPORTED as UNSUPPORTED_PARAMETER
 from .openai_common import (
     CREATED,
     NOT_JSON,
@@ -64,8 +65,9 @@ from .openai_common import (
 #: What the real server does around the bodies: the platform's, as on Chat Completions (contract.py).
 SERVER = openai_common.platform_server(Route("POST", "/v1/responses"))
 
-#: Models that reason (and emit reasoning items when the request asks for `reasoning`): GPT-6, o1, o3, o4...
-REASONING_MODELS = re.compile(r"(?:[\w.-]+/)?(?:gpt-6|o\d)")
+#: Models that reason (and emit reasoning items when the request asks for `reasoning`): GPT-6, GPT-5 and its
+#: point releases (the reasoning guide's "reasoning models ... like GPT-5"), o1, o3, o4...
+REASONING_MODELS = re.compile(r"(?:[\w.-]+/)?(?:gpt-6|gpt-5(?![\w])|gpt-5[.-]|o\d)")
 #: Models that mark each assistant message's `phase` and want it back: the ones OpenRouter's GPT-5.4
 #: migration guide names (GPT-5.3 Codex, GPT-5.4 and GPT-5.5, with their Pro variants). The SDK says "models
 #: like gpt-5.3-codex and beyond"; the simulator's GPT-6 models are left out until a source names them.
@@ -88,6 +90,10 @@ OUTPUT_WITHOUT_CALL, CALL_WITHOUT_OUTPUT = ("openai-responses.output_without_cal
                                             "openai-responses.call_without_output")
 ALLOWED_TOOLS = "openai-responses.allowed_tools"
 PHASE_EMITTED, PHASE_DROPPED = "openai-responses.phase_emitted", "openai-responses.phase_dropped"
+#: Accepted, but worse (ledger kind "degradation"): a turn's calls sent back without the reasoning item before them.
+REASONING_DROPPED = "openai-responses.reasoning_dropped"
+REASONING_DROPPED_WORDS = ("By giving the model access to previous reasoning items, we can ensure it operates at "
+                           "maximum intelligence and lowest cost.")
 #: What a history without phase changes, in the source's words (ledger: openai-responses.phase_dropped).
 PHASE_DROPPED_WORDS = ("If phase metadata is dropped when reconstructing conversation history, significant "
                        "performance degradation can occur — including early stopping on longer-running tasks.")
@@ -176,7 +182,42 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
         extras["tool_choice"] = unmodelled_choice
     if deferred:  # behind tool_search: the model sees their names and descriptions until a search loads them
         extras["deferred_tools"] = [t.to_dict() for t in deferred]
+    reasoning = body.get("reasoning")
+    if REASONING_MODELS.match(model_name) and isinstance(reasoning, dict) and reasoning.get("effort") != "none":
+        _check_reasoning_kept(items)
+    openai_common.shapes_held(bool(tools), (NOT_JSON_RULE,))
     return ChatRequest(model_name, tuple(messages), tuple(tools), options, (), extras)
+
+
+def _check_reasoning_kept(items: list) -> None:
+    """A reasoning model with reasoning on leads every turn that calls tools with a reasoning item; a history
+    that sends a turn's calls back without it (and without the calls' item ids, which would let the server
+    find it, or refuse the pair) is accepted, but the model reasons again from nothing: "By giving the model
+    access to previous reasoning items, we can ensure it operates at maximum intelligence and lowest cost"
+    (OpenAI's cookbook on reasoning items). A degradation, once per turn. Only the open tool cycle (after the
+    last user message) is checked: reasoning of a finished turn "only matters within a turn during active tool
+    loops" (a report on pruning it, zirkelc.dev), so a history whose earlier turns were compacted is not
+    degraded."""
+    opened = max((i for i, item in enumerate(items) if isinstance(item, dict) and item.get("role") == "user"
+                  and item.get("type") in (None, "message")), default=-1)
+    turns: list[list[tuple[int, dict]]] = [[]]
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or i <= opened:
+            continue
+        assistant_side = item.get("type") in ("reasoning", "function_call") or (
+            item.get("type") in (None, "message") and item.get("role") == "assistant")
+        if assistant_side:
+            turns[-1].append((i, item))
+        elif turns[-1]:
+            turns.append([])
+    calling = [turn for turn in turns if any(item.get("type") == "function_call" for _, item in turn)]
+    dropped = [turn for turn in calling if not any(item.get("type") == "reasoning" for _, item in turn)
+               and not any(isinstance(item.get("id"), str) for _, item in turn if item.get("type") == "function_call")]
+    for turn in dropped:
+        first = next(i for i, item in turn if item.get("type") == "function_call")
+        degrades(REASONING_DROPPED, REASONING_DROPPED_WORDS, f"input[{first}]")
+    if calling and not dropped:
+        holds(REASONING_DROPPED)
 
 
 # --- server side: what the API remembers ------------------------------------------------------------
@@ -201,6 +242,7 @@ def resolve_stored(body: dict, recall: Callable[[str], Any]) -> dict:
         if not isinstance(record, dict) or "output" not in record:
             raise RequestInvalid(f"Previous response with id '{previous}' not found.", "previous_response_id",
                                  code="previous_response_not_found", rule=PREVIOUS_NOT_FOUND)
+        holds(PREVIOUS_NOT_FOUND, "previous_response_id")
         new = body.get("input")
         if isinstance(new, str):
             new = [{"role": "user", "content": new}]
@@ -215,18 +257,23 @@ def resolve_stored(body: dict, recall: Callable[[str], Any]) -> dict:
             continue
         if item.get("type") == "reasoning":
             sent_reasoning.add(item["id"])
-            if item.get("encrypted_content") is None and recall(item["id"]) is None:
-                unstored = (" Items are not persisted when `store` is set to false. Try again with `store` set to "
-                            "true, or remove this item from your input.") if body.get("store") is False else ""
-                # 404, as the API answers it (the SDKs raise NotFoundError), not a 400
-                raise RequestInvalid(f"Item with id '{item['id']}' not found.{unstored}", "input", status=404,
-                                     rule=ITEM_NOT_FOUND)
+            if item.get("encrypted_content") is None:
+                if recall(item["id"]) is None:
+                    unstored = (" Items are not persisted when `store` is set to false. Try again with `store` set "
+                                "to true, or remove this item from your input.") if body.get("store") is False else ""
+                    # 404, as the API answers it (the SDKs raise NotFoundError), not a 400
+                    breaks(RequestInvalid(f"Item with id '{item['id']}' not found.{unstored}", "input", status=404,
+                                          rule=ITEM_NOT_FOUND))
+                else:
+                    holds(ITEM_NOT_FOUND, "input")
         elif item.get("type") == "function_call":
             record = recall(item["id"])
             needed = record.get("reasoning") if isinstance(record, dict) else None
             if needed and needed not in sent_reasoning:
-                raise RequestInvalid(f"Item '{item['id']}' of type 'function_call' was provided without its "
-                                     f"required 'reasoning' item: '{needed}'.", "input", rule=CALL_WITHOUT_REASONING)
+                breaks(RequestInvalid(f"Item '{item['id']}' of type 'function_call' was provided without its "
+                                      f"required 'reasoning' item: '{needed}'.", "input", rule=CALL_WITHOUT_REASONING))
+            elif needed:
+                holds(CALL_WITHOUT_REASONING, "input")
     return body
 
 
@@ -342,8 +389,10 @@ def _reasoning_item(at: str, item: dict, following: Any) -> None:
     led_to = kind in ("reasoning", "function_call", "tool_search_call") or (
         isinstance(following, dict) and following.get("role") == "assistant" and kind in (None, "message"))
     if not led_to:
-        raise RequestInvalid(f"Item '{rid}' of type 'reasoning' was provided without its required following item.",
-                             "input", rule=REASONING_ALONE)
+        breaks(RequestInvalid(f"Item '{rid}' of type 'reasoning' was provided without its required following item.",
+                              "input", rule=REASONING_ALONE))
+    else:
+        holds(REASONING_ALONE, "input")
 
 
 def _check_encrypted_content(item: dict, conversation: str) -> None:
@@ -355,12 +404,15 @@ def _check_encrypted_content(item: dict, conversation: str) -> None:
     https://github.com/caozhiyuan/copilot-api/issues/363). Content of eight characters or fewer is shown
     whole (wording ours)."""
     content = item.get("encrypted_content")
-    if content is None or signature_valid(content, ENCRYPTED_KIND, item["id"], conversation):
+    if content is None:
+        return
+    if signature_valid(content, ENCRYPTED_KIND, item["id"], conversation):
+        holds(ENCRYPTED_INVALID, "input")
         return
     shown = f"{content[:4]}...{content[-4:]}" if len(content) > 8 else content
-    raise RequestInvalid(f"The encrypted content {shown} could not be verified. Reason: Encrypted content could "
-                         "not be decrypted or parsed.", None, code="invalid_encrypted_content",
-                         rule=ENCRYPTED_INVALID)
+    breaks(RequestInvalid(f"The encrypted content {shown} could not be verified. Reason: Encrypted content could "
+                          "not be decrypted or parsed.", None, code="invalid_encrypted_content",
+                          rule=ENCRYPTED_INVALID))
 
 
 def _message_item(at: str, item: dict) -> Message:
@@ -429,6 +481,8 @@ def _searchable_tools(value: Any, items: list, model: str) -> tuple[list[ToolSpe
     if searching and not TOOL_SEARCH_MODELS.match(model):
         breaks(RequestInvalid(f"Tool 'tool_search' is not supported with model '{model}'.", "tools",
                               rule=TOOL_SEARCH_MODEL))
+    elif searching:
+        holds(TOOL_SEARCH_MODEL, "tools")
     if any(defer for _, defer in tools):
         if searching:
             holds(DEFERRED_WITHOUT_SEARCH, "tools")
@@ -495,6 +549,7 @@ def _max_tokens_field(body: dict) -> int | None:
     for chat_name in ("max_tokens", "max_completion_tokens"):  # Chat's names, refused by name
         if chat_name in body:
             raise unsupported(chat_name, "max_output_tokens", "Responses API")
+    holds(UNSUPPORTED_PARAMETER, "max_output_tokens")
     value = body.get("max_output_tokens")
     if value is None:
         return None

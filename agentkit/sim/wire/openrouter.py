@@ -20,7 +20,7 @@ from ...core.types import ModelTurn, ReasoningState
 from ...providers.common import SSEvent, StreamEvent, dumps, stable_id
 from ...providers.openrouter import NAME
 from . import openai_chat, openai_common
-from .common import (ChatRequest, RequestInvalid, holds, mint_signature, no_records, nothing_stored,
+from .common import (ChatRequest, RequestInvalid, degrades, holds, mint_signature, no_records, nothing_stored,
                      simulated_thought)
 from .contract import Route, ServerFacts
 
@@ -57,6 +57,10 @@ tool_from_wire = openai_chat.tool_from_wire
 #: The fidelity ledger's ids of this half's own refusals (agentkit/sim/fidelity.toml).
 MODELS_TYPE, PROVIDER_TYPE, FORCED_TOOL_USE = ("openrouter.models_type", "openrouter.provider_type",
                                                "openrouter.forced_tool_use")
+#: Accepted, but worse (ledger kind "degradation"): an assistant turn sent back without its reasoning_details.
+REASONING_DETAILS_DROPPED = "openrouter.reasoning_details_dropped"
+REASONING_DETAILS_WORDS = ("An assistant message with tool calls came back without its reasoning_details: the model "
+                           "continues without the reasoning that led to those calls.")
 resolve_stored = nothing_stored
 stored_records = no_records
 
@@ -81,7 +85,35 @@ def parse_request(body: Any, model: str | None = None) -> ChatRequest:
     if extras.get("provider") is not None and not isinstance(extras["provider"], dict):
         raise RequestInvalid("Invalid type for 'provider': expected an object.", "provider",
                              code="invalid_type", rule=PROVIDER_TYPE)
+    for rule, field in ((MODELS_TYPE, "models"), (PROVIDER_TYPE, "provider")):
+        if field in body:
+            holds(rule, field)
+    if reasoning_on(extras.get("reasoning")):
+        _check_reasoning_kept(request)
     return replace(request, fallback_models=tuple(models or ()), extras=extras)
+
+
+def reasoning_on(reasoning: Any) -> bool:
+    """Does this `reasoning` field ask for reasoning back (not excluded, not turned off)?"""
+    return isinstance(reasoning, dict) and reasoning.get("exclude") is not True and \
+        reasoning.get("enabled") is not False and reasoning.get("effort") != "none"
+
+
+def _check_reasoning_kept(request: ChatRequest) -> None:
+    """With reasoning on, each assistant message of the open tool cycle (after the last user message) that
+    called tools should come back with its `reasoning_details` ("preserving reasoning blocks", OpenRouter's
+    reasoning-tokens page, for tool-calling continuity): one without them is accepted, but the model goes on
+    without that reasoning (a degradation). Earlier turns are not checked: reasoning of a finished turn
+    "only matters within a turn during active tool loops" (a report on pruning it, zirkelc.dev)."""
+    opened = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1)
+    turns = [(i, m) for i, m in enumerate(request.messages)
+             if i > opened and m.role == "assistant" and m.tool_calls]
+    dropped = [i for i, m in turns if m.reasoning is None or not any(
+        "reasoning_details" in (item.get("message") or {}) for item in m.reasoning.items)]
+    for i in dropped:
+        degrades(REASONING_DETAILS_DROPPED, REASONING_DETAILS_WORDS, f"messages[{i}]")
+    if turns and not dropped:
+        holds(REASONING_DETAILS_DROPPED)
 
 
 def response_id(turn: ModelTurn, request: ChatRequest) -> str:
@@ -105,9 +137,7 @@ def upstream_provider(model: str) -> str:
 def reasoning_for(turn: ModelTurn, request: ChatRequest) -> ReasoningState | None:
     """With `reasoning` asked for (and not `exclude`d), the message carries `reasoning` and one signed
     `reasoning.text` detail in the upstream's format."""
-    reasoning = request.extras.get("reasoning")
-    if not isinstance(reasoning, dict) or reasoning.get("exclude") is True or reasoning.get("enabled") is False \
-            or reasoning.get("effort") == "none":
+    if not reasoning_on(request.extras.get("reasoning")):
         return None
     thought = simulated_thought(turn, request)
     detail = {"type": "reasoning.text", "text": thought, "signature": mint_signature("openrouter", None, thought),
@@ -216,7 +246,10 @@ def model_refusal(request: ChatRequest) -> RequestInvalid | None:
     choice = request.options.tool_choice
     forced = choice == "required" or (isinstance(choice, dict) and
                                       ("name" in choice or choice.get("mode") == "required"))
-    if forced and any(request.model == m or request.model.startswith(m + "-") for m in NO_FORCED_TOOL_USE):
+    refuses = any(request.model == m or request.model.startswith(m + "-") for m in NO_FORCED_TOOL_USE)
+    if forced and refuses:
         return RequestInvalid('tool_choice: type "tool" and "any" are not supported for this model.', "tool_choice",
                               rule=FORCED_TOOL_USE)
+    if refuses and request.tools:
+        holds(FORCED_TOOL_USE, "tool_choice")
     return None
