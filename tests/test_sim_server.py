@@ -802,3 +802,27 @@ def test_a_call_without_its_required_argument_says_why_in_a_header_and_the_log(r
     assert any(why in record.getMessage() for record in caplog.records)
     # a call with all its arguments has no such header
     assert "x-sim-left-out" not in post(reasoner_client, fmt, tools=True, stream=stream).headers
+
+
+def test_python_dash_m_prints_why_a_required_argument_was_left_out():
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "agentkit.sim", "--port", "0"],  # the default --log-level info
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    try:
+        url = proc.stdout.readline().split()[-1]
+        for _ in range(200):  # until it answers (a hang guard, not a measurement)
+            try:
+                r = httpx.post(url + path_for("openai-chat"), json=body_for("openai-chat", tools=True,
+                                                                           text="How is the weather today?"),
+                               headers=headers_for("openai-chat"), timeout=10)
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        assert r.status_code == 200 and "x-sim-left-out" in r.headers
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        err = proc.stderr.read()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert "INFO:     sim-reasoner left a required argument out: get_weather.city: the request names no city" in err
