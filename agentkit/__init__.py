@@ -61,17 +61,30 @@ from .core.errors import (  # noqa: E402 - after the Ctrl-C handler, on purpose
 )
 from .core.execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor  # noqa: E402
 from .core.drive import arun, run  # noqa: E402
+from .core.stream import AsyncRunStream, RunStream, arun_stream, run_stream  # noqa: E402
 from .core.runs import Run, Settings, StopReason, Thread  # noqa: E402
 from .core.policies import Approve, Deny, Edit, Limits, Retry  # noqa: E402
 from .core.tools import RuleViolation, Tool, ToolContext, Update, tool  # noqa: E402
 from .core.trace import Trace  # noqa: E402
-from .core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage  # noqa: E402
+from .core.types import (  # noqa: E402
+    Message,
+    ModelOptions,
+    ModelTurn,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolResult,
+    ToolSpec,
+    Usage,
+)
 from .models import FunctionModel, ScriptedModel, call  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "tool", "Tool", "ToolContext", "Update", "RuleViolation", "run", "arun", "Run", "Settings", "Thread", "StopReason",
+    "run_stream", "arun_stream", "RunStream", "AsyncRunStream", "TextDelta", "ReasoningDelta", "ToolCallDelta",
     "Limits", "Retry",
     "Approve", "Deny", "Edit", "ScriptedModel", "FunctionModel", "call", "HTTPModel", "Trace",
     "Message", "ModelOptions", "ModelTurn", "ToolCall", "ToolResult", "ToolSpec", "Usage",
