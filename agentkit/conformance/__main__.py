@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ..cli import OneLineParser, seconds, writable_file
@@ -18,7 +19,8 @@ from .runner import DEFAULT_TIMEOUT, run_command
 from .scenarios import formats_of, model_for
 
 
-def names(known: list[str]) -> callable:
+def names(known: list[str]) -> Callable[[str], list[str]]:
+    """A comma-separated list of names, each one of `known`."""
     def parse(text: str) -> list[str]:
         chosen = [name.strip() for name in text.split(",") if name.strip()]
         unknown = [name for name in chosen if name not in known]
@@ -47,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "scenarios":
         for name, script in SCRIPTS.items():
             print(f"{name:20} {script.description}")
-            print(f"{'':20} formats: {', '.join(formats_of(name))}  (model: {model_for(formats_of(name)[0], name)}, ...)")
+            formats = formats_of(name)
+            print(f"{'':20} formats: {', '.join(formats)}  (model: {model_for(formats[0], name)}, ...)")
         return 0
     if args.command == "rules":
         for entry in ledger().values():

@@ -116,7 +116,7 @@ def records_of(fmt: str, scenario: str, logs: list[Any]) -> list[Record]:
                             _source(finding.rule))
             kept.setdefault(finding.rule, []).append(record)
     records = []
-    for rule, found in kept.items():
+    for found in kept.values():
         broken = [r for r in found if r.outcome != "passed"]
         records += broken or found[:1]
     touched = set(kept)
@@ -127,11 +127,10 @@ def records_of(fmt: str, scenario: str, logs: list[Any]) -> list[Record]:
 
 def ended_as(scenario: str, exited_badly: bool, records: list[Record], requests: int) -> str:
     """How a run ended: a loop that fails after a refusal, or after a scenario's final provider error,
-    stopped where it should; one that fails otherwise crashed; one that sent nothing is silent."""
-    if requests == 0:
-        return "silent"
+    stopped where it should; one that fails otherwise crashed; one that ends well having sent nothing is
+    silent."""
     if not exited_badly:
-        return "finished"
+        return "finished" if requests else "silent"
     final_met = scenario in ENDS_IN_ERROR and any(_FINAL_ERROR.search(r.rule) for r in records)
     refused = any(r.outcome == "refused" for r in records)
     return "stopped" if final_met or refused else "crashed"
