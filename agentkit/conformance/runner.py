@@ -74,6 +74,12 @@ def environment(server_url: str, fmt: str, model: str) -> dict[str, str]:
     }
 
 
+def _brief(text: str, limit: int = 240) -> str:
+    """One line of at most `limit` characters (a loop's error can carry a whole response body)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
 def target(server: SimServer, pick: Pick) -> Target:
     return Target(pick.format, pick.scenario, pick.model, server.base_url(pick.format),
                   server.sdk_base_url(pick.format), environment(server.url, pick.format, pick.model))
@@ -130,7 +136,7 @@ def check(loop: Callable[[Target], object], formats: Sequence[str] | None = None
         thread.start()
         thread.join(timeout)
         detail = (f"still running after {timeout:g} s" if thread.is_alive()
-                  else f"raised {type(raised[0]).__name__}: {raised[0]}" if raised else "")
+                  else _brief(f"raised {type(raised[0]).__name__}: {raised[0]}") if raised else "")
         return _read_run(server, pick, after, exited_badly=bool(raised), hung=thread.is_alive(), detail=detail)
 
     return _each_run(formats, scenarios, one)
@@ -156,7 +162,7 @@ def run_command(command: Sequence[str], formats: Sequence[str] | None = None,
             output, hung = process.communicate()[0], True
         last = " | ".join(line.strip() for line in (output or "").strip().splitlines()[-3:])
         detail = (f"still running after {timeout:g} s, stopped" if hung
-                  else f"exit code {process.returncode}" + (f": {last}" if last else ""))
+                  else _brief(f"exit code {process.returncode}" + (f": {last}" if last else "")))
         return _read_run(server, pick, after, exited_badly=process.returncode != 0, hung=hung, detail=detail)
 
     return _each_run(formats, scenarios, one)
