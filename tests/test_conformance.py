@@ -250,7 +250,7 @@ def test_scenarios_and_rules_are_listed(capsys):
 
 
 def test_every_sdk_is_pointed_at_the_simulator_with_dummy_keys(monkeypatch):
-    env = environment("http://127.0.0.1:9", "openrouter", "anthropic/claude-opus-5-5-conform-parallel")
+    env = environment("http://127.0.0.1:9", "openrouter", "anthropic/claude-opus-5.5-conform-parallel")
     assert env["AGENTKIT_BASE_URL"] == env["OPENAI_BASE_URL"] == "http://127.0.0.1:9/api/v1"
     assert env["AGENTKIT_PROVIDER"] == "openrouter"
     for name, value in env.items():

@@ -8,7 +8,8 @@ The simulator plays a scenario for any model name ending in `conform-<scenario>`
 the model id in front of it decides the provider's rules. Each format gets a model that carries reasoning
 state, so every scenario also checks that the loop sends it back: Claude Opus 5.5 (thinking always on, its
 signatures bound to the history before them), GPT-5.4 on Responses (reasoning items and `phase`), Gemini 3
-(thought signatures on calls), Qwen 3 on Ollama (`thinking`).
+(thought signatures on calls), Claude Opus 5.5 on OpenRouter (`reasoning_details`, OpenRouter's dotted id
+`anthropic/claude-opus-5.5`), Qwen 3 on Ollama (`thinking`).
 
 Three scenarios belong to some formats only: `forced-tool-use` to Anthropic (Claude 5.5 refuses a forced
 tool choice), `model-refuses-tools` to Ollama (a model without the "tools" capability), `spend-limit` to the
@@ -34,7 +35,7 @@ MODELS = {
     "openai-responses": "gpt-5.4",
     "anthropic": "claude-opus-5-5",
     "gemini": "gemini-3-flash-preview",
-    "openrouter": "anthropic/claude-opus-5-5",
+    "openrouter": "anthropic/claude-opus-5.5",
     "ollama": "qwen3",
 }
 
