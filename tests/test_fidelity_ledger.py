@@ -15,6 +15,7 @@ from agentkit.providers import FORMATS
 from agentkit.sim.__main__ import main as sim_main
 from agentkit.sim.fidelity import WORDING_KINDS, Entry, currency, ledger, ledger_table, parse_ledger, rules_as_of
 from agentkit.sim.wire import openai_responses as openai_responses_server
+from fidelity_probes_conform import CONFORM_PROBES
 from fidelity_probes_openai import OPENAI_PROBES
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -416,6 +417,7 @@ def fault(fmt: str, status: int) -> Callable[[Sim], tuple[int, str]]:
 PROBES.update({entry_id: fault(entry.format, entry.status) for entry_id, entry in ledger().items()
                if ".fault_" in entry_id})
 PROBES.update(OPENAI_PROBES)
+PROBES.update(CONFORM_PROBES)
 
 
 @pytest.fixture(scope="module")
@@ -443,8 +445,8 @@ def test_the_ledger_is_well_formed():
 def test_the_table_marks_the_simulators_own_words():
     table = ledger_table("anthropic")
     rows = table.splitlines()[2:]
-    assert len(rows) == sum(e.format == "anthropic" for e in ledger().values())
-    ours = [e for e in ledger().values() if e.format == "anthropic" and e.wording_is == "ours"]
+    assert len(rows) == sum("anthropic" in e.applies_to for e in ledger().values())  # its own and the shared
+    ours = [e for e in ledger().values() if "anthropic" in e.applies_to and e.wording_is == "ours"]
     literal = lambda text: re.sub(r"([\\`*<|])", r"\\\1", text)  # noqa: E731 - as the table writes a cell
     assert ours and all(literal(f"{e.wording} (wording ours)") in table for e in ours)
     with pytest.raises(ValueError, match="no ledger entries"):

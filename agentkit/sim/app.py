@@ -233,6 +233,7 @@ UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, NESTED_TOO_DEEPLY = (
     "sim.unsupported_media_type", "sim.body_too_large", "sim.nested_too_deeply")
 
 
+@functools.lru_cache(maxsize=None)
 def not_json_rule(fmt: str) -> str:
     """The ledger's id for a body that is not JSON, in `fmt`'s words (each API words it its own way)."""
     from .fidelity import ledger
@@ -255,11 +256,23 @@ def fault_rule(fmt: str, status: int, *, spend: bool = False) -> str:
 
 @dataclass(frozen=True)
 class RequestLog:
-    """What one chat request was checked against: its number (1, 2, ... in the order the server read
-    them), its format and model, and a Finding per rule check (`sim.wire.common.RuleLog`), the refusals of
-    the HTTP layer (a body that is not JSON, too large, of another media type) and the provider errors it
-    was answered with (a 429, a 529, a spend limit: their ledger rules) included; whether it asked for a
-    stream, and the status it got."""
+    """What one chat request was checked against, as a conformance report reads it.
+
+        number      1, 2, ... in the order the server read the requests (`SimServer.rule_logs(after=)`)
+        format      the wire format ("anthropic", ...)
+        model       the model name as sent ("claude-opus-5-5-conform-parallel"; None when unreadable)
+        scenario    the conformance scenario that name plays ("parallel"), or None
+        findings    a Finding per rule check, in the order the checks ran: its ledger `rule`, `outcome`
+                    ("passed", "refused", "degraded", or "answered" for an error the simulator played on
+                    purpose), `words` (a refusal's message, a degradation's effect), `where` (the request's
+                    path, "messages.3.content.0") and `message_index` (3)
+        stream      whether it asked for a stream
+        status      the status it was answered with (499: the client went away first)
+
+    The HTTP layer's own refusals (a body that is not JSON, too large, of another media type) and the provider
+    errors it was answered with (a 429, a 529, a spend limit: their ledger rules) are findings too. `records`
+    flattens it, one dict per finding.
+    """
 
     number: int
     format: str
@@ -267,6 +280,25 @@ class RequestLog:
     findings: tuple[Finding, ...]
     stream: bool = False
     status: int = 200
+
+    @property
+    def scenario(self) -> str | None:
+        from .conform import scenario_of
+
+        return scenario_of(self.model)
+
+    def records(self, request_index: int | None = None) -> list[dict]:
+        """One dict per finding: format, model, scenario, request (`request_index`, else the number), status,
+        stream, rule, outcome, message_index, where, words.
+
+            log.records(2)  ->  [{"format": "anthropic", "request": 2, "rule": "anthropic.tool_results_first",
+                                  "outcome": "refused", "message_index": 3, "words": "messages.3: ...", ...}]
+        """
+        head = {"format": self.format, "model": self.model, "scenario": self.scenario,
+                "request": self.number if request_index is None else request_index, "status": self.status,
+                "stream": self.stream}
+        return [{**head, "rule": f.rule, "outcome": f.outcome, "message_index": f.message_index, "where": f.where,
+                 "words": f.words} for f in self.findings]
 
 
 class SimApp:
@@ -277,7 +309,8 @@ class SimApp:
                  count_input_tokens: Callable[[ChatRequest], int] | None = None,
                  known: Callable[[str], bool] | None = None,
                  planned_fault: Callable[[ChatRequest], str | None] | None = None,
-                 unasked: Callable[[str, str], dict] | None = None):
+                 unasked: Callable[[str, str], dict] | None = None,
+                 planned_refusals: Callable[[str, str | None], tuple[str, ...]] | None = None):
         self.respond = respond
         # A model that fails on its own schedule (a fault spec for this request, or None), and the request
         # fields a model behaves as if asked for (a reasoning model reasons unasked): the simulated models'
@@ -285,6 +318,9 @@ class SimApp:
         # scenarios. None: no model does either.
         self.planned_fault = planned_fault or (lambda chat: None)
         self.unasked = unasked or (lambda fmt, model: {})
+        # The rules a model refuses on purpose whatever the client sends (a scenario's tool-less model): their
+        # refusals are logged "answered", like the faults the simulator plays (`behaviours.planned_refusals`).
+        self.planned_refusals = planned_refusals or (lambda fmt, model: ())
         # How a request's input tokens are counted (the token-counting routes), and which model names exist
         # (None: any): the simulated models' own rules, so a count equals the usage they report.
         self.count_input_tokens = count_input_tokens or (lambda chat: 0)
@@ -484,7 +520,13 @@ class SimApp:
         body = {**self.unasked(fmt, str(body.get("model", model) or "")), **body}
         number = next(self._request_numbers)
         body, chat, refusal, log = self._decode_and_check(fmt, body, model, rid)
-        findings = list(log.findings)
+        on_purpose = set(self.planned_refusals(fmt, chat.model if chat else body.get("model")))
+        findings = [replace(f, outcome="answered") if f.outcome == "refused" and f.rule in on_purpose else f
+                    for f in log.findings]
+        # The HTTP layer's rules held, or the request would not have got this far (steps 2-3).
+        checked = {f.rule for f in findings}
+        findings[:0] = [Finding(rule, "passed") for rule in (UNSUPPORTED_MEDIA_TYPE, BODY_TOO_LARGE, not_json_rule(fmt))
+                        if rule not in checked]
         asked_stream = bool(stream if stream is not None else body.get("stream"))
 
         def logged(reply: Any, status: int) -> Any:
@@ -523,7 +565,7 @@ class SimApp:
             if cplan.latency_ms and await sleep_unless_disconnected(request.receive, cplan.latency_ms / 1000):
                 return logged(_NoReply(), 499)  # the client gave up waiting (499: closed by the client)
             attempt = 1
-            if cplan.flaky:
+            if cplan.flaky or (planned and i == 0):  # a planned spend limit counts too: sent again, it is refused
                 attempt = self.attempts.next(_fingerprint(request.url.path, raw, fault_header, candidate))
             failure = cplan.failure(attempt)
             failed_status = failure.status if failure else None
@@ -535,7 +577,10 @@ class SimApp:
                 waits = status == 429 and not details  # a spend limit has nothing to wait for
                 message = failure.message(server, candidate, status)
                 spend = failure.spend_answer(server, status) is not None
-                findings.append(Finding(fault_rule(fmt, status, spend=spend), "refused", message))
+                # A fault is the simulator's doing ("answered"), except a final spend limit sent again:
+                # retrying does not restore access, so the retry breaks the spend limit's rule.
+                outcome = "refused" if spend and planned and attempt > 1 else "answered"
+                findings.append(Finding(fault_rule(fmt, status, spend=spend), outcome, message))
                 last_error = self.error(fmt, status, message, rid=rid,
                                         headers=failure.headers(server, status),
                                         retry_after=failure.retry_after_ms / 1000 if waits else None, **details)
@@ -736,7 +781,8 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
                  max_stored=max_stored, require_key=require_key, count_input_tokens=sim_models.input_tokens,
                  known=sim_models.is_known if own_models else None,
                  planned_fault=sim_models.planned_fault if own_models else None,
-                 unasked=sim_models.unasked_fields if own_models else None)
+                 unasked=sim_models.unasked_fields if own_models else None,
+                 planned_refusals=sim_models.planned_refusals if own_models else None)
 
     # Every (method, path) any format's server half declares, with the formats that declare it, in registry order.
     table: dict[tuple[str, str], list[tuple[str, Any]]] = {}

@@ -30,12 +30,13 @@ from ..core.types import ModelTurn, ToolCall, ToolSpec, Usage
 from ..providers.common import stable_id
 from . import conform
 from . import reasoner as R
-from .conform import planned_fault, unasked_fields
+from .conform import planned_fault, planned_refusals, unasked_fields
 from .reasoner import Decision, PlannedCall
 from .wire.common import ChatRequest
 
 __all__ = ["respond", "describe", "resolve", "is_known", "input_tokens", "UnknownModel", "KNOWN_MODELS", "PRESETS",
-           "to_turn", "count_tokens", "MISTAKE_RATE", "MISTAKES", "make_mistake", "planned_fault", "unasked_fields"]
+           "to_turn", "count_tokens", "MISTAKE_RATE", "MISTAKES", "make_mistake", "planned_fault", "planned_refusals",
+           "unasked_fields"]
 
 
 class UnknownModel(LookupError):

@@ -18,10 +18,19 @@ The server halves apply the model id's rules as for any name (`claude-opus-5-5-â
     stream            as parallel: the client decides whether to stream, and its deltas must reassemble
     rate-limit        one call; the request with its result fails once with a 429 and retry-after
     overloaded        one call; the request with its result fails once (Anthropic's 529, elsewhere 503)
-    spend-limit       one call; the request with its result meets a spend limit (a final 429: never retry it)
+    spend-limit       one call; the request with its result meets a spend limit (a final 429: never retry it;
+                      OpenAI's formats and Anthropic only: the others answer no spend limit of their own)
     long-history      twelve steps of one call each, then the answer: a history the client may compact
-    forced-tool-use   one call, then the answer (on a model that refuses a forced tool_choice)
-    model-refuses-tools  one call, then the answer (on a model whose server refuses tools)
+    forced-tool-use   one call, then the answer, on a model that refuses a forced tool_choice (Claude Opus 5.5,
+                      direct and through OpenRouter): a loop that forces tool use is refused
+    model-refuses-tools  a model whose server refuses any request with tools (GPT-6.1 on Chat Completions, a
+                      tool-less Ollama model): the loop must stop with that error, not retry it
+
+Each scenario names the ledger rules it exercises (`rules_of(fmt, scenario)`) and the model id it plays under in
+each format (`model_for`: `MODELS`, or the scenario's own). What the simulator records for a request of a
+scenario: "passed", "refused" or "degraded" per rule as for any request, and "answered" for an error the
+scenario plays on purpose (its 429, 529/503, spend limit, a tool-less model's refusal): it counts against no
+loop. A spend limit sent again is "refused" (its rule says retrying does not restore access).
 
 Calls are written against the client's tools: the first tool (and the second, where a scenario wants two), with
 arguments read from the request as the reasoner reads them, and one argument made distinct per call (a
@@ -49,7 +58,8 @@ from . import reasoner as R
 from .reasoner import Decision, PlannedCall, Situation
 from .wire.common import ChatRequest
 
-__all__ = ["SCRIPTS", "Script", "scenario_of", "play", "planned_fault", "unasked_fields", "MARK"]
+__all__ = ["SCRIPTS", "Script", "scenario_of", "play", "planned_fault", "planned_refusals", "unasked_fields", "MARK",
+           "MODELS", "model_for", "rules_of"]
 
 #: What names a scenario in a model name: "<model>-conform-<scenario>", or "conform-<scenario>" alone.
 MARK = "conform-"
@@ -68,6 +78,14 @@ class Script:
     steps: Steps
     #: A fault spec (`sim.faults`) for the request at this step, e.g. "429=300,flaky" â€” None: no failure.
     fault: Callable[[int], str | None] = lambda step: None
+    #: The rule groups (`RULE_GROUPS`) the scenario exercises, in every format it plays in.
+    exercises: tuple[str, ...] = ("pairing",)
+    #: The formats it plays in, each with the model id whose rules it plays under (None: `MODELS`'s); a
+    #: format left out has no such behaviour to play (no spend limit of its own, no model that refuses it).
+    formats: dict[str, str | None] | None = None
+    #: Per format, the rules the scenario's model refuses on purpose whatever the client does (a model
+    #: without tools): logged "answered", not "refused", so they count against no loop.
+    answers_with: dict[str, tuple[str, ...]] | None = None
 
 
 def scenario_of(model: str | None) -> str | None:
@@ -186,27 +204,105 @@ def _fault_at_first_result(spec: str) -> Callable[[int], str | None]:
     return lambda step: spec if step == 1 else None
 
 
+#: The model id each format's scenarios play under, chosen for today's rules: Claude Opus 5.5 (thinking always on,
+#: bound to its prefix, no forced tool use), GPT-5.4 on Responses (reasoning items and `phase`), Gemini 3 (thought
+#: signatures on parallel calls), Claude Opus 5.5 through OpenRouter (`reasoning_details`), Qwen 3 on Ollama
+#: (`thinking`). The name a client sends is `model_for(fmt, scenario)`: "claude-opus-5-5-conform-parallel".
+MODELS: dict[str, str] = {"openai-chat": "gpt-4.1", "openai-responses": "gpt-5.4", "anthropic": "claude-opus-5-5",
+                          "gemini": "gemini-3-flash-preview", "openrouter": "anthropic/claude-opus-5.5",
+                          "ollama": "qwen3"}
+
+#: The ledger rules a group names, per format (what `Script.exercises` lists; `rules_of` reads them).
+RULE_GROUPS: dict[str, dict[str, tuple[str, ...]]] = {
+    "pairing": {
+        "openai-chat": ("openai-chat.tool_calls_unanswered", "openai-chat.tool_without_call"),
+        "openrouter": ("openai-chat.tool_calls_unanswered", "openai-chat.tool_without_call"),
+        "openai-responses": ("openai-responses.call_without_output", "openai-responses.output_without_call"),
+        "anthropic": ("anthropic.tool_use_without_result", "anthropic.result_without_tool_use",
+                      "anthropic.tool_results_first"),
+        "gemini": ("gemini.call_turn_order", "gemini.response_turn_order", "gemini.response_count",
+                   "gemini.response_id_matches_call"),
+        "ollama": (),
+    },
+    "order": {"ollama": ("ollama.results_out_of_order",)},
+    "reasoning": {
+        "openai-responses": ("openai-responses.reasoning_without_following_item",
+                             "openai-responses.call_without_reasoning", "openai-responses.encrypted_content_invalid",
+                             "openai-responses.reasoning_dropped", "openai-responses.phase_dropped"),
+        "anthropic": ("anthropic.thinking_missing_in_open_cycle", "anthropic.prefix_bound_thinking"),
+        "gemini": ("gemini.missing_thought_signature", "gemini.thought_signature_corrupted"),
+        "openrouter": ("openrouter.reasoning_details_dropped",),
+    },
+    "tools": {"anthropic": ("anthropic.tool_list_changed",)},
+    "rate-limit": {fmt: (f"{fmt}.fault_429",) for fmt in MODELS},
+    "overloaded": {**{fmt: (f"{fmt}.fault_503",) for fmt in MODELS}, "anthropic": ("anthropic.fault_529",),
+                   "openrouter": ("openrouter.provider_down",)},
+    "spend-limit": {"openai-chat": ("openai-chat.spend_limit",), "openai-responses": ("openai-chat.spend_limit",),
+                    "anthropic": ("anthropic.spend_limit",)},
+    "forced-tool-use": {"anthropic": ("anthropic.forced_tool_use",), "openrouter": ("openrouter.forced_tool_use",)},
+    "model-refuses-tools": {"openai-chat": ("openai-chat.responses_only_tools",),
+                            "ollama": ("ollama.model_without_tools",)},
+}
+_EVERY = ("pairing", "reasoning", "tools")
+_PARALLEL = (*_EVERY, "order")  # results of one turn's calls: their order matters where pairing is by position
+
 #: Every scenario, by name (the order `python -m agentkit.conformance scenarios` lists them in).
 SCRIPTS: dict[str, Script] = {script.name: script for script in (
-    Script("one-call", "one call, then the answer", _steps(1)),
-    Script("parallel", "three calls in one turn (two tools when there are two), then the answer", _steps(1, 3)),
-    Script("sequential", "three steps of one call each, then the answer", _steps(3)),
+    Script("one-call", "one call, then the answer", _steps(1), exercises=_EVERY),
+    Script("parallel", "three calls in one turn (two tools when there are two), then the answer", _steps(1, 3),
+           exercises=_PARALLEL),
+    Script("sequential", "three steps of one call each, then the answer", _steps(3), exercises=_EVERY),
     Script("tool-error", "a good call and a broken one in one turn; the broken one again, corrected; the answer",
-           _tool_error),
+           _tool_error, exercises=_PARALLEL),
     Script("reasoning", "two calls in one turn, one more step, then the answer: reasoning state on every step",
-           _reasoning),
-    Script("stream", "three calls in one turn, then the answer: streamed when the client streams", _steps(1, 3)),
+           _reasoning, exercises=_PARALLEL),
+    Script("stream", "three calls in one turn, then the answer: streamed when the client streams", _steps(1, 3),
+           exercises=_PARALLEL),
     Script("rate-limit", "one call; the request with its result gets a 429 with retry-after once",
-           _steps(1), _fault_at_first_result("429=300,flaky")),
+           _steps(1), _fault_at_first_result("429=300,flaky"), exercises=("pairing", "rate-limit")),
     Script("overloaded", "one call; the request with its result is refused once as overloaded (529, else 503)",
-           _steps(1), _fault_at_first_result("529,flaky")),
-    Script("spend-limit", "one call; the request with its result meets a spend limit (a final 429)",
-           _steps(1), _fault_at_first_result("spend")),
+           _steps(1), _fault_at_first_result("529,flaky"), exercises=("pairing", "overloaded")),
+    Script("spend-limit", "one call; the request with its result meets a spend limit (a final 429: never retry it)",
+           _steps(1), _fault_at_first_result("spend"), exercises=("spend-limit",),
+           formats={"openai-chat": None, "openai-responses": None, "anthropic": None}),
     Script("long-history", "twelve steps of one call each, then the answer: a history the client may compact",
-           _steps(12)),
-    Script("forced-tool-use", "one call, then the answer, on a model that refuses a forced tool_choice", _steps(1)),
-    Script("model-refuses-tools", "one call, then the answer, on a model whose server refuses tools", _steps(1)),
+           _steps(12), exercises=_EVERY),
+    Script("forced-tool-use", "one call, then the answer, on a model that refuses a forced tool_choice", _steps(1),
+           exercises=("pairing", "forced-tool-use"), formats={"anthropic": None, "openrouter": None}),
+    Script("model-refuses-tools", "a model whose server refuses a request with tools: the loop must stop with "
+           "that error, not retry it", _steps(1), exercises=("model-refuses-tools",),
+           formats={"openai-chat": "gpt-6.1-sol", "ollama": "llama2:13b"},
+           answers_with={"openai-chat": ("openai-chat.responses_only_tools",),
+                         "ollama": ("ollama.model_without_tools",)}),
 )}
+
+
+def model_for(fmt: str, scenario: str) -> str | None:
+    """The model name a client sends to play `scenario` in `fmt`, or None where it does not play there.
+
+        model_for("anthropic", "parallel")               ->  "claude-opus-5-5-conform-parallel"
+        model_for("ollama", "model-refuses-tools")       ->  "llama2:13b-conform-model-refuses-tools"
+        model_for("gemini", "spend-limit")               ->  None (Gemini answers no spend limit of its own)
+    """
+    script = SCRIPTS[scenario]
+    if script.formats is not None and fmt not in script.formats:
+        return None
+    base = (script.formats or {}).get(fmt) or MODELS[fmt]
+    return f"{base}-{MARK}{scenario}"
+
+
+def rules_of(fmt: str, scenario: str) -> tuple[str, ...]:
+    """The ledger rules `scenario` exercises in `fmt` (a loop that plays it well passes each of them, or meets
+    it "answered" where the scenario's model refuses on purpose)."""
+    groups = SCRIPTS[scenario].exercises
+    return tuple(dict.fromkeys(rule for group in groups for rule in RULE_GROUPS[group].get(fmt, ())))
+
+
+def planned_refusals(fmt: str, model: str | None) -> tuple[str, ...]:
+    """The rules a scenario's model refuses on purpose in `fmt` (`Script.answers_with`), for the app to log as
+    "answered"; () for any other model."""
+    scenario = scenario_of(model)
+    return tuple((SCRIPTS[scenario].answers_with or {}).get(fmt, ())) if scenario else ()
 
 
 def play(request: ChatRequest, scenario: str) -> Decision:

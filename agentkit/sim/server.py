@@ -125,14 +125,26 @@ class SimServer:
         return self._thread.is_alive()
 
     def rule_logs(self, after: int = 0) -> list:
-        """What each chat request was checked against (`app.RequestLog`: its number, format, model and a
-        Finding per rule), for the requests numbered above `after`, oldest first (by number: a request is
-        logged once answered, so two at once may be logged in the other order)."""
+        """What each chat request was checked against, for the requests numbered above `after`, oldest first
+        (by number: a request is logged once answered, so two at once may be logged in the other order).
+
+            before = server.rule_logs()[-1].number if server.rule_logs() else 0
+            ... run one loop against the server ...
+            for index, log in enumerate(server.rule_logs(after=before), 1):
+                log.format, log.model, log.scenario, log.status        # "anthropic", "...-conform-parallel", ...
+                for f in log.findings:
+                    f.rule, f.outcome, f.message_index, f.words         # a ledger id, "passed"/"refused"/...
+                log.records(index)                                      # the same, one dict per finding
+
+        Each is an `app.RequestLog` (its docstring lists the fields). Source and kind of each rule are the
+        ledger's (`agentkit.sim.fidelity.ledger()[rule]`). A rule of the format that no request touched was not
+        exercised. For a scenario's planned failures to replay, call `reset()` before each run."""
         kept = list(self.app.state.sim.rule_logs)  # one C call: no request can be logged half-way through it
         return sorted((log for log in kept if log.number > after), key=lambda log: log.number)
 
     def reset(self) -> None:
-        """Forget the attempt counts behind `flaky` faults (a re-run cell then fails again first)."""
+        """Forget the attempt counts behind `flaky` faults and planned ones (a re-run cell, or the next run of a
+        conformance scenario with the same requests, then fails again first)."""
         self.app.state.sim.attempts.clear()
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -267,6 +267,7 @@ def tool_from_wire(d: Any, param: str = "tools.0") -> ToolSpec:
                              "draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use at "
                              "https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview.",
                              f"{param}.input_schema", rule=SCHEMA_INVALID)
+    holds(SCHEMA_INVALID, f"{param}.input_schema")
     return ToolSpec(name, description, schema, d.get("strict") is True)
 
 
@@ -572,6 +573,10 @@ def _thinking_field(thinking: Any, max_tokens: int, model: str = "", counting: b
         if not in_family(model, ("claude-opus-5-5",)):  # documented for Opus 5.5, the same words reused
             refusal.rule = THINKING_OFF_5X
         raise refusal
+    if always:  # a thinking setting the model takes (adaptive): neither refusal applies
+        holds(THINKING_DISABLED if in_family(model, ("claude-opus-5-5",)) else THINKING_OFF_5X, "thinking.type")
+        if in_family(model, ("claude-opus-5-5",)):
+            holds(THINKING_BUDGET, "thinking.type")
     if kind not in ("enabled", "disabled", "adaptive"):
         raise _tag("thinking", kind, ("enabled", "disabled", "adaptive"), "thinking.type")
     if kind != "enabled":
@@ -869,6 +874,7 @@ def _tools_field(tools: Any) -> tuple[list[ToolSpec], list[dict], list[ToolSpec]
                 raise RequestInvalid(f"tools.{k}: a tool with `defer_loading: true` cannot also carry "
                                      "`cache_control`; put the cache breakpoint on a tool that is not deferred.",
                                      f"tools.{k}.cache_control", rule=DEFERRED_CACHED)
+            holds(DEFERRED_CACHED, f"tools.{k}")
             deferred.append(spec)
         else:
             specs.append(spec)

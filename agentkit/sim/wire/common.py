@@ -107,8 +107,11 @@ class RequestInvalid(ValueError):
 # The conformance check (`agentkit.conformance`) reads these logs; outside the simulator's app (a unit test
 # calling parse_request) nothing is recorded and the first refusal is raised at once.
 
-OUTCOMES = ("passed", "refused", "degraded")
-_INDEX = re.compile(r"^(?:messages|input|contents)\.?\[(\d+)\]")
+#: "answered": an error the simulator answered on purpose (a fault asked for, a scenario's planned 429 or
+#: tool-less model): recorded so a report can show it, counted against no client.
+OUTCOMES = ("passed", "refused", "degraded", "answered")
+#: "messages[3]...", "input[3]", "contents[3]" (OpenAI's and Google's paths) or "messages.3.content.0" (Anthropic's).
+_INDEX = re.compile(r"^(?:messages|input|contents)(?:\.?\[(\d+)\]|\.(\d+)(?:\.|$))")
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,7 @@ class Finding:
     def message_index(self) -> int | None:
         """The index of the message (item, content) the finding is about, read from `where`."""
         match = _INDEX.match(self.where or "")
-        return int(match.group(1)) if match else None
+        return int(match.group(1) or match.group(2)) if match else None
 
 
 class RuleLog:

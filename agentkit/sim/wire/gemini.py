@@ -78,7 +78,7 @@ VERTEX_RETIRED_MODEL = "gemini.vertex_retired_model"
 #: Accepted, but worse (ledger kind "degradation"): an earlier turn's call without its signature.
 EARLIER_SIGNATURE_DROPPED = "gemini.earlier_signature_dropped"
 #: The generic shape refusals every request is checked against (one entry per wording template).
-SHAPE_RULES = (UNKNOWN_FIELD, FIELD_INVALID, VALUE_INVALID, INVALID_ROLE)
+SHAPE_RULES = (BODY_NOT_OBJECT, UNKNOWN_FIELD, FIELD_INVALID, VALUE_INVALID, INVALID_ROLE)
 
 _GENERATE = "/models/{model}:generateContent"
 _STREAM = "/models/{model}:streamGenerateContent"

@@ -42,6 +42,7 @@ from .common import (
     simulated_thought,
 )
 from .contract import Route
+from .openai_common import UNSUPPORTED as UNSUPPORTED_PARAMETER
 from .openai_common import (
     CREATED,
     NOT_JSON,
@@ -543,6 +544,7 @@ def _max_tokens_field(body: dict) -> int | None:
     for chat_name in ("max_tokens", "max_completion_tokens"):  # Chat's names, refused by name
         if chat_name in body:
             raise unsupported(chat_name, "max_output_tokens", "Responses API")
+    holds(UNSUPPORTED_PARAMETER, "max_output_tokens")
     value = body.get("max_output_tokens")
     if value is None:
         return None
