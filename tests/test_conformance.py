@@ -16,7 +16,8 @@ import agentkit
 from agentkit import tool
 from agentkit.conformance import check, environment, run_command
 from agentkit.conformance.__main__ import main
-from agentkit.conformance.scenarios import plan
+from agentkit.conformance.report import KEPT
+from agentkit.conformance.scenarios import plan, rules_of
 from agentkit.http import HTTPModel
 from agentkit.providers import FORMATS
 
@@ -146,6 +147,24 @@ def test_a_loop_that_breaks_one_rule_is_reported_with_that_rule_and_request(edit
     assert record.words and record.source and record.format == fmt and record.scenario == scenario
 
 
+def test_a_model_that_refuses_tools_is_met_once_and_refused_when_sent_the_same_again():
+    def sends(times):
+        def loop(target):
+            for _ in range(times):
+                httpx.post(target.base_url + "/chat/completions", json={
+                    "model": target.model, "messages": [{"role": "user", "content": ASK}],
+                    "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]})
+        return loop
+
+    once = check(sends(1), formats=["openai-chat"], scenarios=["model-refuses-tools"])
+    assert [(r.rule, r.request) for r in once.records if r.outcome == "answered"] == [
+        ("openai-chat.responses_only_tools", 1)]
+    assert once.exit_code == 0
+    twice = check(sends(2), formats=["openai-chat"], scenarios=["model-refuses-tools"])
+    assert [(r.rule, r.request) for r in twice.broken] == [("openai-chat.responses_only_tools", 2)]
+    assert twice.broken[0].words.startswith("sent again after a final error: ")
+
+
 def test_the_same_loop_without_the_mistake_is_clean_in_those_runs():
     report = check(broken_loop(unchanged), formats=["openai-chat", "anthropic", "openai-responses", "gemini"],
                    scenarios=["parallel", "reasoning", "sequential"])
@@ -158,10 +177,12 @@ def test_the_kits_own_run_is_clean_in_every_format_and_scenario():
     assert report.broken == [], report.table()
     assert report.failed == [], report.table()
     assert all(run.ended in ("finished", "stopped") for run in report.runs)
-    # the scenarios reached the rules they are about: pairing, reasoning state and the provider errors
-    passed = {r.rule for r in report.records if r.outcome == "passed"}
-    assert {"openai-chat.tool_calls_unanswered", "anthropic.tool_results_first", "gemini.missing_thought_signature",
-            "openai-responses.call_without_reasoning", "anthropic.spend_limit", "anthropic.fault_529"} <= passed
+    # every run reached the rules its scenario is about, and kept them (passed, or its error answered)
+    for run in report.runs:
+        outcomes = {r.rule: r.outcome for r in run.records}
+        missed = {rule: outcomes.get(rule) for rule in rules_of(run.format, run.scenario)
+                  if outcomes.get(rule) not in KEPT}
+        assert missed == {}, (run.format, run.scenario)
     assert report.exit_code == 0
 
 
@@ -240,7 +261,8 @@ def test_the_command_line_runs_the_kits_loop_and_writes_the_records(tmp_path, ca
 def test_scenarios_and_rules_are_listed(capsys):
     assert main(["scenarios"]) == 0
     listed = capsys.readouterr().out
-    assert "model-refuses-tools" in listed and "formats: ollama" in listed
+    assert "model-refuses-tools: " in listed
+    assert "  ollama            llama2:13b-conform-model-refuses-tools: ollama.model_without_tools" in listed
     assert main(["rules", "--format", "anthropic"]) == 0
     rules = capsys.readouterr().out
     assert "anthropic.tool_results_first" in rules and "refuses" in rules and "degrades" in rules

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from ..cli import OneLineParser, seconds, writable_file
 from ..providers import FORMATS
-from ..sim.conform import SCRIPTS
+from ..sim.conform import SCRIPTS, model_for
 from ..sim.fidelity import ledger
 from .runner import DEFAULT_TIMEOUT, run_command
-from .scenarios import formats_of, model_for
+from .scenarios import formats_of, rules_of
 
 
 def names(known: list[str]) -> Callable[[str], list[str]]:
@@ -46,11 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     rules.add_argument("--format", choices=list(FORMATS), default=None)
     args = parser.parse_args(argv)
 
-    if args.command == "scenarios":
+    if args.command == "scenarios":  # each scenario, then per format its model and the rules it exercises
         for name, script in SCRIPTS.items():
-            print(f"{name:20} {script.description}")
-            formats = formats_of(name)
-            print(f"{'':20} formats: {', '.join(formats)}  (model: {model_for(formats[0], name)}, ...)")
+            print(f"{name}: {script.description}")
+            for fmt in formats_of(name):
+                print(f"  {fmt:17} {model_for(fmt, name)}: {', '.join(rules_of(fmt, name)) or '(no rule of its own)'}")
         return 0
     if args.command == "rules":
         for entry in ledger().values():

@@ -4,20 +4,22 @@
     print(report.table())  the grid of scenarios x formats, then every refusal and degradation in words
     report.records         one Record per rule and run (the JSON of `--json`)
 
-The simulator logs, per request, every rule it checked and what it found (`agentkit.sim.wire.common.Finding`:
-passed, refused, degraded). A run's records read those logs with two things the log alone does not know:
+The simulator logs, per request, every rule it checked and what it found (`agentkit.sim.wire.common.Finding`):
+**passed**; **refused** (the real API answers 4xx, and so did the simulator); **degraded** (the real API
+accepts the request, with a worse result); **answered** (an error the scenario plays on purpose, a 429, a
+529, a spend limit, a model without tools: it counts against no loop). A run's records add two things the
+log of one request cannot know:
 
-- **The scenario's own provider errors are not the loop's.** A 429, a 529 or a spend limit the scenario plans
-  is recorded as *passed* the first time the loop meets it (the loop did nothing wrong by receiving it). A
-  final error (a spend limit, a model that refuses tools) sent again is *refused*: retrying it is the
-  break. A retried 429 or 529 is what the provider asks for.
-- **Every rule of the format no request touched is "not exercised"**, so a clean report says how much of the
-  ledger the scenario reached.
+- **A final error sent again is refused.** The simulator already refuses a spend limit sent again; a run
+  that sends a tool-less model its tools again after the refusal is refused the same way here (the words
+  say "sent again").
+- **Every rule of the format no request touched is "not exercised"**, so a clean report says how much of
+  the ledger the scenario reached.
 
 Records keep one finding per rule and run: each refusal and degradation with its request and message index,
-else the first request that passed the rule, else "not exercised". A request number counts the run's own
-requests (1 is the first the loop sent); a message index counts the request's messages (input items,
-contents) from 0, as the API names them.
+else the first request that passed (or answered) the rule, else "not exercised". A request number counts
+the run's own requests (1 is the first the loop sent); a message index counts the request's messages
+(input items, contents) from 0, as the API names them.
 
 Left out on purpose: judging the loop's final answer (the check is about the wire, not the words).
 """
@@ -25,28 +27,22 @@ Left out on purpose: judging the loop's final answer (the check is about the wir
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..sim.conform import SCRIPTS
 from ..sim.fidelity import ledger
 from .scenarios import ENDS_IN_ERROR
 
-__all__ = ["Record", "Run", "Report", "OUTCOMES", "FAILED", "records_of"]
+__all__ = ["FAILED", "KEPT", "OUTCOMES", "Record", "Report", "Run", "records_of"]
 
-OUTCOMES = ("passed", "refused", "degraded", "not exercised")
+OUTCOMES = ("passed", "refused", "degraded", "answered", "not exercised")
+#: Outcomes that count for the loop: the rule was kept, or the scenario's own error was met.
+KEPT = ("passed", "answered")
 #: How a run can end without an answer the check can read: each makes the exit code 3.
 FAILED = ("crashed", "hung", "silent")
 CLEAN, BROKEN, COMMAND_FAILED = 0, 1, 3
-
-#: The rules a scenario's provider errors are logged under (`sim.app.fault_rule`), and the refusal of a
-#: model that has no tools: what the scenario does to the loop, not what the loop does wrong.
-_PROVIDER_ERROR = re.compile(r"\.(?:fault_\d+|spend_limit|provider_down|model_without_tools)$")
-_FINAL_ERROR = re.compile(r"\.(?:spend_limit|model_without_tools)$")
-#: Where a finding is, as each API writes it: "messages[3]", "input[2].content", "messages.3.content.0".
-_MESSAGE = re.compile(r"^(?:messages|input|contents)(?:\[(\d+)\]|\.(\d+))")
-
 
 @dataclass(frozen=True)
 class Record:
@@ -89,11 +85,6 @@ class Run:
         return ", ".join(f"{n} {outcome}" for outcome, n in counts.items()) or "ok"
 
 
-def _message_index(where: str | None) -> int | None:
-    match = _MESSAGE.match(where or "")
-    return int(match.group(1) or match.group(2)) if match else None
-
-
 def _source(rule: str) -> str | None:
     entry = ledger().get(rule)
     return entry.source if entry else None
@@ -102,26 +93,20 @@ def _source(rule: str) -> str | None:
 def records_of(fmt: str, scenario: str, logs: list[Any]) -> list[Record]:
     """The records of one run from its requests' logs (`SimServer.rule_logs`), oldest first."""
     kept: dict[str, list[Record]] = {}
-    final_errors_met: set[str] = set()
+    final = (SCRIPTS[scenario].answers_with or {}).get(fmt, ())  # what the scenario's model refuses, for good
     for number, log in enumerate(logs, start=1):
         for finding in log.findings:
             outcome, words = finding.outcome, finding.words
-            if outcome == "refused" and _PROVIDER_ERROR.search(finding.rule):
-                if _FINAL_ERROR.search(finding.rule) and finding.rule in final_errors_met:
-                    words = f"sent again after a final error: {words}"
-                else:
-                    final_errors_met.add(finding.rule)
-                    outcome = "passed"
-            record = Record(fmt, scenario, finding.rule, outcome, number, _message_index(finding.where), words,
-                            _source(finding.rule))
-            kept.setdefault(finding.rule, []).append(record)
+            if outcome == "answered" and finding.rule in final and finding.rule in kept:
+                outcome, words = "refused", f"sent again after a final error: {words}"
+            kept.setdefault(finding.rule, []).append(Record(fmt, scenario, finding.rule, outcome, number,
+                                                            finding.message_index, words, _source(finding.rule)))
     records = []
     for found in kept.values():
-        broken = [r for r in found if r.outcome != "passed"]
+        broken = [r for r in found if r.outcome not in KEPT]
         records += broken or found[:1]
-    touched = set(kept)
     records += [Record(fmt, scenario, entry.id, "not exercised", source=entry.source)
-                for entry in ledger().values() if fmt in entry.applies_to and entry.id not in touched]
+                for entry in ledger().values() if fmt in entry.applies_to and entry.id not in kept]
     return records
 
 
@@ -131,7 +116,7 @@ def ended_as(scenario: str, exited_badly: bool, records: list[Record], requests:
     silent."""
     if not exited_badly:
         return "finished" if requests else "silent"
-    final_met = scenario in ENDS_IN_ERROR and any(_FINAL_ERROR.search(r.rule) for r in records)
+    final_met = scenario in ENDS_IN_ERROR and any(r.outcome == "answered" for r in records)
     refused = any(r.outcome == "refused" for r in records)
     return "stopped" if final_met or refused else "crashed"
 
@@ -161,8 +146,8 @@ class Report:
         return COMMAND_FAILED if self.failed else BROKEN if self.broken else CLEAN
 
     def passed_by_format(self) -> dict[str, tuple[int, int]]:
-        """Per format: (rules passed, rules exercised) over all its runs; a rule counts as passed in a
-        format only if no run there refused or degraded it."""
+        """Per format: (rules kept, rules exercised) over all its runs; a rule counts as kept in a format
+        only if no run there refused or degraded it (passed, or its error answered as the scenario plays it)."""
         exercised: dict[str, set[str]] = {}
         broken: dict[str, set[str]] = {}
         for r in self.records:
@@ -193,8 +178,8 @@ class Report:
             for r in run.broken:
                 where = f"request {r.request}" + (f", message {r.message}" if r.message is not None else "")
                 lines.append(f"  {r.outcome:8} {r.rule}  ({where}): {r.words}")
-        passed = sum(run.count("passed") for run in self.runs)
-        lines += ["", f"{len(self.runs)} runs: {passed} rule checks passed, {len(self.broken)} refused or "
+        passed = sum(run.count(outcome) for run in self.runs for outcome in KEPT)
+        lines += ["", f"{len(self.runs)} runs: {passed} rule checks kept, {len(self.broken)} refused or "
                       f"degraded, {len(self.failed)} runs crashed, hung or sent nothing; exit code {self.exit_code}"]
         return "\n".join(lines)
 
