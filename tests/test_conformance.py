@@ -14,7 +14,7 @@ import pytest
 
 import agentkit
 from agentkit import tool
-from agentkit.conformance import check, environment, run_command
+from agentkit.conformance import Record, Report, Run, check, environment, run_command
 from agentkit.conformance.__main__ import main
 from agentkit.conformance.report import KEPT
 from agentkit.conformance.scenarios import plan, rules_of
@@ -286,3 +286,11 @@ def test_every_sdk_is_pointed_at_the_simulator_with_dummy_keys(monkeypatch):
     assert genai.Client()._api_client._http_options.base_url.startswith("http://127.0.0.1:9")
     assert all(env[key] == "sk-conformance-dummy" for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY",
                                                               "GEMINI_API_KEY", "OPENROUTER_API_KEY"))
+
+
+def test_the_table_says_a_rule_broken_at_every_message_once_with_how_many_more():
+    records = [Record("openrouter", "sequential", "openrouter.reasoning_details_dropped", "degraded", request, 1,
+                      "the reasoning is lost") for request in (2, 3, 4)]
+    table = Report([Run("openrouter", "sequential", "m", "finished", 4, "", records)]).table()
+    assert table.count("reasoning_details_dropped") == 1
+    assert "(request 2, message 1; 2 more, up to request 4): the reasoning is lost" in table

@@ -159,7 +159,8 @@ class Report:
 
     def table(self) -> str:
         """The grid (a row per scenario, a column per format), then each run that did not come out clean:
-        how it ended, and every refusal and degradation with its request, message and words."""
+        how it ended, and each rule it refused or degraded, with the first request and message it happened
+        at, how many more times, and the words (every one is a record: `records`, `to_json`)."""
         formats = list(dict.fromkeys(run.format for run in self.runs))
         scenarios = list(dict.fromkeys(run.scenario for run in self.runs))
         cells = {(run.scenario, run.format): run.summary() for run in self.runs}
@@ -175,9 +176,15 @@ class Report:
             lines += ["", f"{run.format} / {run.scenario} ({run.model}): {run.ended} after {run.requests} "
                           f"request{'s' if run.requests != 1 else ''}" + (f"; {run.detail}" if run.detail and
                                                                            run.ended != "finished" else "")]
-            for r in run.broken:
-                where = f"request {r.request}" + (f", message {r.message}" if r.message is not None else "")
-                lines.append(f"  {r.outcome:8} {r.rule}  ({where}): {r.words}")
+            groups: dict[tuple[str, str], list[Record]] = {}
+            for r in run.broken:  # a rule broken at every message is one line, not one per message
+                groups.setdefault((r.outcome, r.rule), []).append(r)
+            for (outcome, rule), found in groups.items():
+                first = found[0]
+                where = f"request {first.request}" + (f", message {first.message}" if first.message is not None else "")
+                if len(found) > 1:
+                    where += f"; {len(found) - 1} more, up to request {found[-1].request}"
+                lines.append(f"  {outcome:8} {rule}  ({where}): {first.words}")
         passed = sum(run.count(outcome) for run in self.runs for outcome in KEPT)
         lines += ["", f"{len(self.runs)} runs: {passed} rule checks kept, {len(self.broken)} refused or "
                       f"degraded, {len(self.failed)} runs crashed, hung or sent nothing; exit code {self.exit_code}"]
