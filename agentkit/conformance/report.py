@@ -44,6 +44,7 @@ KEPT = ("passed", "answered")
 FAILED = ("crashed", "hung", "silent")
 CLEAN, BROKEN, COMMAND_FAILED = 0, 1, 3
 
+
 @dataclass(frozen=True)
 class Record:
     """One rule in one run: what the loop did with it, where, and the words of a refusal or degradation."""
