@@ -22,9 +22,31 @@ simulator), `mcp/`, `bench/`, `conformance/`, and what the notebooks use (`viz`,
 
 from __future__ import annotations
 
+import sys as _sys
 from typing import Any
 
-from .core.errors import (
+
+def _ctrl_c_while_loading(command: str = "agentkit.bench") -> None:
+    """`python -m agentkit.bench`: Ctrl-C while the kit is still being imported ends with the command's own
+    one line and exit code 130, as at every later point (its main() takes the signal back once it runs).
+    Only for that command: importing agentkit anywhere else changes no signal handler."""
+    argv = getattr(_sys, "orig_argv", [])
+    if not any(a == "-m" and b == command for a, b in zip(argv, argv[1:])) and f"-m{command}" not in argv:
+        return
+    import os
+    import signal
+
+    def interrupted(signum: int, frame: Any) -> None:
+        _sys.stderr.write(f"{command}: interrupted; finished cases are kept: run the same command again to "
+                          "resume\n")
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, interrupted)
+
+
+_ctrl_c_while_loading()
+
+from .core.errors import (  # noqa: E402 - after the Ctrl-C handler, on purpose
     AgentkitError,
     LimitExceeded,
     ModelCallError,
@@ -37,14 +59,14 @@ from .core.errors import (
     ToolReturnError,
     ToolTimeout,
 )
-from .core.execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor
-from .core.drive import arun, run
-from .core.runs import Run, Settings, StopReason, Thread
-from .core.policies import Approve, Deny, Edit, Limits, Retry
-from .core.tools import RuleViolation, Tool, ToolContext, Update, tool
-from .core.trace import Trace
-from .core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage
-from .models import FunctionModel, ScriptedModel, call
+from .core.execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor  # noqa: E402
+from .core.drive import arun, run  # noqa: E402
+from .core.runs import Run, Settings, StopReason, Thread  # noqa: E402
+from .core.policies import Approve, Deny, Edit, Limits, Retry  # noqa: E402
+from .core.tools import RuleViolation, Tool, ToolContext, Update, tool  # noqa: E402
+from .core.trace import Trace  # noqa: E402
+from .core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage  # noqa: E402
+from .models import FunctionModel, ScriptedModel, call  # noqa: E402
 
 __version__ = "0.1.0"
 

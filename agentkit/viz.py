@@ -493,3 +493,30 @@ def calls_per_step(runs: Any, title: str = "What became of each tool call, model
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, frameon=False)
     ax.set_title(title, fontsize=9)
     return finish(fig)
+
+
+# -- charts for 14_untrusted_tool_results --
+
+#: The two rates of a defence: red for the attacker's, green for the user's.
+RATE_COLOURS = {"attack success": "#C44E52", "task success": "#55A868"}
+
+
+def defence_rates(table: Mapping[str, Mapping[str, float]], title: str = "") -> Any:
+    """Two horizontal bars per row, attack success and task success, as percentages:
+    {"none": {"attack success": 1.0, "task success": 0.5}, "fence": {...}, ...}. Rows top to bottom."""
+    plt = pyplot()
+    rows = list(table)
+    fig, ax = plt.subplots(figsize=(8, 0.9 + 0.5 * len(rows)))
+    height = 0.38
+    for i, (name, colour) in enumerate(RATE_COLOURS.items()):
+        ys = [r + (i - 0.5) * height for r in range(len(rows))]
+        values = [100 * table[r].get(name, 0) for r in rows]
+        drawn = ax.barh(ys, values, height, label=name, color=colour)
+        ax.bar_label(drawn, labels=[f"{v:.0f}%" for v in values], padding=2, fontsize=7)
+    ax.set_yticks(range(len(rows)), rows)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 112)
+    ax.set_xlabel("share of the runs (%)")
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, frameon=False, fontsize=8, borderaxespad=0.2)
+    ax.set_title(title, fontsize=9, pad=20)
+    return finish(fig)

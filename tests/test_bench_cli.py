@@ -95,3 +95,61 @@ def test_suites_lists_both_suites(capsys):
 def test_no_command_prints_help_and_a_bad_choice_is_one_line(capsys):
     assert main([]) == 2 and "usage:" in capsys.readouterr().out
     assert "invalid choice: 'nope'" in fails(capsys, "fetch", "nope")
+
+
+def test_recording_onto_a_cassette_cut_short_is_one_line(capsys, tmp_path):
+    cut = tmp_path / "cut.yaml"
+    cut.write_text("interactions:\n- request:\n    body: null\n    headers: {}\n    method: POST\n    uri: http://x/v1\n"
+                   "  respo")
+    err = fails(capsys, "run", "--suite", "agentkit:limits", "--limit", "1", "--provider", "sim", "--model", "oracle",
+                "--record", str(cut), "--no-progress", "--out", str(tmp_path))
+    assert "is not valid YAML at line" in err and "move it away" in err
+
+
+def test_report_on_a_file_that_is_not_results_is_one_line(capsys, tmp_path):
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\nworld\nthree lines\n")
+    assert main(["report", str(other)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no results in" in err[0] and "3 line(s)" in err[0]
+
+
+def test_ctrl_c_at_any_moment_of_the_first_second_is_one_line_and_exit_130(tmp_path):
+    """From the kit's first import on (the interpreter's own start, before any of the kit runs, is Python's):
+    SIGINT gives the command's one line and 130, also while it is still loading."""
+    import signal
+    import time
+
+    outcomes = []
+    for delay in (0.15, 0.3, 0.45, 0.6, 0.8, 1.0):
+        process = subprocess.Popen([sys.executable, "-m", "agentkit.bench", "run", "--suite", "agentkit:limits",
+                                    "--provider", "sim", "--model", "sim-reasoner", "--no-progress", "--out",
+                                    str(tmp_path / f"r{delay}")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        outcomes.append((delay, process.returncode, err.strip().splitlines()))
+    for delay, code, lines in outcomes:
+        said = "\n".join(lines)
+        if code == 0:  # it finished first (a fast machine): nothing to interrupt
+            continue
+        if code != 130 and "/agentkit/" not in said:  # a busy machine: still in Python's own start, before the kit
+            continue
+        assert code == 130 and "Traceback" not in said, (delay, code, lines)
+        assert lines[-1].startswith("agentkit.bench: interrupted"), (delay, lines)
+    assert any(code == 130 for _, code, _ in outcomes)
+
+
+def test_the_temperature_is_bfcls_by_default_and_can_be_changed_or_left_out(capsys, tmp_path):
+    from agentkit.bench.results import read_results
+
+    for flag, expected in (((), {"temperature": 0.001}), (("--temperature", "0.5"), {"temperature": 0.5}),
+                           (("--temperature", "none"), {})):
+        out = tmp_path / "".join(flag).replace(".", "_") or "default"
+        assert main(["run", "--suite", "agentkit:limits", "--limit", "1", "--provider", "sim", "--model", "oracle",
+                     "--no-progress", "--out", str(out), *flag]) == 0
+        capsys.readouterr()
+        (results,) = out.iterdir()
+        assert read_results(results).runs[0]["generation"] == expected
+    assert "--temperature" in fails(capsys, "run", "--suite", "agentkit", "--provider", "sim", "--temperature", "hot")

@@ -17,10 +17,11 @@ import uuid
 import pytest
 
 from agentkit.bench import bfcl, multiturn
-from agentkit.bench.oracle import Oracle, serve_with_oracle
-from agentkit.bench.runner import read_records, run_benchmark
-from agentkit.bench.suites import UnknownSuite, load_cases
-from agentkit.core.types import ToolCall
+from agentkit.bench.oracle import FLAWS, Oracle, OracleModel, planned_flaws, serve_with_oracle
+from agentkit.bench.runner import HTTPModels, read_records, run_benchmark
+from agentkit.bench.suites import Case, UnknownSuite, load_cases
+from agentkit.core.types import ModelTurn, ToolCall
+from agentkit.sim.wire.common import ChatRequest
 from agentkit.http import HTTPModel
 from agentkit.models import FunctionModel
 
@@ -68,12 +69,53 @@ def extra_call(trajectory):
     return t
 
 
+def capped_in_the_last_turn(trajectory):
+    """The model loops in the last turn until BFCL's step cap (20 more steps of a call that changes nothing):
+    BFCL appends the capped turn and judges it like any other."""
+    t = copy.deepcopy(trajectory)
+    t["turns"][-1][-1:-1] = [{"calls": [["pwd", {}]], "results": [], "text": None}
+                             for _ in range(multiturn.MAXIMUM_STEP_LIMIT + 1)]
+    t["step_cap"] = True
+    return t
+
+
+def capped_before_the_last_turn(trajectory):
+    """The model loops in the first turn: the case is forced to quit with turns unplayed."""
+    if len(trajectory["turns"]) < 2:
+        return None
+    t = copy.deepcopy(trajectory)
+    t["turns"] = [t["turns"][0][:-1] + [{"calls": [["pwd", {}]], "results": [], "text": None}] * 21]
+    t["step_cap"] = True
+    return t
+
+
+def blank_arguments(trajectory):
+    """The first call of the first turn with calls sent with blank argument text (as "" for a call without
+    arguments): BFCL's json.loads fails, and the step is dropped."""
+    t = copy.deepcopy(trajectory)
+    t["turns"][_first_turn_with_calls(t)][0]["calls"][0][1] = ""
+    return t
+
+
 PERTURBATIONS = {"none": lambda t: t, "wrong argument": wrong_argument, "missing call": missing_call,
-                 "extra call": extra_call}
+                 "extra call": extra_call, "capped in the last turn": capped_in_the_last_turn,
+                 "capped before the last turn": capped_before_the_last_turn, "blank arguments": blank_arguments}
 #: BFCL's error types -> agentkit's labels
 BFCL_LABELS = {"multi_turn:empty_turn_model_response": "stopped_early",
                "multi_turn:instance_state_mismatch": "wrong_state",
                "multi_turn:execution_response_mismatch": "missing_result"}
+
+
+def convert_to_function_call(function_call_list):
+    """BFCL's FC decoder, bfcl_eval/model_handler/utils.py `convert_to_function_call`, line for line (its
+    module imports tree_sitter, which the kit does not install): text arguments go through json.loads."""
+    execution_list = []
+    for function_call in function_call_list:
+        for key, value in function_call.items():
+            if type(value) == str:  # noqa: E721 - BFCL's own test
+                value = json.loads(value)
+            execution_list.append(f"{key}({','.join([f'{k}={repr(v)}' for k, v in value.items()])})")
+    return execution_list
 
 
 @pytest.fixture(scope="module")
@@ -83,10 +125,23 @@ def bfcl_checker(cases):
                for c in multiturn.CATEGORIES}
 
     def verdict(case, trajectory) -> str | None:
-        """BFCL's label for a trajectory (None: valid). Its executor keeps instances in module globals by
-        model name, so each check gets a name of its own."""
-        decoded = [[[f"{name}({','.join(f'{k}={v!r}' for k, v in args.items())})" for name, args in step]
-                    for step in multiturn.decoded_steps(turn)] for turn in trajectory["turns"]]
+        """BFCL's label for a trajectory (None: valid), as its eval runner gets it: fewer turns than the ground
+        truth is force_terminated; each step decoded by BFCL's own FC decoder (a step that fails to decode, or
+        has no call, is left out); then its multi_turn_checker. Its executor keeps instances in module globals
+        by model name, so each check gets a name of its own."""
+        if len(trajectory["turns"]) != len(case.ground_truth):
+            return "step_cap"
+        decoded = []
+        for turn in trajectory["turns"]:
+            steps = []
+            for step in turn:
+                try:
+                    calls = convert_to_function_call([{name: args} for name, args in step["calls"]])
+                except Exception:  # noqa: BLE001 - BFCL's eval runner skips what it cannot decode
+                    continue
+                if calls:
+                    steps.append(calls)
+            decoded.append(steps)
         result = checker.multi_turn_checker(decoded, [list(t) for t in case.ground_truth],
                                             entries[case.category][case.id], case.category,
                                             "agentkit_test_" + uuid.uuid4().hex)
@@ -132,8 +187,12 @@ def test_each_perturbation_gets_its_expected_label(cases):
     extra_dir = copy.deepcopy(truth)
     extra_dir["turns"][0][0]["calls"].append(["mkdir", {"dir_name": "extra"}])
     assert multiturn.score(case, extra_dir).label == "wrong_state"
-    capped = {**truth, "step_cap": True}
-    assert multiturn.score(case, capped).label == "step_cap"
+    # BFCL's step cap: reached in the last turn, that turn is judged like any other (here: it still passes);
+    # reached before it, turns are left unplayed and the case fails
+    assert multiturn.score(case, capped_in_the_last_turn(truth)).ok
+    assert multiturn.score(case, capped_before_the_last_turn(truth)).label == "step_cap"
+    # blank argument text fails to decode, as BFCL's json.loads fails: the turn's one step is dropped
+    assert multiturn.score(case, blank_arguments(truth)).label == "stopped_early"
 
 
 def test_irrelevance_turns_are_not_judged_unless_asked(cases):
@@ -222,6 +281,35 @@ def test_a_model_that_never_stops_calling_hits_bfcls_step_cap(cases):
     assert multiturn.score(case, run.trajectory).label == "step_cap"
 
 
+def test_a_model_that_loops_in_its_last_turn_is_judged_on_that_turn_as_bfcl_does(cases, bfcl_checker):
+    """The oracle's calls in every turn, then 21 steps of `pwd` in the last: BFCL appends the capped turn and
+    judges it; so does the kit (the extra `pwd`s change no state and add results, so it passes)."""
+    case = cases["multi_turn_base"][0]
+    oracle = Oracle([case])
+
+    def fn(messages, tools, options):
+        last_turn = sum(m.role == "user" for m in messages) == len(case.turns)
+        turn = oracle.respond(ChatRequest("oracle", tuple(messages), tuple(tools), options, extras={"case": case.id}))
+        return turn if turn.tool_calls or not last_turn else ModelTurn(tool_calls=tuple(_calls("pwd")),
+                                                                     stop="tool_calls")
+    run = asyncio.run(multiturn.play(case, FunctionModel(fn)))
+    assert run.trajectory["step_cap"] and len(run.trajectory["turns"]) == len(case.turns)
+    verdict = multiturn.score(case, run.trajectory)
+    assert verdict.ok and bfcl_checker(case, run.trajectory) is None
+
+
+def test_blank_argument_text_is_stored_as_sent_and_fails_to_decode_as_in_bfcl(cases, bfcl_checker):
+    """A model that sends "" for a call without arguments: the loop's gate reads it as {} and runs it; the
+    trajectory keeps the text as sent, so the step is dropped when scored, as BFCL's json.loads drops it."""
+    case = cases["multi_turn_base"][0]  # a file system: `pwd` takes no argument
+    model = FunctionModel(lambda m, t, o: [ToolCall("c0", "pwd", "", {})] if m[-1].role == "user" else "ok")
+    run = asyncio.run(multiturn.play(case, model))
+    first = run.trajectory["turns"][0][0]
+    assert first["calls"] == [["pwd", ""]] and '"ok": true' in first["results"][0]  # it ran, and is kept raw
+    assert multiturn.decoded_steps(run.trajectory["turns"][0]) == []
+    assert multiturn.score(case, run.trajectory).label == bfcl_checker(case, run.trajectory)
+
+
 def test_a_model_that_only_talks_stopped_early(cases):
     case = cases["multi_turn_base"][0]
     run = asyncio.run(multiturn.play(case, FunctionModel(lambda m, t, o: "Sure.")))
@@ -268,3 +356,60 @@ def test_the_model_reads_a_dict_result_as_an_object_in_the_envelope(cases):
     first = json.loads(run.trajectory["turns"][0][0]["results"][0])  # cd(folder='document')
     assert first["ok"] and first["result"] == {"current_working_directory": "document"}
     assert multiturn.score(case, run.trajectory).ok
+
+
+# -- the oracle by case, and with seeded, labelled mistakes -------------------------------------------------
+
+def shared_question_cases():
+    """Cases of two categories that ask the same questions with other answers (the oracle's conflicts)."""
+    every = [c for category in multiturn.CATEGORIES for c in multiturn.load(category)]
+    conflicts = Oracle(every).conflicts
+    by_id = {c.id: c for c in every}
+    chosen = []
+    for kept, other in conflicts[:3]:
+        chosen += [by_id[kept], by_id[other]]
+    return [Case(c.id, "bfcl", c.category, c) for c in chosen]
+
+
+def test_one_oracle_answers_several_categories_by_case_in_one_run(cases, tmp_path):
+    """Two categories share questions: by the request alone the oracle keeps one answer for both; told the
+    case (in process, and over HTTP with the x-agentkit-case header) it answers each its own, 100 %."""
+    chosen = shared_question_cases()
+    assert len({c.category for c in chosen}) == 2
+    in_process = tmp_path / "in_process.jsonl"
+    asyncio.run(run_benchmark(chosen, OracleModel(chosen), out=in_process, concurrency=2, progress=False))
+    assert [r["label"] for r in read_records(in_process)] == [None] * len(chosen)
+    with serve_with_oracle(chosen) as server:
+        over_http = tmp_path / "over_http.jsonl"
+        make = HTTPModels("oracle", "openai-chat", base_url=server.base_url("openai-chat"), api_key="sim",
+                          send_case=True)
+        asyncio.run(run_benchmark(chosen, make_model=make, out=over_http, concurrency=2, progress=False))
+        assert [r["label"] for r in read_records(over_http)] == [None] * len(chosen)
+        blind = tmp_path / "blind.jsonl"  # without the header: one of each pair gets the other's answers
+        make = HTTPModels("oracle", "openai-chat", base_url=server.base_url("openai-chat"), api_key="sim")
+        asyncio.run(run_benchmark(chosen, make_model=make, out=blind, concurrency=2, progress=False))
+        assert sum(not r["ok"] for r in read_records(blind)) >= 1
+
+
+def test_the_flawed_oracle_makes_its_planned_mistakes_and_only_those(cases, tmp_path):
+    """oracle-flawed-SEED: a case without planned flaws passes; one whose first flaw is an early stop fails
+    stopped_early there; the same seed gives the same records, another seed others."""
+    chosen = [Case(c.id, "bfcl", c.category, c) for c in cases["multi_turn_base"] + cases["multi_turn_long_context"]]
+    records = {}
+    for seed in (3, 3, 4):
+        out = tmp_path / f"flawed-{seed}-{len(records)}.jsonl"
+        asyncio.run(run_benchmark(chosen, OracleModel(chosen, model=f"oracle-flawed-{seed}"), out=out,
+                                  concurrency=2, progress=False))
+        records[len(records)] = {r["case"]: r for r in read_records(out)}
+    first, again, other = records[0], records[1], records[2]
+    assert {k: (r["ok"], r["label"]) for k, r in first.items()} == {k: (r["ok"], r["label"]) for k, r in again.items()}
+    assert {k: r["ok"] for k, r in first.items()} != {k: r["ok"] for k, r in other.items()}
+    for case in chosen:
+        planned = planned_flaws(case, 3)
+        verdict = first[case.id]
+        if not planned:
+            assert verdict["ok"], case.id
+        elif planned[min(planned)] == "early_stop":
+            assert verdict["label"] == "stopped_early" and f"turn {min(planned)}:" in verdict["detail"], case.id
+    assert 0 < sum(r["ok"] for r in first.values()) < len(chosen)
+    assert all(kind in FLAWS for case in chosen for kind in planned_flaws(case, 3).values())

@@ -98,3 +98,17 @@ def test_replaying_without_a_recording_or_with_a_different_run_fails_clearly(cas
     with replaying(cassette), pytest.raises(BenchAborted, match="no answer for a request"):
         asyncio.run(run_benchmark(cases[:4], HTTPModel("oracle", base_url=url, api_key="k", max_retries=0),
                                   out=tmp_path / "b.jsonl", progress=False, concurrency=1))
+
+
+@pytest.mark.parametrize("header", ["helicone-auth", "x-portkey-api-key", "cf-aig-authorization", "x-my-gateway-token"])
+def test_a_gateway_key_sent_only_in_a_header_never_reaches_the_cassette(header, tmp_path):
+    key = planted_key()
+    cassette = tmp_path / "gateway.yaml"
+    chosen = load_cases("agentkit:limits", limit=1)
+    with serve_with_oracle(chosen) as server:
+        model = HTTPModel("oracle", "openai-chat", base_url=server.base_url("openai-chat"), api_key="sim",
+                          headers={header: f"Bearer {key}"})
+        with recording(cassette):
+            asyncio.run(run_benchmark(chosen, model, out=tmp_path / "r.jsonl", progress=False))
+    text = cassette.read_text(encoding="utf-8")
+    assert "interactions" in text and key not in text and key[3:15] not in text and header not in text.lower()

@@ -223,3 +223,33 @@ def test_a_seeded_noisy_model_scores_lower_stably_and_fails_the_way_it_was_made_
         kinds = noise[prompts[case]]
         allowed = set().union(*(NOISE_LABELS[k] for k in kinds)) if kinds else set()
         assert noisy[case][1] in allowed, (case, kinds, noisy[case])
+
+
+def test_bfcls_generation_settings_are_sent_by_default_recorded_and_can_be_changed(tmp_path):
+    """BFCL sends temperature 0.001 (its --temperature default); so does the runner, on every request of every
+    case (multi-turn too), and the run line says so; generation={} sends none."""
+    import asyncio
+
+    from agentkit.bench.results import read_results
+    from agentkit.bench.runner import run_benchmark
+    from agentkit.bench.suites import load_cases
+    from agentkit.models import FunctionModel
+
+    seen = []
+
+    def recording(messages, tools, options):
+        seen.append(options.temperature)
+        return "I will not call a tool."
+    cases = load_cases("bfcl:simple_python,bfcl:multi_turn_base", limit=2)
+    out = tmp_path / "default.jsonl"
+    asyncio.run(run_benchmark(cases, FunctionModel(recording), out=out, progress=False))
+    assert seen and set(seen) == {0.001}
+    assert read_results(out).runs[0]["generation"] == {"temperature": 0.001}
+    seen.clear()
+    out = tmp_path / "none.jsonl"
+    asyncio.run(run_benchmark(cases, FunctionModel(recording), out=out, progress=False, generation={}))
+    assert seen and set(seen) == {None} and read_results(out).runs[0]["generation"] == {}
+    seen.clear()
+    asyncio.run(run_benchmark(cases, FunctionModel(recording), out=tmp_path / "warm.jsonl", progress=False,
+                              generation={"temperature": 0.7}))
+    assert set(seen) == {0.7}

@@ -274,3 +274,26 @@ def test_a_cancel_wins_over_the_last_call_a_spent_budget_allows():
                  on_event=lambda e: answered_once.append(e) if e.kind == "model_response" else None,
                  limits=Limits(max_tokens={"output": 10}, exit_behavior="continue"))
     assert result.stop_reason is StopReason.USER_CANCEL and result.steps == 1 and answered(result)
+
+
+def test_a_model_without_a_name_is_priced_under_none_and_the_error_names_the_way():
+    from agentkit import ModelTurn, Usage, call, run, tool
+    from agentkit.core.budgets import Price
+    from agentkit.core.errors import UnknownPriceError
+    from agentkit.models import FunctionModel
+
+    @tool
+    def work(x: int) -> str:
+        """Work."""
+        return "done"
+
+    def nameless(messages, tools, options):
+        return ModelTurn(tool_calls=(call("work", {"x": 1}),), stop="tool_calls", usage=Usage(1000, 100))
+    with pytest.raises(UnknownPriceError, match=r"Limits\(prices=\{None: Price") as refused:
+        run(FunctionModel(nameless), "go", tools=[work], limits=Limits(max_cost_usd=0.01, prices={"x": Price(1, 1)}))
+    assert refused.value.model is None
+    priced = Limits(max_steps=50, max_cost_usd=0.01, prices={None: Price(input=2.0, output=10.0)})
+    r = run(FunctionModel(nameless), "go", tools=[work], limits=priced)
+    assert r.stop_reason == "cost_budget" and r.steps == 4 and r.cost({None: Price(2.0, 10.0)}).unpriced == ()
+    with pytest.raises(TypeError, match="prices key 3"):
+        Limits(prices={3: Price(1, 1)})

@@ -23,11 +23,18 @@ def test_continue_gives_one_more_call_without_tools():
     assert run.output == "Here is what I found so far."
 
 
-def test_compaction_keeps_the_request_flat_and_tool_definitions_are_counted(server):
-    model = HTTPModel("sim-always-tool", "openai-chat", base_url=server.base_url("openai-chat"), api_key="k")
-    series = L.tokens_per_turn(model, L.strategies(keep=2), steps=8)
+def test_the_budgets_mean_the_same_paused_at_every_call():
+    """Money spent before a pause counts; a day waiting paused does not count against the time budget."""
+    assert L.budgets_across_pauses() == [("cost ≤ $0.005", "cost_budget after 3 calls", "cost_budget after 3 calls"),
+                                         ("time ≤ 10 s", "time_budget after 4 calls", "time_budget after 4 calls")]
+
+
+def test_compaction_keeps_a_conversations_requests_flat_and_tool_definitions_are_counted(server):
+    model = HTTPModel("sim-reasoner", "openai-chat", base_url=server.base_url("openai-chat"), api_key="k")
+    series = L.tokens_per_call(model, L.strategies(keep=2), questions=L.QUESTIONS[:6])
     none, drop, elide = series["no compaction"], series["drop oldest"], series["elide old results"]
-    assert none == sorted(none) and none[-1] > elide[-1] > drop[-1]
-    assert drop[3:] == [drop[2]] * 5  # from the 3rd call on: the request and the newest two rounds
+    assert len(none) == 12 and none == sorted(none) and none[-1] > elide[-1] > drop[-1]
+    assert max(drop[4:]) - min(drop[4::2]) < 400  # from the third question on: the newest earlier turn and this one
+    assert drop[:4] == none[:4]  # nothing to drop before that
     assert L.tool_definition_tokens(model) > 0
     assert L.explore(model, strategy="drop oldest") is not None

@@ -102,3 +102,43 @@ def test_without_opentelemetry_import_agentkit_loads_nothing_and_export_names_th
     loaded = subprocess.run([sys.executable, "-c", "import agentkit, sys; print('opentelemetry' in sys.modules)"],
                             capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "False"
+
+
+def test_a_resumed_runs_model_spans_carry_the_ids_and_tokens_of_their_own_calls(spans):
+    """Paused after 3 model calls and resumed: the resumed run's trace holds calls 4 to 6, and their spans
+    carry the response ids and token counts of turns 4 to 6, not those of 1 to 3."""
+    from agentkit.core.policies import Pause
+    from agentkit.long_running.resume import resume
+
+    def fn(messages, tools, options):
+        step = sum(m.role == "assistant" for m in messages) + 1
+        if step == 6:
+            return ModelTurn(text="done", usage=Usage(10 * step, step), model="m", id=f"resp_{step}")
+        return ModelTurn(tool_calls=(call("get_weather", {"city": f"c{step}"}, id=f"w{step}"),), stop="tool_calls",
+                         usage=Usage(10 * step, step), model="m", id=f"resp_{step}")
+    model = FunctionModel(fn)
+    paused = run(model, "go", tools=[get_weather], approve=lambda c, ctx: Pause() if c.id == "w3" else True)
+    done = resume(paused.to_json(), {"w3": "approve"}, model, tools=[get_weather])
+    _, every = spans(done)
+    chats = sorted((s for s in every if s.name.startswith("chat")), key=lambda s: s.start_time)
+    assert [s.attributes["gen_ai.response.id"] for s in chats] == ["resp_4", "resp_5", "resp_6"]
+    assert [s.attributes["gen_ai.usage.input_tokens"] for s in chats] == [40, 50, 60]
+
+
+def test_a_secret_in_a_tools_exception_reaches_no_span_not_even_the_status_description(spans):
+    from agentkit import ToolExecutionError
+
+    @tool
+    def charge(card: str) -> str:
+        """Charge a card."""
+        raise PermissionError("gateway refused key sk-live-51HxSECRET for card 4242")
+
+    with pytest.raises(ToolExecutionError) as raised:
+        run(ScriptedModel([[call("charge", {"card": "4242"})]]), "charge it", tools=[charge], on_tool_error="raise")
+    _, every = spans(raised.value.run)
+    for span in every:
+        said = " ".join([str(span.status.description or ""), *map(str, span.attributes.values()),
+                         *(str(e.attributes) for e in span.events)])
+        assert "SECRET" not in said and "4242" not in said, span.name
+    agent = next(s for s in every if s.name.startswith("invoke_agent"))
+    assert agent.status.status_code is StatusCode.ERROR and "PermissionError" in agent.status.description

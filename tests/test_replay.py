@@ -99,3 +99,92 @@ def test_a_paused_then_resumed_run_replays_byte_identical():
     again = replay(done, [lookup])
     assert [t.text for t in done.turns] == [None, "done"]
     assert history_bytes(again) == history_bytes(done) and done.stop_reason is StopReason.FINAL_ANSWER
+
+
+# -- steps counted one way, inputs of every kind, nothing sent ----------------------------------------------
+
+def thread_run():
+    """A run that continues a Thread with two earlier exchanges: its own steps start at 1 again."""
+    from agentkit import Thread
+
+    thread = Thread()
+    for q in ("first", "second"):
+        run(ScriptedModel([[call("lookup", {"q": q})], f"{q} done"]), q, tools=[lookup], thread=thread)
+    return run(ScriptedModel([[call("lookup", {"q": "a"})], [call("lookup", {"q": "b"})], "done: a, b"]), "third",
+               tools=[lookup], thread=thread)
+
+
+def test_fork_and_diff_count_the_steps_of_a_run_that_continues_a_thread_alike():
+    original = thread_run()
+    forked = fork(original, step=2, model=FunctionModel(lambda m, t, o: "done early"), tools=[lookup])
+    divergence = diff(original, forked)
+    assert divergence.step == 2 and divergence.index == original.start_index + 3
+    assert forked.trace.of("fork")[0].data["step"] == 2
+    before = fork(original, step=1, model=FunctionModel(lambda m, t, o: "at once"), tools=[lookup])
+    assert diff(original, before).step == 1
+
+
+def test_fork_refuses_the_loops_own_limit_message_as_a_step():
+    capped = run(ScriptedModel([[call("lookup", {"q": "a"})], [call("lookup", {"q": "b"})]]), "find", tools=[lookup],
+                 limits=Limits(max_steps=2))
+    assert capped.stop_reason is StopReason.MAX_STEPS and capped.messages[-1].content.startswith("Step limit")
+    with pytest.raises(ValueError, match="steps 1 to 2"):
+        fork(capped, step=3, model=FunctionModel(lambda m, t, o: "x"))
+    loaded = load(capped.to_json())
+    with pytest.raises(ValueError, match="steps 1 to 2"):
+        fork(loaded, step=3, model=FunctionModel(lambda m, t, o: "x"))
+
+
+def test_replay_fork_and_diff_take_the_saved_text_or_its_dict_and_refuse_anything_else_clearly():
+    import json
+
+    original = run(ScriptedModel([[call("lookup", {"q": "a"})], "done"]), "find", tools=[lookup])
+    text = original.to_json()
+    for saved in (text, json.loads(text)):
+        assert history_bytes(replay(saved, [lookup])) == history_bytes(original)
+        assert diff(saved, original) is None and diff(original, saved) is None
+        assert fork(saved, step=2, model=ScriptedModel(["other"]), tools=[lookup]).output == "other"
+    for bad in (None, 3, ["not", "a", "run"]):
+        with pytest.raises(TypeError, match="give a Run"):
+            replay(bad, [lookup])
+        with pytest.raises(TypeError, match="give a Run"):
+            diff(original, bad)
+        with pytest.raises(TypeError, match="give a Run"):
+            fork(bad, step=1, model=ScriptedModel([]))
+
+
+def test_replay_without_the_runs_tools_says_so_instead_of_another_history():
+    from agentkit.core.errors import ReplayError
+
+    original = run(ScriptedModel([[call("lookup", {"q": "a"}), call("nothing_of_that_name", {})], "done"]), "find",
+                   tools=[lookup])
+    with pytest.raises(ReplayError, match="needs the run's tools: lookup"):
+        replay(original, [])
+    assert history_bytes(replay(original, [lookup])) == history_bytes(original)  # the unknown one needs none
+
+
+def test_a_replay_that_comes_out_otherwise_raises_with_the_replayed_run():
+    from agentkit.core.errors import ReplayError
+
+    original = run(ScriptedModel([[call("lookup", {"q": "a"})], [call("lookup", {"q": "b"})], "done"]), "find",
+                   tools=[lookup])
+    with pytest.raises(ReplayError, match="first divergence") as raised:
+        replay(original, [lookup], limits=Limits(max_steps=2))
+    assert raised.value.run is not None and raised.value.run.stop_reason is StopReason.MAX_STEPS
+
+
+def test_replay_of_a_summarized_run_sends_nothing_not_even_the_summaries(server):
+    from agentkit import Thread
+    from agentkit.long_running.compaction import Summarize
+
+    attempts = []
+    summariser = HTTPModel("sim-reasoner", "openai-chat", base_url=server.base_url("openai-chat"), api_key="sim",
+                           on_attempt=attempts.append)
+    strategy, thread = Summarize(summariser, keep_rounds=1), Thread()
+    for q in ("a", "b", "c", "d"):
+        last = run(ScriptedModel([[call("lookup", {"q": q})], f"{q} done"]), q, tools=[lookup], thread=thread,
+                   compact=strategy)
+    assert strategy.calls >= 2 and len(attempts) == strategy.calls
+    attempts.clear()
+    again = replay(load(last.to_json()), [lookup], compact=Summarize(summariser, keep_rounds=1))
+    assert attempts == [] and history_bytes(again) == history_bytes(last)

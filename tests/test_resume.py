@@ -3,6 +3,7 @@ decision per waiting call; in every format against the simulator, the history st
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -145,3 +146,208 @@ def test_pausing_and_approving_gives_the_history_of_approving_at_once(plan, cap)
     assert [m.to_dict() for m in current.messages] == [m.to_dict() for m in at_once.messages]
     assert (current.tool_call_count, current.invalid_calls, current.steps) == (
         at_once.tool_call_count, at_once.invalid_calls, at_once.steps)
+
+
+# -- promises across a pause: money, time, and running once ---------------------------------------------------
+
+PAYMENTS: list[int] = []
+
+
+@tool
+def pay(to: str, amount: int) -> str:
+    """Send money (and remember it was sent)."""
+    PAYMENTS.append(amount)
+    return f"sent {amount} to {to}"
+
+
+def paying_forever():
+    """Pays 100 every turn, 1,000 input and 100 output tokens a call, priced: never answers by itself."""
+    from agentkit import ModelTurn, Usage
+    from agentkit.models import FunctionModel
+
+    def fn(messages, tools, options):
+        step = sum(m.role == "assistant" for m in messages)
+        if options.tool_choice == "none":
+            return ModelTurn(text="stopping", usage=Usage(1000, 100), model="claude-sonnet-4-5")
+        return ModelTurn(tool_calls=(call("pay", {"to": "bob", "amount": 100}, id=f"p{step}"),), stop="tool_calls",
+                         usage=Usage(1000, 100), model="claude-sonnet-4-5")
+    return FunctionModel(fn)
+
+
+def pause_payments(call_, ctx):
+    return Pause() if call_.name == "pay" else True
+
+
+def resumed_at_every_pause(limits, *, between=lambda: None):
+    """Run with a gate that pauses every payment; save, (restart), resume approving it; until the run ends."""
+    model = paying_forever()
+    current = run(model, "pay bob until told", tools=[pay], limits=limits, approve=pause_payments)
+    while current.stop_reason is StopReason.PAUSED:
+        saved = json.loads(current.to_json())
+        between()
+        current = resume(saved, dict.fromkeys(saved["pending"]["waiting"], "approve"), model, tools=[pay],
+                         limits=limits, approve=pause_payments)
+    return current
+
+
+def test_a_cost_budget_counts_what_was_spent_before_each_pause():
+    limits = Limits(max_steps=30, max_cost_usd=0.02)
+    PAYMENTS.clear()
+    at_once = run(paying_forever(), "pay bob until told", tools=[pay], limits=limits)
+    once = list(PAYMENTS)
+    PAYMENTS.clear()
+    paused = resumed_at_every_pause(limits)
+    assert at_once.stop_reason is StopReason.COST_BUDGET and paused.stop_reason is StopReason.COST_BUDGET
+    assert paused.steps == at_once.steps == 5 and PAYMENTS == once == [100] * 4  # $0.0045 a call: over at call 5
+    assert paused.cost().usd == pytest.approx(at_once.cost().usd) and paused.limit == at_once.limit
+
+
+def test_a_time_budget_counts_time_running_not_time_waiting_paused():
+    from agentkit.experiments.long_running import TickingClock
+
+    clock = TickingClock(seconds_per_tool=3.0)
+    limits = Limits(max_steps=30, max_seconds=10, clock=clock)
+    at_once = run(paying_forever(), "pay bob until told", tools=[pay], limits=limits, on_event=clock.tick)
+    clock = TickingClock(seconds_per_tool=3.0)
+    limits = Limits(max_steps=30, max_seconds=10, clock=clock)
+
+    def a_day_passes():
+        clock.now += 86_400.0
+
+    model = paying_forever()
+    current = run(model, "pay bob until told", tools=[pay], limits=limits, approve=pause_payments, on_event=clock.tick)
+    while current.stop_reason is StopReason.PAUSED:
+        saved = json.loads(current.to_json())
+        a_day_passes()
+        current = resume(saved, dict.fromkeys(saved["pending"]["waiting"], "approve"), model, tools=[pay],
+                         limits=limits, approve=pause_payments, on_event=clock.tick)
+    assert at_once.stop_reason is StopReason.TIME_BUDGET and current.stop_reason is StopReason.TIME_BUDGET
+    assert current.steps == at_once.steps and current.tool_runs == at_once.tool_runs == 4
+    assert current.elapsed_seconds == at_once.elapsed_seconds == 12.0  # four tools of 3 s; the days not counted
+
+
+def test_the_same_paused_state_is_resumed_once_and_the_approved_call_runs_once():
+    from agentkit.core.errors import AlreadyResumed
+
+    PAYMENTS.clear()
+    paused = run(paying_forever(), "pay bob", tools=[pay], approve=pause_payments, limits=Limits(max_steps=2))
+    saved = paused.to_json()
+    first = resume(saved, {"p0": "approve"}, paying_forever(), tools=[pay], limits=Limits(max_steps=2))
+    for again in (saved, json.loads(saved), paused):  # the text, its json.loads, the Run: the same pause
+        with pytest.raises(AlreadyResumed, match="resumed already") as refused:
+            resume(again, {"p0": "approve"}, paying_forever(), tools=[pay])
+        assert refused.value.token == paused.pending.token
+    assert PAYMENTS == [100] and first.run_id == paused.run_id
+
+
+def test_racing_resumes_of_one_state_let_exactly_one_through():
+    import threading
+
+    from agentkit.core.errors import AlreadyResumed
+
+    PAYMENTS.clear()
+    saved = run(paying_forever(), "pay bob", tools=[pay], approve=pause_payments).to_json()
+    outcomes, start = [], threading.Barrier(8)
+
+    def attempt():
+        start.wait()
+        try:
+            resume(saved, {"p0": "approve"}, paying_forever(), tools=[pay], limits=Limits(max_steps=2))
+            outcomes.append("resumed")
+        except AlreadyResumed:
+            outcomes.append("refused")
+    threads = [threading.Thread(target=attempt) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["refused"] * 7 + ["resumed"] and PAYMENTS == [100]
+
+
+def test_across_processes_a_shared_file_ledger_refuses_the_second_resume(tmp_path):
+    import subprocess
+    import sys
+
+    from agentkit.core.errors import AlreadyResumed
+    from agentkit.long_running.ledger import FileLedger
+
+    saved = run(paying_forever(), "pay bob", tools=[pay], approve=pause_payments).to_json()
+    (tmp_path / "state.json").write_text(saved)
+    script = (
+        "import json, sys\n"
+        "from agentkit import ScriptedModel, tool\n"
+        "from agentkit.long_running.ledger import FileLedger\n"
+        "from agentkit.long_running.resume import resume\n"
+        "@tool\n"
+        "def pay(to: str, amount: int) -> str:\n"
+        "    '''Send money.'''\n"
+        "    print('PAID', amount)\n"
+        "    return 'sent'\n"
+        "done = resume(open(sys.argv[1]).read(), {'p0': 'approve'}, ScriptedModel(['Paid.']), tools=[pay],\n"
+        "              ledger=FileLedger(sys.argv[2]))\n"
+        "print(done.stop_reason)\n")
+    other = subprocess.run([sys.executable, "-c", script, str(tmp_path / "state.json"), str(tmp_path / "ledger")],
+                           capture_output=True, text=True, timeout=120)
+    assert other.returncode == 0 and "PAID 100" in other.stdout and "final_answer" in other.stdout, other.stderr
+    PAYMENTS.clear()
+    with pytest.raises(AlreadyResumed):
+        resume(saved, {"p0": "approve"}, paying_forever(), tools=[pay], ledger=FileLedger(tmp_path / "ledger"))
+    assert PAYMENTS == []
+    token = json.loads(saved)["pending"]["token"]
+    assert (tmp_path / "ledger" / f"{token}.resumed").stat().st_mode & 0o077 == 0  # the owner's alone
+
+
+def test_a_paused_call_whose_tool_is_gone_or_changed_is_refused_before_anything_runs():
+    from agentkit.core.errors import ResumeError
+
+    @tool
+    def pay_changed(to: str, amount: str, currency: str) -> str:
+        """Send money in a currency."""
+        return "sent"
+
+    changed = dataclasses.replace(pay_changed, name="pay")
+    saved = run(paying_forever(), "pay bob", tools=[pay], approve=pause_payments).to_json()
+    with pytest.raises(ResumeError, match="asks for tool 'pay', which resume was not given"):
+        resume(saved, {"p0": "approve"}, paying_forever(), tools=[lookup])
+    with pytest.raises(ResumeError, match="no longer fits its tool's schema"):
+        resume(saved, {"p0": "approve"}, paying_forever(), tools=[changed])
+    denied = resume(saved, {"p0": "deny"}, ScriptedModel(["ok"]), tools=[lookup])  # a denied call needs no tool
+    assert denied.stop_reason is StopReason.FINAL_ANSWER
+
+
+@pytest.mark.parametrize("decisions", [None, ["approve"], "approve", {"p0": 3}, {"p0": Edit("amount=5")}])
+def test_decisions_of_the_wrong_shape_are_refused_in_one_clear_error(decisions):
+    from agentkit.core.errors import ResumeError
+
+    saved = run(paying_forever(), "pay bob", tools=[pay], approve=pause_payments).to_json()
+    with pytest.raises(ResumeError, match="decision"):
+        resume(saved, decisions, paying_forever(), tools=[pay])
+
+
+def test_a_summarized_run_resumed_with_a_fresh_strategy_is_sent_the_summary_it_was_sent_before():
+    """Summarize's summary is saved with the run (Run.compaction): a fresh Summarize (a new process), whose
+    model would write another summary, sends the saved one, so the resumed cycle keeps its prefix."""
+    from agentkit.long_running.compaction import Summarize
+    from agentkit.models import FunctionModel
+
+    sent = []
+
+    def recording(messages, tools, options):
+        sent.append([m.content for m in messages])
+        if messages[-1].role == "user":  # each question: a lookup and a payment, then an answer
+            return [call("lookup", {"q": messages[-1].content}, id=f"l{len(sent)}"),
+                    call("send_payment", {"to": "bob", "amount": 1}, id=f"p{len(sent)}")]
+        return "ok"
+    thread = Thread()
+    strategy = Summarize(FunctionModel(lambda m, t, o: "the summary written before the pause"), keep_rounds=1)
+    for q in ("one", "two", "three"):
+        run(FunctionModel(recording), q, tools=[lookup, send_payment], thread=thread, compact=strategy)
+    paused = run(FunctionModel(recording), "four", tools=[lookup, send_payment], thread=thread, compact=strategy,
+                 approve=gate)
+    assert paused.stop_reason is StopReason.PAUSED and paused.compaction["summaries"]
+    before = sent[-1]
+    fresh = Summarize(FunctionModel(lambda m, t, o: "ANOTHER SUMMARY"), keep_rounds=1)
+    done = resume(paused.to_json(), dict.fromkeys(paused.pending.waiting, "approve"), FunctionModel(recording),
+                  tools=[lookup, send_payment], compact=fresh)
+    assert done.stop_reason is StopReason.FINAL_ANSWER and fresh.calls == 0
+    assert sent[-1][:len(before)] == before and not any("ANOTHER" in (c or "") for c in sent[-1])

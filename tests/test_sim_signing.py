@@ -1,13 +1,16 @@
 """The simulator signs the reasoning state it issues and refuses what comes back altered, as the real APIs do.
 
 Each reasoning-state string the simulator hands out (an Anthropic thinking `signature` or redacted `data`, a
-Gemini `thoughtSignature`, a Responses `encrypted_content`) is an HMAC, with this process's key, over the
+Gemini `thoughtSignature`, a Responses `encrypted_content`) is an HMAC, with the installation's key
+(`sim.wire.common.signing_key`: AGENTKIT_SIM_SIGNING_KEY, else a key kept in the user's cache), over the
 content it belongs to, the model and the user request it answers (`sim.wire.common.mint_signature`). Here a
 conversation is issued the way the server issues it (client encode -> server decode -> the simulator's model
 -> the codec's reasoning state -> server encode -> client decode), replayed with its tool results, and the
 replay tampered with in every way a learner or a proxy might: flipped, truncated, random, foreign (from
 another conversation), minted over other content, invented. Every tampered replay is refused with that API's
-own words; every untouched one passes.
+own words; every untouched one passes. And because the key outlives the process, a run paused and saved with
+its reasoning state resumes in a fresh process (each format that signs), while a simulator with another key
+refuses the same state.
 """
 
 from __future__ import annotations
@@ -231,3 +234,122 @@ def test_a_whole_run_through_the_server_still_passes(server):
         result = agentkit.run(llm, "Weather in Tokyo and Osaka?", tools=[agentkit.tool(weather, name="get_weather")])
         assert str(result.stop_reason) == "final_answer" and result.steps >= 2, (fmt, result.stop_reason)
         assert any(m.reasoning is not None for m in result.messages), fmt
+
+
+# -- the key outlives the process -------------------------------------------------------------------------------
+
+#: A paused run with signed reasoning state, in every format (and model kind) that signs it.
+SAVED_ACROSS_PROCESSES = {
+    "anthropic": ("claude-sonnet-4-5", {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 2048}),
+    "anthropic:claude-opus-5-5": ("claude-opus-5-5", {"max_tokens": 2048}),
+    "gemini": ("gemini-3-flash-preview", {}),
+    "gemini:gemini-4-argon": ("gemini-4-argon", {}),
+    "openai-responses": ("gpt-6.1-sol", {"reasoning": {"effort": "low"}, "store": False,
+                                         "include": ["reasoning.encrypted_content"]}),
+}
+TOOLS_SOURCE = '''
+import json, sys
+from agentkit import Pause, run, sim, tool
+from agentkit.http import HTTPModel
+@tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return city + ": sunny"
+@tool
+def get_exchange_rate(base: str, quote: str) -> str:
+    """Exchange rate between two ISO 4217 currencies."""
+    return "1 " + base + " = 155.2 " + quote
+TOOLS = [get_weather, get_exchange_rate]
+'''
+#: Run in a fresh process: resume each saved state given (format, model, extra_body, path) on its own simulator.
+RESUME = TOOLS_SOURCE + '''
+from agentkit.long_running.resume import resume
+with sim.serve() as server:
+    for fmt, name, extra, path in json.loads(sys.argv[1]):
+        model = HTTPModel(name, fmt, base_url=server.base_url(fmt), api_key="k", extra_body=extra, max_retries=0)
+        saved = open(path).read()
+        try:
+            done = resume(saved, dict.fromkeys(json.loads(saved)["pending"]["waiting"], "approve"), model, tools=TOOLS)
+            print(path, "RESUMED", done.stop_reason)
+        except Exception as error:
+            cause = error.__cause__ or error
+            print(path, "REFUSED", type(cause).__name__, " ".join(str(cause).split())[:300])
+'''
+#: Run in a fresh process: pause one run and save it (for the cache-folder tests, whose key is the process's).
+PAUSE = TOOLS_SOURCE + '''
+with sim.serve() as server:
+    model = HTTPModel("claude-sonnet-4-5", "anthropic", base_url=server.base_url("anthropic"), api_key="k",
+                      extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 2048})
+    paused = run(model, "東京の天気と、1ドル何円か教えて", tools=TOOLS,
+                 approve=lambda c, ctx: Pause() if c.name == "get_exchange_rate" else True)
+    open(sys.argv[1], "w").write(paused.to_json())
+    print("PAUSED", paused.stop_reason)
+'''
+
+
+def fresh_process(source: str, argument: str, **env: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", source, argument], capture_output=True, text=True, timeout=180,
+                          env={**os.environ, **env})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return (done.stdout.strip() + "\n" + done.stderr.strip()).strip()
+
+
+def test_a_paused_run_resumes_in_a_fresh_process_in_every_format_and_another_key_refuses_it(server, tmp_path):
+    """Paused here (this process's simulator, this installation's key), resumed in a fresh process: the same key
+    (the user's cache, or AGENTKIT_SIM_SIGNING_KEY if set) accepts the state; a simulator with another key refuses
+    it in the provider's words."""
+    from agentkit import Pause, run
+    from agentkit.http import HTTPModel
+
+    exec(TOOLS_SOURCE, scope := {})
+    jobs = []
+    for label, (name, extra) in SAVED_ACROSS_PROCESSES.items():
+        fmt = label.split(":")[0]
+        model = HTTPModel(name, fmt, base_url=server.base_url(fmt), api_key="k", extra_body=extra, max_retries=0)
+        paused = run(model, "東京の天気と、1ドル何円か教えて", tools=scope["TOOLS"],
+                     approve=lambda c, ctx: Pause() if c.name == "get_exchange_rate" else True)
+        assert paused.stop_reason == "paused" and paused.pending.turn.reasoning is not None, (label, paused.summary())
+        path = tmp_path / f"{label.replace(':', '_')}.json"
+        path.write_text(paused.to_json())
+        jobs.append([fmt, name, extra, str(path)])
+    resumed = fresh_process(RESUME, json.dumps(jobs)).splitlines()
+    assert len(resumed) == len(jobs) and all(" RESUMED final_answer" in line for line in resumed), resumed
+    refused = [line for line in fresh_process(RESUME, json.dumps(jobs), AGENTKIT_SIM_SIGNING_KEY="cd" * 32).splitlines()
+               if " REFUSED " in line or " RESUMED " in line]
+    assert len(refused) == len(jobs) and all(" REFUSED " in line for line in refused), refused
+    for words in ("Invalid `signature`", "Corrupted thought signature", "could not be verified"):
+        assert any(words in line for line in refused), (words, refused)
+
+
+def test_without_a_key_set_the_key_kept_in_the_users_cache_is_shared_by_processes(tmp_path):
+    cache, state = tmp_path / "cache", tmp_path / "state.json"
+    assert "PAUSED paused" in fresh_process(PAUSE, str(state), AGENTKIT_CACHE=str(cache), AGENTKIT_SIM_SIGNING_KEY="")
+    key_file = cache / "sim-signing-key"
+    assert key_file.stat().st_mode & 0o777 == 0o600 and len(bytes.fromhex(key_file.read_text())) == 32
+    job = [["anthropic", "claude-sonnet-4-5", {"thinking": {"type": "enabled", "budget_tokens": 1024},
+                                               "max_tokens": 2048}, str(state)]]
+    again = fresh_process(RESUME, json.dumps(job), AGENTKIT_CACHE=str(cache), AGENTKIT_SIM_SIGNING_KEY="")
+    assert " RESUMED final_answer" in again, again
+
+
+def test_an_unwritable_cache_falls_back_to_a_key_of_the_process_with_a_one_line_warning(tmp_path):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder would be")
+    out = fresh_process(PAUSE, str(tmp_path / "state.json"), AGENTKIT_CACHE=str(blocked), AGENTKIT_SIM_SIGNING_KEY="")
+    warnings = [line for line in out.splitlines() if "signing key" in line]
+    assert "PAUSED paused" in out and len(warnings) == 1 and "AGENTKIT_SIM_SIGNING_KEY" in warnings[0], out
+
+
+def test_a_signing_key_that_is_not_hex_stops_the_simulator_with_one_clear_line():
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "from agentkit import sim\nwith sim.serve(): pass"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "AGENTKIT_SIM_SIGNING_KEY": "not hex"})
+    assert done.returncode != 0 and "AGENTKIT_SIM_SIGNING_KEY is not hex" in done.stderr

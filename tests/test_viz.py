@@ -214,3 +214,15 @@ def test_calls_per_step_stacks_each_model_calls_results():
     # step 1: one call ran, one was refused, stacked on one bar; step 2 asked for nothing
     assert len(drawn) == 2 and drawn[0].get_x() == drawn[1].get_x() and sorted(p.get_y() for p in drawn) == [0, 1]
     assert any(t.get_text() == "answer" for t in ax.texts) and any("final_answer" in t.get_text() for t in ax.texts)
+
+
+def test_defence_rates_draw_two_bars_per_row_labelled_in_percent_in_the_rates_colours():
+    fig = viz.defence_rates({"none": {"attack success": 1.0, "task success": 0.5},
+                             "fence": {"attack success": 0.0, "task success": 1.0}}, title="t")
+    (ax,) = fig.axes
+    widths = [p.get_width() for p in ax.patches]
+    assert widths == [100, 0, 50, 100]  # attack success of each row, then task success of each row
+    assert [to_hex(p.get_facecolor()) for p in ax.patches] == [viz.RATE_COLOURS["attack success"].lower()] * 2 + \
+        [viz.RATE_COLOURS["task success"].lower()] * 2
+    assert [t.get_text() for t in ax.texts] == ["100%", "0%", "50%", "100%"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["none", "fence"]

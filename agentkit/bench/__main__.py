@@ -39,7 +39,24 @@ class UsageProblem(Exception):
     """Something the user must fix in the command or the setup (exit 2)."""
 
 
+INTERRUPTED = "agentkit.bench: interrupted; finished cases are kept: run the same command again to resume"
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The command line; Ctrl-C at any point, from its first instant, is one line and exit code 130."""
+    try:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():  # Ctrl-C is a KeyboardInterrupt again (the
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # kit's import had it exit at once)
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -67,10 +84,6 @@ def main(argv: list[str] | None = None) -> int:
     except (BenchAborted, FetchError) as exc:
         print(f"agentkit.bench: stopped: {_one_line(exc)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("agentkit.bench: interrupted; finished cases are kept: run the same command again to resume",
-              file=sys.stderr)
-        return 130
 
 
 def _one_line(exc: BaseException) -> str:
@@ -113,6 +126,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-retries", type=whole(0), default=2, help="HTTPModel retries per model call")
     run.add_argument("--timeout", type=seconds, default=60.0, help="seconds per HTTP attempt (default 60)")
     run.add_argument("--stream", action="store_true", help="ask for streamed answers")
+    run.add_argument("--temperature", type=_temperature, default=0.001,
+                     help="sent with every request (default 0.001, BFCL's own; 'none' sends none: the provider's "
+                          "default); recorded in the results file")
     run.add_argument("--sim-latency-ms", type=whole(0, MAX_DELAY_MS),
                      help="sim only: every answer this many ms late")
     run.add_argument("--price-in", type=price, help="USD per million input tokens (adds cost to the report)")
@@ -225,7 +241,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageProblem(f"the results file {out} is a folder: move it away, or choose another --label or --out")
     # Before anything starts: a file holding another run's results is refused now, not after the set-up.
     check_resume(out, cases, label=label, provider=fmt, stream=args.stream, seed=args.seed,
-                 config=_run_config(args, provider, args.base_url, model_name))
+                 config=_run_config(args, provider, args.base_url, model_name), generation=_generation(args))
 
     with contextlib.ExitStack() as stack:
         base_url = args.base_url
@@ -245,7 +261,7 @@ def _run(args: argparse.Namespace) -> int:
             api_key = "replay"  # any key: requests are answered from the cassette, and keys were never stored
 
         make_model = HTTPModels(model_name, fmt, base_url=base_url, api_key=api_key, max_retries=args.max_retries,
-                                timeout=args.timeout)  # one model per worker and trial: see run_benchmark
+                                timeout=args.timeout, send_case=provider == "sim")  # one per worker and trial
         try:
             first = make_model(args.seed)  # fails now, not in every worker, when the key is missing
         except AuthenticationError:
@@ -269,7 +285,7 @@ def _run(args: argparse.Namespace) -> int:
             cases, make_model=make_model, out=out, label=label, provider=fmt, trials=args.trials,
             concurrency=args.concurrency, seed=args.seed, rate=rate, stream=args.stream,
             progress=not args.no_progress, replayed=bool(args.replay), secrets=secrets,
-            config=_run_config(args, provider, base_url, model_name)))
+            config=_run_config(args, provider, base_url, model_name), generation=_generation(args)))
     print(f"{summary.done} run, {summary.skipped} already done, {summary.passed} passed this time, "
           f"{summary.errors} not scored (failed model calls); results in {out}", file=sys.stderr)
     from .report import Report
@@ -320,6 +336,17 @@ def _has_key(fmt: str) -> bool:
     return any(os.environ.get(v) for v in _codec(fmt).API_KEY_ENVS)
 
 
+def _temperature(text: str) -> float | None:
+    from ..cli import number
+
+    return None if text.strip().lower() == "none" else number(0.0)(text)
+
+
+def _generation(args: argparse.Namespace) -> dict:
+    """The generation settings the command sends with every request (BFCL's temperature unless told)."""
+    return {} if args.temperature is None else {"temperature": args.temperature}
+
+
 def _shard(text: str) -> tuple[int, int]:
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
     if not match or not 1 <= int(match[1]) <= int(match[2]):
@@ -345,9 +372,11 @@ def _report(args: argparse.Namespace) -> int:
     from .report import Report
 
     report = Report.load(*args.paths, prices=_price(args))
+    if not report.records:  # one line, not a warning for each line of a file that is not a results file
+        skipped = f" ({len(report.warnings)} line(s) that are not results records)" if report.warnings else ""
+        raise UsageProblem(f"no results in {', '.join(args.paths)}{skipped}: give results files written by "
+                           "`python -m agentkit.bench run` (or their folders)")
     _warn(report.warnings)
-    if not report.records:
-        raise UsageProblem(f"no results in {', '.join(args.paths)}")
     text = report.to_json() + "\n" if args.json else report.to_csv() if args.csv else report.to_markdown()
     sys.stdout.write(text)
     if args.charts:

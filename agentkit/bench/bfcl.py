@@ -34,7 +34,14 @@ schema, which BFCL's OpenAI-style handlers send as an extra key of the function 
 description, as BFCL does). No single-turn doc has one.
 
 Scoring works on the *original* docs (`scoring.check_calls`) and expects the spelling the model was
-sent (underscores), as BFCL does for every function-calling model.
+sent (underscores), as BFCL does for every function-calling model. A call's arguments are judged as the
+model sent them (`arguments_as_sent`): the object when the text is one to `json.loads`, as BFCL's decoding
+reads it, else the text itself — so blank text ("" for a call without arguments) fails to decode, as in
+BFCL, where the loop's own gate reads it as {} and runs the call.
+
+The generation settings are BFCL's too (`GENERATION`: its `--temperature` default, 0.001, which every
+function-calling handler sends as the request's temperature): the runner sends them unless told otherwise
+and records them in the results file's run line (`python -m agentkit.bench run --temperature`).
 
 The data comes from the `bfcl-eval` wheel on the package index (`pip download --no-deps`, never
 installed: its dependencies pull in torch), checked against a pinned SHA-256. The data files of the
@@ -68,7 +75,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.tools import Tool
-from ..core.types import Message, ToolSpec
+from ..core.types import Message, ModelOptions, ToolCall, ToolSpec
 
 PACKAGE = "bfcl-eval"
 VERSION = "2026.3.23"
@@ -105,6 +112,8 @@ STYLES = {"openai-chat": "openai-completions", "openrouter": "openai-completions
           "openai-responses": "openai-responses", "anthropic": "claude", "gemini": "google"}
 DEFAULT_STYLE = "openai-completions"
 _PROVIDER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: BFCL's generation settings (bfcl_eval/__main__.py: `--temperature`, default 0.001), as ModelOptions fields.
+GENERATION = {"temperature": 0.001}
 
 
 class DataNotFetched(FileNotFoundError):
@@ -152,10 +161,11 @@ def _not_executed(**arguments: Any) -> Any:
 # -- where the data lives ---------------------------------------------------------------------------------
 
 def cache_dir() -> Path:
-    """AGENTKIT_CACHE, else $XDG_CACHE_HOME/agentkit, else ~/.cache/agentkit — plus bfcl-<version>."""
-    root = os.environ.get("AGENTKIT_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "agentkit")
-    return Path(root).expanduser() / f"bfcl-{VERSION}"
+    """The kit's cache (`agentkit.cache.cache_root`: AGENTKIT_CACHE, else $XDG_CACHE_HOME/agentkit, else
+    ~/.cache/agentkit) plus bfcl-<version>."""
+    from ..cache import cache_root
+
+    return cache_root() / f"bfcl-{VERSION}"
 
 
 def is_fetched(where: Path | None = None) -> bool:
@@ -436,3 +446,55 @@ def original_names(functions: Any) -> dict[str, str]:
             raise ValueError(f"{names[converted]!r} and {f['name']!r} both become {converted!r}")
         names[converted] = f["name"]
     return names
+
+
+# -- what BFCL reads of a call, and what it sends with every request -----------------------------------------
+
+def arguments_as_sent(call: ToolCall) -> Any:
+    """A call's arguments as BFCL's decoding reads them: the object when the model sent one (or text that
+    `json.loads` reads as one), else the text as it was sent (blank text, a cut object, a JSON list ...)."""
+    raw = call.raw_arguments
+    if not isinstance(raw, str):
+        return raw
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw
+    return value if isinstance(value, dict) else raw
+
+
+class Generating:
+    """A model whose every call carries `settings` (ModelOptions fields, e.g. BFCL's GENERATION); every other
+    attribute is the wrapped model's.
+
+        model = Generating(HTTPModel("gpt-4.1-mini"), GENERATION)   # each request: "temperature": 0.001
+    """
+
+    def __init__(self, inner: Any, settings: dict):
+        unknown = set(settings) - set(ModelOptions.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"generation settings {sorted(unknown)}: use ModelOptions fields (temperature, ...)")
+        self.inner, self.settings = inner, dict(settings)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _options(self, options: Any) -> ModelOptions:
+        from dataclasses import replace
+
+        return replace(options or ModelOptions(), **self.settings)
+
+    def complete(self, messages: Any, tools: Any, options: Any = None) -> Any:
+        return self.inner.complete(messages, tools, self._options(options))
+
+    async def acomplete(self, messages: Any, tools: Any, options: Any = None) -> Any:
+        if hasattr(self.inner, "acomplete"):
+            return await self.inner.acomplete(messages, tools, self._options(options))
+        import asyncio
+
+        return await asyncio.to_thread(self.inner.complete, messages, tools, self._options(options))
+
+
+def generating(model: Any, settings: dict | None) -> Any:
+    """`model` with `settings` on every call (the model itself when there are none)."""
+    return Generating(model, settings) if settings else model

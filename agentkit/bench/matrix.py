@@ -116,13 +116,15 @@ async def run_matrix(cases: Sequence[Any], model: str, *, formats: Sequence[str]
                      faults: Sequence[tuple[str, str | None]], out: str | os.PathLike | None = None,
                      base_url: str | None = None, api_key: str | None = None, trials: int = 1, seed: int = 0,
                      concurrency: int = 8, stream: bool = False, max_retries: int = 2, backoff: float = 0.5,
-                     timeout: float = 60.0, progress: bool | dict = False, simulator: bool | None = None) -> list[dict]:
+                     timeout: float = 60.0, progress: bool | dict = False, simulator: bool | None = None,
+                     generation: dict | None = None) -> list[dict]:
     """Run every cell; return all records (those already in `out` too). See the module docstring.
 
     simulator=True (the default when neither base_url nor a provider key is meant): an embedded simulator
     that knows `cases` (model "oracle" answers them; other names are the simulator's models). Otherwise
     `base_url` is a server's root that speaks the formats at their documented paths (Ollama, a gateway),
     or None: each format's own provider host with its key variable; faults then go through a fault proxy.
+    `generation` is sent with every request (default: BFCL's, `bfcl.GENERATION`).
     """
     import contextlib
 
@@ -178,10 +180,10 @@ async def run_matrix(cases: Sequence[Any], model: str, *, formats: Sequence[str]
 
                     headers = {"x-sim-fault": cell.header} if cell.header else None
                     make_model = HTTPModels(model, cell.format, base_url=url, api_key=key, max_retries=max_retries,
-                                            backoff=backoff, timeout=timeout, headers=headers)
+                                            backoff=backoff, timeout=timeout, headers=headers, send_case=simulator)
                     await run_benchmark(todo, make_model=make_model, label=label, provider=cell.format, trials=1,
                                         concurrency=concurrency, seed=seed + trial, stream=stream,
-                                        progress=progress, on_record=keep)
+                                        progress=progress, on_record=keep, generation=generation)
         finally:
             if writer is not None:
                 writer.close()
@@ -323,6 +325,7 @@ def run_from_args(args: Any, provider: str) -> int:
         cases, model, formats=formats, faults=faults, out=out, base_url=args.base_url,
         api_key="sim-key" if provider == "sim" else None, simulator=provider == "sim", trials=args.trials,
         seed=args.seed, concurrency=args.concurrency, stream=args.stream, max_retries=args.max_retries,
-        timeout=args.timeout, progress=not args.no_progress))
+        timeout=args.timeout, progress=not args.no_progress,
+        generation={} if args.temperature is None else {"temperature": args.temperature}))
     print("\n".join(markdown(records)))
     return 0

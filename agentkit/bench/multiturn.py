@@ -15,8 +15,11 @@ against the case's own instances.
 How a case is played, as BFCL's generation (`base_handler.inference_multi_turn_FC`) plays it:
   - the user turns in order, in one conversation (an agentkit Thread); each turn is one `arun`;
   - within a turn the loop runs until the model answers without a tool call, at most BFCL's step cap
-    (MAXIMUM_STEP_LIMIT = 20 steps with calls, so 21 model calls): a turn that reaches it ends the
-    whole case, which then fails (BFCL: "force_terminated");
+    (MAXIMUM_STEP_LIMIT = 20 steps with calls, so 21 model calls): a turn that reaches it is the last one
+    played, and it is kept, as BFCL appends the capped turn; the case fails only when turns are left
+    unplayed (BFCL: "force_terminated"), so a cap reached in the last turn is judged like any turn;
+  - every request carries BFCL's generation settings (`bfcl.GENERATION`, temperature 0.001) unless the
+    caller gives others (`generation=`; the runner passes the run's own);
   - a `miss_func` case's held-back functions join the tool list at the turn BFCL names, whose user
     message is BFCL's "I have updated some more functions you can choose from. What about now?";
   - `long_context` cases load the back-ends' large states (BFCL's long_context flag);
@@ -29,7 +32,7 @@ after every turn whose ground truth has calls:
   wrong_state     a back-end's public attributes differ from the ground truth's     (instance_state_mismatch)
   missing_result  a result of the ground truth's calls this turn is not among the   (execution_response_mismatch)
                   results of the model's calls so far (as a multiset, any order)
-  step_cap        a turn reached the step cap                                       (force_terminated)
+  step_cap        a turn before the last reached the step cap: turns left unplayed  (force_terminated)
   provider_error  a model call failed                                               (inference error)
 A turn whose ground truth is empty (miss_func and miss_param turns, where the right move is to ask)
 is not judged by BFCL 2026.3.23: its checker imports `multi_turn_irrelevance_checker` but never calls
@@ -41,8 +44,11 @@ the model reads each result in agentkit's envelope ({"toolCallId", "name", "ok",
 result inside (a dict result as the object, other results as BFCL's text), not BFCL's bare text; a
 call the gates refuse (unknown tool, arguments not matching the schema) is answered with an error
 envelope and never reaches the back-end, where BFCL would run it and answer with Python's error text;
-a step whose arguments are not JSON is answered the same way, where BFCL's harness ends the turn.
-Scoring re-executes every call, refused or not, as BFCL's does.
+a step whose arguments are not JSON is answered the same way, where BFCL's harness ends the turn; blank
+argument text is read as {} by the gates and runs. The trajectory stores each call's arguments as BFCL's
+decoding reads them (`bfcl.arguments_as_sent`: the object, or the text when it is not a JSON object), so
+scoring re-executes every call BFCL would (refused or not) and drops the steps BFCL drops (blank text
+included: `json.loads("")` fails there), and a stored trajectory can be scored again as it was sent.
 `excluded_function` (present in 18 cases' data) is not read by BFCL's code, so it is not read here.
 
 Left out on purpose: BFCL's prompt-mode handlers, memory and web-search back-ends, and Anthropic's
@@ -67,8 +73,8 @@ from ..core.runs import Run, StopReason, Thread
 from ..core.policies import Limits
 from ..core.tools import Tool, ToolContext
 from ..core.types import Message, Usage
-from ..providers.common import stable_id
 from . import bfcl
+from .oracle import CURRENT_CASE, turn_key
 from .scoring import Verdict
 
 CATEGORIES = bfcl.MULTI_TURN_CATEGORIES
@@ -291,10 +297,21 @@ class MultiTurnRun(Run):
     trajectory: dict = field(default_factory=dict)
 
 
-async def play(case: MultiTurnCase, model: Any, *, format: str | None = None, stream: bool = False) -> MultiTurnRun:
-    """Play every turn of `case` through `agentkit.arun`; raises ModelCallError (carrying the partial run)
-    when a model call fails after HTTPModel's retries."""
+async def play(case: MultiTurnCase, model: Any, *, format: str | None = None, stream: bool = False,
+               generation: dict | None = bfcl.GENERATION) -> MultiTurnRun:
+    """Play every turn of `case` through `agentkit.arun`, each request with `generation` (BFCL's settings by
+    default; None: the model's own); raises ModelCallError (carrying the partial run) when a model call fails
+    after HTTPModel's retries."""
     format = format or getattr(model, "format", None)
+    model = bfcl.generating(model, generation)
+    token = CURRENT_CASE.set(case.id)  # an oracle answers by case (two categories share questions)
+    try:
+        return await _play(case, model, format, stream)
+    finally:
+        CURRENT_CASE.reset(token)
+
+
+async def _play(case: MultiTurnCase, model: Any, format: str | None, stream: bool) -> MultiTurnRun:
     backends = Backends(case)
     thread = Thread(state={"bfcl_backends": backends})
     whole = MultiTurnRun(messages=[])
@@ -329,13 +346,13 @@ def _add_turn(whole: MultiTurnRun, turns: list, run: Run) -> None:
 
 
 def steps_of(messages: list[Message]) -> list[dict]:
-    """One turn's steps: each model answer's calls ([name, arguments or their raw text]) and the results the
-    model read, in order."""
+    """One turn's steps: each model answer's calls ([name, arguments as BFCL reads them: the object, else the
+    text as sent]) and the results the model read, in order."""
     steps: list[dict] = []
     for message in messages:
         if message.role == "assistant":
-            steps.append({"calls": [[c.name, c.arguments if c.arguments is not None else c.raw_arguments]
-                                    for c in message.tool_calls], "results": [], "text": message.content})
+            steps.append({"calls": [[c.name, bfcl.arguments_as_sent(c)] for c in message.tool_calls],
+                          "results": [], "text": message.content})
         elif message.role == "tool" and steps:
             steps[-1]["results"].append(message.content)
     return steps
@@ -406,10 +423,11 @@ def score(case: MultiTurnCase, trajectory: dict, *, irrelevance: bool = False) -
     """BFCL's multi-turn verdict on a stored trajectory (see the module docstring for the labels)."""
     if trajectory.get("error"):
         return Verdict.failed("provider_error", "a model call failed; the case did not finish", rules="bfcl")
-    if trajectory.get("step_cap") or len(trajectory["turns"]) != len(case.ground_truth):
-        turn = len(trajectory["turns"]) - 1
+    if len(trajectory["turns"]) != len(case.ground_truth):  # BFCL: force_terminated (a cap in the last turn
+        turn = len(trajectory["turns"]) - 1                     # is judged like any other turn, below)
         return Verdict.failed("step_cap", f"turn {turn} reached BFCL's cap of {MAXIMUM_STEP_LIMIT} steps with "
-                                          "calls; the case was forced to quit", rules="bfcl")
+                                          f"calls; the case was forced to quit with {len(case.ground_truth) - turn - 1}"
+                                          " turn(s) unplayed", rules="bfcl")
     model, truth = Backends(case), Backends(case)
     model_results: list[str] = []
     for turn, expected in enumerate(case.ground_truth):
@@ -453,12 +471,3 @@ def irrelevance_calls(case: MultiTurnCase, trajectory: dict) -> int:
     """Calls the model made in turns whose ground truth has none (BFCL 2026.3.23 does not judge them)."""
     return sum(len(step) for turn, expected in enumerate(case.ground_truth) if not expected
                and turn < len(trajectory["turns"]) for step in decoded_steps(trajectory["turns"][turn]))
-
-
-def turn_key(user_contents: list[str], tool_names: list[str]) -> str:
-    """What identifies a turn of a case to the oracle: every user message so far and the tools offered now."""
-    return stable_id("bfcl-multi-turn", list(user_contents), sorted(tool_names))
-
-
-def request_turn_key(messages: Any, tools: Any) -> str:
-    return turn_key([m.content or "" for m in messages if m.role == "user"], [t.name for t in tools])

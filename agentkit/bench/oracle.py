@@ -23,11 +23,23 @@ it knows the turn by every user message so far and the tools offered now. Cases 
 multi-turn categories share questions with different answers (base and long_context, e.g.), so
 run one category per oracle; within a category there are no conflicts (the tests check it).
 
-It finds the case by the conversation and the offered tools, so it needs no side channel: what it
-sees is exactly what a real model sees. BFCL has three pairs of identical requests with opposite
-answers (e.g. live_simple_29-7-2 wants a call, live_irrelevance_118-7-8 wants none); a function of
-the request can satisfy only one of each, so the oracle keeps the first it was given and lists the
-other in `conflicts`. Per category there are none.
+It finds the case by the case's id when the caller says which case it plays — `CURRENT_CASE`, which
+the runner and `multiturn.play` set, reaches it in the request's `x-agentkit-case` header over HTTP
+(`HTTPModels(..., send_case=True)`, as `python -m agentkit.bench run --provider sim` does) or directly
+in process (`OracleModel`) — so several categories in one run each get their own answers (base and
+long_context ask the same questions with other answers). Without the id it finds the case by the
+conversation and the offered tools, exactly what a real model sees; then identical requests with
+different answers cannot both be answered: BFCL has three such pairs across single-turn categories (e.g.
+live_simple_29-7-2 wants a call, live_irrelevance_118-7-8 wants none) and the multi-turn categories
+share questions, so the oracle keeps the first it was given and lists the other in `conflicts` (it
+cannot answer those by the request alone). Per category there are none.
+
+`oracle-flawed-SEED` is the oracle with seeded, labelled mistakes, so a comparison on the simulator has
+something to compare: in each user turn (or single-turn case) with expected calls it makes, with chance
+FLAW_RATE, one of FLAWS — `wrong_argument` (the first call's first argument changed), `extra_call` (the
+first call sent twice) or `early_stop` (no call: an answer) — decided by a hash of the seed, the case and
+the turn. `planned_flaws(case, seed)` says which, per turn, before the run: the labels to compare the
+verdicts with.
 
 Left out on purpose: "understanding" anything. The oracle looks answers up; it is a test instrument.
 """
@@ -35,6 +47,7 @@ Left out on purpose: "understanding" anything. The oracle looks answers up; it i
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any, Callable, Iterable
 
 from ..core.types import ModelTurn, ToolCall, Usage
@@ -43,7 +56,58 @@ from ..sim.wire.common import ChatRequest
 from .bfcl import BFCLCase, provider_name
 
 ORACLE_MODEL = "oracle"
+FLAWED_PREFIX = "oracle-flawed-"
 IRRELEVANT_ANSWER = "None of the functions I was given can do this, so I will not call any."
+#: The case being played (its id), set by the runner and multiturn.play for the oracle to answer by.
+CURRENT_CASE: ContextVar[str | None] = ContextVar("agentkit_bench_case", default=None)
+#: What oracle-flawed-SEED gets wrong, and how often (per user turn with expected calls).
+FLAWS = ("wrong_argument", "extra_call", "early_stop")
+FLAW_RATE = 0.2
+
+
+def flaw_for(seed: Any, case_id: str, turn: int) -> str | None:
+    """The mistake oracle-flawed-`seed` makes in `turn` of case `case_id` (None: it answers right)."""
+    roll = int(stable_id("oracle-flawed", str(seed), case_id, turn, length=8), 16)
+    return FLAWS[(roll // 100) % len(FLAWS)] if roll % 100 < FLAW_RATE * 100 else None
+
+
+def planned_flaws(case: Any, seed: Any) -> dict[int, str]:
+    """{turn: mistake} for a case (a BFCL multi-turn case, a single-turn one: turn 0), turns with expected
+    calls only: the labels of what oracle-flawed-`seed` will do, to compare the verdicts with."""
+    source = getattr(case, "source", case)
+    truths = getattr(source, "ground_truth", None) or ()
+    turns = range(len(truths)) if hasattr(source, "oracle_turns") else [0] if truths else []
+    planned = {t: flaw_for(seed, source.id, t) for t in turns
+               if not hasattr(source, "oracle_turns") or source.ground_truth[t]}
+    return {t: kind for t, kind in planned.items() if kind}
+
+
+def with_flaw(kind: str | None, calls: list[tuple[str, dict]]) -> tuple[list[tuple[str, dict]], str | None]:
+    """The calls (and answer text) a flawed oracle sends in place of `calls`."""
+    if not calls or kind is None:
+        return calls, None
+    if kind == "early_stop":
+        return [], "Done."
+    name, arguments = calls[0]
+    if kind == "wrong_argument" and arguments:
+        key = next(iter(arguments))
+        return [(name, {**arguments, key: _changed(arguments[key])}), *calls[1:]], None
+    return [calls[0], *calls], None  # extra_call (also a wrong argument where there is no argument)
+
+
+def _changed(value: Any) -> Any:
+    """Another value of the same JSON type (so the gates still let the call through)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + "_x" if value else "x"
+    if isinstance(value, list):
+        return value[:-1] if value else [None]
+    if isinstance(value, dict):
+        return {}
+    return value
 
 
 def case_key(messages: Iterable[Any], tools: Iterable[Any]) -> str:
@@ -57,6 +121,15 @@ def case_key(messages: Iterable[Any], tools: Iterable[Any]) -> str:
     while before and before[-1][0] == "assistant":  # the oracle's own earlier answers are not the case
         before.pop()
     return stable_id(before, sorted((t.name, t.description) for t in tools))
+
+
+def turn_key(user_contents: list[str], tool_names: list[str]) -> str:
+    """What identifies a turn of a case to the oracle: every user message so far and the tools offered now."""
+    return stable_id("bfcl-multi-turn", list(user_contents), sorted(tool_names))
+
+
+def request_turn_key(messages: Any, tools: Any) -> str:
+    return turn_key([m.content or "" for m in messages if m.role == "user"], [t.name for t in tools])
 
 
 def first_acceptable(values: list) -> tuple[bool, Any]:
@@ -115,7 +188,8 @@ class Oracle:
         self.name = name
         self._fallback = fallback
         self._answers: dict[str, tuple[str, Any]] = {}
-        self._turns: dict[str, tuple[str, list]] = {}  # BFCL multi-turn: one user turn -> its calls
+        self._turns: dict[str, tuple[str, list, int]] = {}  # BFCL multi-turn: one user turn -> (case, calls, turn)
+        self._by_case: dict[str, Any] = {}  # case id -> {turn key: (case, calls, turn)}, or its script
         self.conflicts: list[tuple[str, str]] = []  # (kept, ignored): identical requests, different answers
         self.add(cases)
 
@@ -125,16 +199,19 @@ class Oracle:
             if hasattr(case, "start"):  # a suites.Case: the suite's own case is its source
                 case = case.source
             if hasattr(case, "oracle_turns"):  # a multiturn.MultiTurnCase
-                for key, calls in case.oracle_turns().items():
+                own = self._by_case.setdefault(case.id, {})
+                for turn, (key, calls) in enumerate(case.oracle_turns().items()):
                     if key in self._turns and self._turns[key][1] != calls:
                         self.conflicts.append((self._turns[key][0], case.id))
-                    self._turns.setdefault(key, (case.id, calls))
+                    self._turns.setdefault(key, (case.id, calls, turn))
+                    own[key] = (case.id, calls, turn)
                 continue
             if isinstance(case, BFCLCase):
                 key = case_key(case.messages, case.tools)  # the Tools the runner offers, built once
                 script: Any = bfcl_answer(case)
             else:
                 key, script = case.oracle_key(), case
+            self._by_case[case.id] = (case.id, script)
             if key in self._answers:
                 if self._answers[key][1] != script:
                     self.conflicts.append((self._answers[key][0], case.id))
@@ -142,27 +219,36 @@ class Oracle:
             self._answers[key] = (case.id, script)
 
     def respond(self, request: ChatRequest) -> ModelTurn:
-        if request.model.rsplit("/", 1)[-1] != self.name:
+        name = request.model.rsplit("/", 1)[-1]
+        flawed = name[len(FLAWED_PREFIX):] if name.startswith(FLAWED_PREFIX) else None
+        if name != self.name and flawed is None:
             if self._fallback is None:
                 from ..sim.behaviours import respond as sim_respond
 
                 self._fallback = sim_respond
             return self._fallback(request)
-        if self._turns:
-            from .multiturn import request_turn_key
-
-            turn = self._turns.get(request_turn_key(request.messages, request.tools))
+        case = request.extras.get("case") or CURRENT_CASE.get()
+        own = self._by_case.get(case) if case else None
+        turns = own if isinstance(own, dict) else None if own is not None else self._turns
+        if turns:
+            turn = turns.get(request_turn_key(request.messages, request.tools))
             if turn is not None:  # the turn's calls in its first step, then an answer
-                calls = turn[1] if _steps_since_user(request.messages) == 0 else []
+                if _steps_since_user(request.messages) != 0:
+                    return self._turn(request, [], "Done.")
+                calls, _ = with_flaw(flaw_for(flawed, turn[0], turn[2]) if flawed is not None else None, turn[1])
                 return self._turn(request, calls, None if calls else "Done.")
-        key = case_key(request.messages, request.tools)
-        if key not in self._answers:
-            return self._turn(request, [], "I do not know this case.")
-        script = self._answers[key][1]
+        if isinstance(own, tuple):
+            case_id, script = own
+        else:
+            key = case_key(request.messages, request.tools)
+            if key not in self._answers:
+                return self._turn(request, [], "I do not know this case.")
+            case_id, script = self._answers[key]
         if isinstance(script, list):  # a BFCL case: everything in the first turn, then a short answer
-            turn = sum(1 for m in request.messages if m.role == "assistant" and m.tool_calls)
-            if turn == 0 and script:
-                return self._turn(request, script, None)
+            turn_number = sum(1 for m in request.messages if m.role == "assistant" and m.tool_calls)
+            if turn_number == 0 and script:
+                calls, text = with_flaw(flaw_for(flawed, case_id, 0) if flawed is not None else None, script)
+                return self._turn(request, calls, None if calls else text)
             return self._turn(request, [], IRRELEVANT_ANSWER if not script else "Done.")
         step = _steps_since_user(request.messages)
         calls, text = script.oracle_step(step)
@@ -192,7 +278,9 @@ class OracleModel:
         self.model = model
 
     def complete(self, messages: Any, tools: Any, options: Any) -> ModelTurn:
-        return self.oracle.respond(ChatRequest(self.model, tuple(messages), tuple(tools), options))
+        case = CURRENT_CASE.get()
+        return self.oracle.respond(ChatRequest(self.model, tuple(messages), tuple(tools), options,
+                                               extras={"case": case} if case else {}))
 
     async def acomplete(self, messages: Any, tools: Any, options: Any) -> ModelTurn:
         return self.complete(messages, tools, options)

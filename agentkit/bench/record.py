@@ -16,15 +16,18 @@ Requests are matched on method, path, query and the body's exact bytes — not h
 recording made against a simulator on one port replays on another, and identical requests (the same
 case in several trials) are answered in the order they were recorded.
 
-Secrets never reach the file: the auth headers every provider uses are dropped (`FILTERED_HEADERS`,
-and `key` in a query string), and any secret you pass — plus the values of the provider key
-variables in the environment (every codec's API_KEY_ENVS) — is replaced by "<redacted>" wherever else
-it appears, in URLs, headers or bodies, as is or escaped (`agentkit.http.redaction.secret_forms`), before
-the cassette is written.
+Secrets never reach the file: every header whose name says it carries a secret is dropped — the
+providers' own (`FILTERED_HEADERS`) and any other whose name holds auth, key, token, secret, signature or
+cookie (`agentkit.http.redaction.SECRET_HEADER`: a gateway's `helicone-auth`, `x-portkey-api-key`,
+`cf-aig-authorization` ...) — and `key` in a query string; the values of those headers, any secret you
+pass and the values of the provider key variables in the environment (every codec's API_KEY_ENVS) are
+replaced by "<redacted>" wherever else they appear, in URLs, headers or bodies, as is or escaped
+(`agentkit.http.redaction.secret_forms`), before the cassette is written.
 
-A cassette cut short (a run killed while it wrote) or edited by hand is checked before replaying:
-`BadRecording` says in one line what is wrong and where (not YAML at line N, interaction 3 has no
-response status ...), instead of an error deep inside vcrpy in the middle of a run.
+A cassette cut short (a run killed while it wrote) or edited by hand is checked before replaying, and
+before recording onto it (a recording adds to the cassette it finds): `BadRecording` says in one line
+what is wrong and where (not YAML at line N, interaction 3 has no response status ...), instead of an
+error deep inside vcrpy in the middle of a run.
 
 Left out on purpose: editing cassettes, and matching requests loosely (a changed prompt is a
 different benchmark, so it must not be answered from a recording).
@@ -38,7 +41,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..http.redaction import secret_forms
+from ..http.redaction import SECRET_HEADER, secret_forms
 from ..providers import FORMATS, get_codec
 
 FILTERED_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "openai-organization",
@@ -79,23 +82,40 @@ def _scrub(value: Any, secrets: tuple[str, ...]) -> Any:
     return value
 
 
+def secret_header(name: str) -> bool:
+    """Does a header of this name carry a secret (so it is never written to a cassette)?"""
+    return name.lower() in FILTERED_HEADERS or bool(SECRET_HEADER.search(name))
+
+
 def _vcr(secrets: tuple[str, ...]) -> Any:
     from ..extras import need
 
     vcr = need("vcr", "bench", "recording and replaying HTTP (--record / --replay)")
+    found: set[str] = set()  # values of secret headers seen: scrubbed wherever else they show up
+
+    def every_secret() -> tuple[str, ...]:
+        return tuple(sorted({*secrets, *secret_forms(found)}, key=len, reverse=True))
 
     def request_hook(request: Any) -> Any:
-        request.uri = _scrub(request.uri, secrets)
-        request.body = _scrub(request.body, secrets)
         for name in list(request.headers):
-            request.headers[name] = _scrub(request.headers[name], secrets)
+            if secret_header(name):
+                found.update(v for v in _values(request.headers[name]) if v)
+                del request.headers[name]
+        hidden = every_secret()
+        request.uri = _scrub(request.uri, hidden)
+        request.body = _scrub(request.body, hidden)
+        for name in list(request.headers):
+            request.headers[name] = _scrub(request.headers[name], hidden)
         return request
 
     def response_hook(response: dict) -> dict:
-        response["headers"] = _scrub(response.get("headers", {}), secrets)
+        headers = {name: values for name, values in (response.get("headers") or {}).items()
+                   if not secret_header(name)}
+        response["headers"] = _scrub(headers, every_secret())
+        secrets_now = every_secret()
         body = response.get("body", {})
         if "string" in body:
-            body["string"] = _scrub(body["string"], secrets)
+            body["string"] = _scrub(body["string"], secrets_now)
         return response
 
     recorder = vcr.VCR(match_on=MATCH_ON, filter_headers=list(FILTERED_HEADERS), filter_query_parameters=["key"],
@@ -107,11 +127,18 @@ def _vcr(secrets: tuple[str, ...]) -> Any:
     return recorder
 
 
+def _values(value: Any) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
+
+
 @contextmanager
 def recording(path: str | os.PathLike, secrets: Iterable[str | None] = ()) -> Iterator[Any]:
     """Every httpx exchange inside the block goes to the network and into the cassette at `path`.
 
-    An existing cassette is kept and added to (a resumed run adds what it records)."""
+    An existing cassette is kept and added to (a resumed run adds what it records), once it is checked:
+    one cut short or edited by hand is BadRecording, in one line, before anything is sent."""
+    if Path(path).is_file() and Path(path).stat().st_size:
+        check_cassette(path, again="move it away (or delete it), then record again")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with _vcr(_secrets(secrets)).use_cassette(str(path), record_mode="all") as cassette:
         yield cassette
@@ -132,11 +159,11 @@ def replaying(path: str | os.PathLike) -> Iterator[Any]:
         yield cassette
 
 
-def check_cassette(path: str | os.PathLike) -> None:
-    """Raise BadRecording naming the first thing in the cassette at `path` that vcrpy could not replay."""
+def check_cassette(path: str | os.PathLike, again: str = "record it again with --record") -> None:
+    """Raise BadRecording naming the first thing in the cassette at `path` that vcrpy could not replay;
+    `again` is what the message tells the user to do."""
     import yaml
 
-    again = "record it again with --record"
     try:
         data = yaml.safe_load(Path(path).read_bytes().decode("utf-8"))
     except UnicodeDecodeError as exc:

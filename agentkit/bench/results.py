@@ -7,7 +7,8 @@
 
 A results file is JSON Lines, appended to and flushed one line at a time. A run writes one *run line*
 first — `{"run": {...}}`: the whole configuration that decides what a result means (wire format, model,
-label, base URL, streaming, seed, options, the scorer's version) and, for the record, the transport
+label, base URL, streaming, seed, options, the generation settings sent with every request — BFCL's
+temperature 0.001 by default —, the scorer's version) and, for the record, the transport
 settings that do not (timeout, retries, concurrency, rate) — then one record per (case, trial), carrying
 its case's version (a fingerprint of the case's content). A resumed run compares its configuration
 with the file's run lines and refuses to append when they differ or a case it would skip has changed
@@ -35,7 +36,7 @@ from typing import Any
 
 RECORD_VERSION = 2
 #: The keys of a run line that decide what its results mean: two runs that differ in one of them never share a file.
-COMPARED = ("label", "format", "model", "base_url", "stream", "seed", "options", "scorer")
+COMPARED = ("label", "format", "model", "base_url", "stream", "seed", "options", "generation", "scorer")
 #: Recorded for the reader, not compared: they change how fast and how often a call fails, not what a case scores.
 TRANSPORT = ("timeout", "max_retries", "concurrency", "rpm")
 #: A record's fields and the types they must have (None allowed where the tuple holds type(None)).
@@ -79,12 +80,13 @@ class Results:
 
 def run_config(cases: Iterable[Any], *, label: str, provider: str | None, model: str | None,
                base_url: str | None = None, stream: bool = False, seed: int = 0, options: dict | None = None,
-               transport: dict | None = None) -> dict:
+               transport: dict | None = None, generation: dict | None = None) -> dict:
     """The run line's configuration (see the module docstring). Each record carries its case's version
     (`case_version`), so a resumed run with more or fewer cases still compares the cases both ran."""
     categories = sorted({f"{c.suite}:{c.category}" for c in cases})
     return {"label": label, "format": provider, "model": model, "base_url": base_url, "stream": bool(stream),
-            "seed": seed, "options": dict(sorted((options or {}).items())), "scorer": scorer_version(),
+            "seed": seed, "options": dict(sorted((options or {}).items())),
+            "generation": dict(sorted((generation or {}).items())), "scorer": scorer_version(),
             "categories": categories, **{k: v for k, v in (transport or {}).items() if k in TRANSPORT}}
 
 

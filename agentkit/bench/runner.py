@@ -27,7 +27,11 @@ What it promises:
   client shared by 32 conversations spends about 3x the CPU per request: its pool scans every
   connection on each request and keeps only 20 alive; see benchmarks/README.md);
 - a progress bar (tqdm; `tqdm.auto` picks the notebook widget in Jupyter); `progress=` a dict passes
-  tqdm options, e.g. {"bar_format": "{desc}: {n_fmt}/{total_fmt} {bar}"} for a bar without timings.
+  tqdm options, e.g. {"bar_format": "{desc}: {n_fmt}/{total_fmt} {bar}"} for a bar without timings;
+- every request carries BFCL's generation settings (`bfcl.GENERATION`: temperature 0.001) unless
+  `generation=` says otherwise ({} sends none: the provider's defaults); the run line records them;
+- the case being played is `oracle.CURRENT_CASE` while it runs, so an oracle answers by case
+  (`HTTPModels(..., send_case=True)` sends it to a simulator as the `x-agentkit-case` header).
 
 A model call that fails after HTTPModel's retries is recorded with label "provider_error" and the run
 goes on — unless it says no further call can succeed (a refused key, an unknown model, a server that
@@ -50,9 +54,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.drive import arun
 from ..core.errors import AuthenticationError, ProviderError, RunError
 from ..core.execute import AsyncioExecutor
-from ..core.drive import arun
+from .bfcl import GENERATION, generating
+from .oracle import CURRENT_CASE
 from .results import (
     RECORD_VERSION,
     ConfigMismatch,
@@ -115,11 +121,15 @@ class HTTPModels:
         make_model = HTTPModels("sim-noisy-{seed}", "anthropic", base_url=..., api_key=..., max_retries=3)
 
     "{seed}" in the name becomes the trial's seed. Other keywords go to HTTPModel. The clients are
-    closed by `aclose()`, which run_benchmark calls at the end of a run.
+    closed by `aclose()`, which run_benchmark calls at the end of a run. `send_case=True` adds the case
+    being played to every request (header `x-agentkit-case`): for a simulator whose oracle answers by
+    case; a provider has no use for it.
     """
 
-    def __init__(self, model: str, format: str = "openai-chat", **http_model_options: Any):
+    def __init__(self, model: str, format: str = "openai-chat", *, send_case: bool = False,
+                 **http_model_options: Any):
         self.model, self.format, self.options = model, format, http_model_options
+        self.send_case = send_case
         self._tls: Any = None
         self._clients: list[Any] = []
 
@@ -131,7 +141,8 @@ class HTTPModels:
         if self._tls is None:  # certificates are loaded only for https (that alone takes ~20-50 ms)
             plain = str(self.options.get("base_url") or "").startswith("http://")
             self._tls = httpx.create_ssl_context(verify=not plain)
-        client = httpx.AsyncClient(verify=self._tls, timeout=self.options.get("timeout", 60.0))
+        hooks = {"request": [_add_case_header]} if self.send_case else {}
+        client = httpx.AsyncClient(verify=self._tls, timeout=self.options.get("timeout", 60.0), event_hooks=hooks)
         self._clients.append(client)
         options = {"seed": seed, **self.options}
         return HTTPModel(self.model.replace("{seed}", str(seed)), self.format, async_client=client, **options)
@@ -140,6 +151,14 @@ class HTTPModels:
         clients, self._clients = self._clients, []
         for client in clients:
             await client.aclose()
+
+
+async def _add_case_header(request: Any) -> None:
+    from ..sim.wire.common import CASE_HEADER
+
+    case = CURRENT_CASE.get()
+    if case:
+        request.headers[CASE_HEADER] = case
 
 
 class _Throttled:
@@ -183,7 +202,7 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
                         make_model: Callable[[int], Any] | None = None, stream: bool = False,
                         progress: bool | dict = True, on_record: Callable[[dict], None] | None = None,
                         replayed: bool = False, config: dict | None = None,
-                        secrets: Iterable[str | None] = ()) -> Summary:
+                        secrets: Iterable[str | None] = (), generation: dict | None = None) -> Summary:
     """Run every (case, trial) not yet in `out`; see the module docstring."""
     if (model is None) == (make_model is None):
         raise ValueError("give either model= or make_model=")
@@ -193,9 +212,11 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
     provider = provider or getattr(model, "format", None)
     cases = list(cases)
     secrets = list(secrets)
+    generation = dict(GENERATION) if generation is None else dict(generation)
     this_run, versions, previous = check_resume(out, cases, label=label, provider=provider, stream=stream, seed=seed,
                                                 config=config, secrets=secrets, concurrency=concurrency, rate=rate,
-                                                source=model if model is not None else make_model)
+                                                source=model if model is not None else make_model,
+                                                generation=generation)
     finished = {record_key(r) for r in previous.records if r.get("label") != "provider_error"} if previous else set()
     todo = [(case, trial) for trial in range(trials) for case in cases
             if (label, case.suite, case.id, trial) not in finished]
@@ -216,6 +237,7 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
             if hasattr(chosen, "on_attempt"):
                 restore.append((chosen, chosen.on_attempt))
                 chosen.on_attempt = tally.watching(chosen.on_attempt)
+            chosen = generating(chosen, generation)  # BFCL's temperature on every request (or the run's own)
             models[key] = _Throttled(chosen, rate) if rate is not None else chosen
         return models[key]
 
@@ -273,7 +295,10 @@ async def _run_one(case: Case, trial: int, seed: int, model: Any, label: str, pr
     setup = case.start(provider)  # the wire format: BFCL cases send BFCL's request in its style
     started = time.perf_counter()
     error: BaseException | None = None
-    with _attempts_recorded(model) as attempts:  # every HTTP try of this case's calls, retries included
+    playing = CURRENT_CASE.set(case.id)  # the oracle answers by case (categories share questions)
+    with contextlib.ExitStack() as stack:
+        stack.callback(CURRENT_CASE.reset, playing)
+        attempts = stack.enter_context(_attempts_recorded(model))  # every HTTP try, retries included
         try:
             if setup.drive is not None:  # a multi-turn case plays its turns itself, through arun
                 run = await setup.drive(model, stream=stream)
@@ -320,7 +345,7 @@ def emitted_calls(run: Any) -> int:
 
 def _attempts_recorded(model: Any) -> Any:
     """HTTPModel.record_attempts() for this case (a model without HTTP: a context that yields None)."""
-    inner = model.model if isinstance(model, _Throttled) else model
+    inner = model.model if isinstance(model, _Throttled) else model  # (a Generating model passes it through)
     return inner.record_attempts() if hasattr(inner, "record_attempts") else contextlib.nullcontext()
 
 
@@ -373,14 +398,15 @@ class _Appender:
 
 def check_resume(out: str | os.PathLike | None, cases: list[Case], *, label: str, provider: str | None = None,
                  stream: bool = False, seed: int = 0, config: dict | None = None, secrets: Iterable[str | None] = (),
-                 concurrency: int = 8, rate: RateLimit | None = None, source: Any = None
-                 ) -> tuple[dict, dict[tuple[str, str, str], str], Results | None]:
+                 concurrency: int = 8, rate: RateLimit | None = None, source: Any = None,
+                 generation: dict | None = None) -> tuple[dict, dict[tuple[str, str, str], str], Results | None]:
     """This run's configuration, its cases' versions, and what `out` holds; `ConfigMismatch` when `out` holds
     another run's results (or a file that is not a results file). The command line calls it before it
     starts anything; run_benchmark calls it again, for callers of its own."""
     # Compared as it is written: a base URL's ?key= is masked in the file, so it is masked here too.
-    this_run = scrub_keys(_config(cases, label, provider, source, stream, seed, concurrency, rate, config or {}),
-                          list(secrets))
+    chosen = dict(GENERATION) if generation is None else dict(generation)
+    this_run = scrub_keys(_config(cases, label, provider, source, stream, seed, concurrency, rate, config or {},
+                                  chosen), list(secrets))
     versions = {(c.suite, c.category, c.id): case_version(c) for c in cases}
     previous = read_results(out) if out else None
     if previous is not None and (previous.records or previous.runs or previous.warnings):  # a file not ours too
@@ -392,7 +418,7 @@ def check_resume(out: str | os.PathLike | None, cases: list[Case], *, label: str
 
 
 def _config(cases: list[Case], label: str, provider: str | None, source: Any, stream: bool, seed: int,
-            concurrency: int, rate: RateLimit | None, given: dict) -> dict:
+            concurrency: int, rate: RateLimit | None, given: dict, generation: dict) -> dict:
     """This run's configuration: what the caller says (`given`), else what the model or factory tells."""
     options = getattr(source, "options", None) or {}
     transport = {"concurrency": concurrency, "rpm": (60 / rate.interval) if rate is not None else None,
@@ -402,7 +428,7 @@ def _config(cases: list[Case], label: str, provider: str | None, source: Any, st
     return run_config(cases, label=label, provider=given.get("format", provider),
                       model=given.get("model", getattr(source, "model", None)), base_url=base_url,
                       stream=stream, seed=seed, options=given.get("options"),
-                      transport={**transport, **given.get("transport", {})})
+                      transport={**transport, **given.get("transport", {})}, generation=generation)
 
 
 class _Tally:

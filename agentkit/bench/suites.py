@@ -132,17 +132,17 @@ def _bfcl_trial(case: bfcl.BFCLCase, format: str | None, lenient: bool) -> Trial
 
 
 def first_turn_calls(run: Any) -> list[dict]:
-    """The calls of the run's first assistant turn as BFCL's {name: arguments} (raw text if not JSON)."""
+    """The calls of the run's first assistant turn as BFCL's {name: arguments}, the arguments as BFCL's
+    decoding reads them (`bfcl.arguments_as_sent`: the text when it is not a JSON object, blank text too)."""
     for message in run.new_messages:
         if message.role == "assistant":
-            return [{c.name: c.arguments if c.arguments is not None else c.raw_arguments}
-                    for c in message.tool_calls]
+            return [{c.name: bfcl.arguments_as_sent(c)} for c in message.tool_calls]
     return []
 
 
 def _multiturn_trial(case: multiturn.MultiTurnCase, format: str | None) -> TrialSetup:
-    async def drive(model: Any, stream: bool = False) -> Any:
-        return await multiturn.play(case, model, format=format, stream=stream)
+    async def drive(model: Any, stream: bool = False) -> Any:  # the runner sends the run's generation settings
+        return await multiturn.play(case, model, format=format, stream=stream, generation=None)
 
     def judge(run: Any) -> Verdict:
         return multiturn.score(case, run.trajectory)

@@ -9,11 +9,12 @@ In the order they build on each other (each imports only the ones before it):
     schema_check  a tool's parameters schema checked when the tool is defined
     tools         @tool: a typed function becomes a JSON Schema tool
     validate      the three gates: parse, JSON Schema, rules
-    history       the invariants of a conversation (every call answered, reasoning state kept, ...)
+    history       the invariants of a conversation (every call answered, the current turn whole, reasoning
+                  state never altered, ...), and the index that lets compaction check them in constant time
     budgets       token, cost and time budgets
     policies      tool errors, approvals and Limits
     execute       running a batch of calls: sequential, threads, asyncio
-    checkpoint    a paused run as plain data, and back
+    checkpoint    a paused run as plain data, and back: its JSON Schema and the loop's guarantees checked
     runs          what a run takes and gives back: Settings, Run, StopReason, Thread
     loop          the sans-I/O core: next() decides, one ordered table of stop checks says why a run stops
     drive         the two drivers, run() and arun(): a short while loop each around the core

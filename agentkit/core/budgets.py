@@ -15,9 +15,11 @@ counts 0 of it, so a budget on that kind never runs out there.
 Prices are USD per million tokens, dated, with their source. The table ships only prices read on the
 provider's own pricing page; a model that is not in it has no price: `cost()` names it under
 `unpriced` instead of guessing, and a cost budget with an unpriced model stops the run with
-UnknownPriceError. Pass your own table, merged over this one: `Limits(prices={"my-model": Price(...)})`.
-Prompt caching is priced as billed: reads at the cache-hit price, writes at the cache-write price (for
-Anthropic 1.25x input for 5-minute writes, 2x for 1-hour ones), the rest of the input at the input price.
+UnknownPriceError. Pass your own table, merged over this one: `Limits(prices={"my-model": Price(...)})`;
+the key `None` prices the turns of a model that reports no name (a FunctionModel, a server that leaves
+`model` out). Prompt caching is priced as billed: reads at the cache-hit price, writes at the cache-write
+price (for Anthropic 1.25x input for 5-minute writes, 2x for 1-hour ones), the rest of the input at the
+input price.
 
 Left out on purpose: long-context and long-prompt surcharges, batch and priority tiers, Gemini's
 context-caching prices, and the cost of tools themselves.
@@ -149,8 +151,10 @@ DEFAULT_PRICES: dict[str, Price] = {
 
 def price_table(prices: Mapping[str, Price | Mapping] | None) -> dict[str, Price]:
     """The default table with `prices` merged over it; a plain dict {"input", "output", ...} becomes a Price."""
-    table = dict(DEFAULT_PRICES)
+    table: dict = dict(DEFAULT_PRICES)
     for model, price in (prices or {}).items():
+        if model is not None and not isinstance(model, str):
+            raise TypeError(f"prices key {model!r}: use the model's name (a str), or None for a model without one")
         if isinstance(price, Mapping):
             price = Price(**price)
         if not isinstance(price, Price):
@@ -166,9 +170,10 @@ _VERSION_DOT = re.compile(r"(?<=\d)\.(?=\d)")
 def price_for(model: str | None, table: Mapping[str, Price]) -> Price | None:
     """The price of `model`: by exact name, else ignoring a dated snapshot suffix or a `provider/` prefix,
     else with a version's dots read as hyphens (OpenRouter's `anthropic/claude-sonnet-4.5` is the Messages
-    API's `claude-sonnet-4-5`; `gpt-6.1-sol` keeps its dot, since that name is in the table as it is)."""
+    API's `claude-sonnet-4-5`; `gpt-6.1-sol` keeps its dot, since that name is in the table as it is); a model
+    without a name has the price keyed None, if any."""
     if not model:
-        return None
+        return table.get(None)
     if model in table:
         return table[model]
     bare = model.rsplit("/", 1)[-1]  # OpenRouter's "anthropic/claude-sonnet-4-5"
@@ -232,9 +237,11 @@ class Unpriced(LookupError):
 
     def __init__(self, model: str | None, table: Mapping[str, Price]):
         self.model = model
+        key = repr(model) if model else "None"  # a model that reports no name is priced under None
+        named = sorted(str(name) for name in table if name is not None) + ["None"] * (None in table)
         super().__init__(f"no price for model {model or '<unnamed model>'!r}, so the cost budget cannot be kept; "
-                         f"add one: Limits(prices={{{model or 'model'!r}: Price(input=..., output=...)}}) "
-                         f"(USD per million tokens; priced now: {', '.join(sorted(table))})")
+                         f"add one: Limits(prices={{{key}: Price(input=..., output=...)}}) "
+                         f"(USD per million tokens; priced now: {', '.join(named)})")
 
 
 class BudgetMeter:
@@ -273,6 +280,31 @@ class BudgetMeter:
 
     def elapsed(self) -> float:
         return self.clock() - self.started
+
+    def running_seconds(self) -> float:
+        """The seconds the run has been running, by the time budget's clock (0.0 without a time budget)."""
+        return max(0.0, round(self.elapsed(), 6)) if self.limits.max_seconds is not None else 0.0
+
+    def carry_over(self, run) -> Unpriced | None:
+        """A resumed run goes on from what it spent before its pause: the money its usage cost (priced again,
+        model by model: `Price.usd` is linear, so the sum is what the meter had counted) and the seconds it had
+        been running. The time while it waited paused does not count: a time budget bounds a run's work, and a
+        decision may come days later. Returns Unpriced (nothing counted) when a cost budget meets a model
+        without a price."""
+        if self.limits.max_seconds is not None:
+            self.started = self.clock() - run.elapsed_seconds
+        if self.limits.max_cost_usd is None:
+            return None
+        spent = 0.0
+        for model, usage in run.usage_by_model.items():
+            if not (usage.input_tokens or usage.output_tokens):
+                continue
+            price = self.prices.setdefault(model, price_for(model, self.limits.prices))
+            if price is None:
+                return Unpriced(model, self.limits.prices)
+            spent += price.usd(usage)
+        self.spent_usd = spent
+        return None
 
     def over_time(self) -> tuple[str, float, float] | None:
         maximum = self.limits.max_seconds

@@ -17,6 +17,13 @@
     │   ├── ToolExecutionError     the error policy said "raise": a tool raised (__cause__ = original),
     │   │                          or a call was refused at a gate
     │   └── ModelCallError         the model call failed (__cause__ = the ProviderError or other)
+    ├── StateError                 a saved run (Run.to_json()) that is damaged, edited or not plain JSON;
+    │                              `.field` names the place ("messages[3].tool_calls[0].id"); also a ValueError
+    ├── ResumeError                a paused run cannot go on as asked: decisions that do not fit its waiting
+    │   │                          calls, or a tool of the paused turn gone or changed; also a ValueError
+    │   └── AlreadyResumed         this paused state was resumed before (`.token` names the pause)
+    ├── ReplayError                replay() cannot reproduce the run (a tool it needs not given, another path
+    │                              taken); `.run` is the replayed run when there is one
     └── ProviderError              an HTTP model call failed; carries status, provider error type, message
         ├── BadRequestError        400/404/413/422: the request is wrong; retrying will not help
         │   └── ToolsNotSupportedError  this model takes no tools (Ollama's 400 "… does not support tools",
@@ -126,6 +133,41 @@ class ToolExecutionError(RunError):
 
 class ModelCallError(RunError):
     pass
+
+
+class StateError(AgentkitError, ValueError):
+    """A saved run state that cannot be trusted: damaged, edited, of another version, or holding values
+    that are not plain JSON. `field` is where, as a path into the saved JSON ("steps",
+    "messages[3].tool_calls[0].id", "state['when']"); the message starts with it.
+
+        StateError("steps", "-50 is less than the minimum of 0")
+        -> "saved run state, steps: -50 is less than the minimum of 0"
+    """
+
+    def __init__(self, field: str, problem: str):
+        super().__init__(f"saved run state, {field}: {problem}" if field else f"saved run state: {problem}")
+        self.field, self.problem = field, problem
+
+
+class ResumeError(AgentkitError, ValueError):
+    """A paused run cannot go on as asked; nothing has run. The message says what to change."""
+
+
+class AlreadyResumed(ResumeError):
+    """This paused state was resumed before: resuming it again would run its approved calls a second time.
+    `token` is the pause's id (`Run.pending.token`), the key the resume ledger holds."""
+
+    def __init__(self, message: str, token: str):
+        super().__init__(message)
+        self.token = token
+
+
+class ReplayError(AgentkitError, ValueError):
+    """replay() cannot reproduce a run; `run` is the replayed Run when the replay got that far."""
+
+    def __init__(self, message: str, run: Any = None):
+        super().__init__(message)
+        self.run = run
 
 
 class ProviderError(AgentkitError):

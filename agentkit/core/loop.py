@@ -49,13 +49,13 @@ from .budgets import WRAP_UP_TEXT, BudgetMeter, Unpriced
 from .checkpoint import Paused
 from .errors import LimitExceeded, ModelCallError, RunError, ToolExecutionError, ToolReturnError, UnknownPriceError
 from .execute import Job, Outcome
-from .history import compact_request
+from .history import CompactedRequests, HistoryIndex
 from .policies import CONTINUE_TEXT, REPORT, Approve, Deny, Edit, LimitHit, Pause, failure_result, normalize_approval
 from .runs import Run, Settings, StopReason, Thread, ToolsLike, check_tool_choice
 from .tools import Tool, ToolContext
 from .trace import Trace
-from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, ToolSpec, Usage, json_shape
-from .validate import MAX_BYTES, canonical_arguments, error_result, lookup_result, validate_arguments
+from .types import Message, ModelOptions, ModelTurn, ToolCall, ToolChoice, ToolResult, ToolSpec, Usage
+from .validate import canonical_arguments, error_result, lookup_result, validate_arguments
 
 # -- what the core answers: the driver's next move ------------------------------------------------------
 
@@ -121,7 +121,9 @@ class LoopCore:
         self._use_tools(list(tools() if callable(tools) else tools))
         self.thread = thread
         self.run = Run.begin(prompt, settings, thread, trace)
-        self.chars = sum(_size(m) for m in self.run.messages)  # request size, kept up to date incrementally
+        # every message measured once, as it comes (the thread's own index goes on, not measured again)
+        self.index = HistoryIndex.continuing(self.run.messages, thread.history_index if thread else None)
+        self.compacted = CompactedRequests(settings.compact) if settings.compact is not None else None
 
         self.per_tool: dict[str, int] = {}  # calls admitted per tool name
         self.repeats: dict[tuple[str, str], int] = {}  # calls admitted per (name, canonical arguments)
@@ -286,6 +288,8 @@ class LoopCore:
         if ending.limit is not None and not ending.said:
             self._append(Message.assistant(ending.output))  # the final message names the limit and the counts
         run.stop_reason, run.output = ending.reason, ending.output
+        if self.meter is not None:
+            run.elapsed_seconds = self.meter.running_seconds()
         if ending.error is not None:
             run.error = ending.cause if ending.cause is not None else ending.error
         self._write_back()
@@ -342,10 +346,9 @@ class LoopCore:
         if self.thread is not None:
             self.thread.steps += 1
         run.trace.record("model_request", step=run.steps, messages=len(run.messages), tools=len(self.specs),
-                         tool_choice=options.tool_choice, chars=self.chars)
-        if settings.compact is not None:  # what is sent may be shorter; run.messages keeps everything
-            return CallModel(compact_request(settings.compact, run.messages, run.trace, run.steps), self.specs,
-                             options)
+                         tool_choice=options.tool_choice, chars=self.index.total)
+        if self.compacted is not None:  # what is sent may be shorter; run.messages keeps everything
+            return CallModel(self.compacted.request(run, self.index), self.specs, options)
         return CallModel(run.messages, self.specs, options)
 
     def _choice_for_this_turn(self) -> ToolChoice:
@@ -442,7 +445,9 @@ class LoopCore:
         self._set_call_counters(before)
         if self.thread is not None:
             self.thread.tool_call_count = before["thread_tool_calls"]
-        run.pending, self.batch, self.hit = Paused(self.turn, waiting, before), None, None
+        passed = tuple(slot.call.id for slot in self.batch if slot.job is not None or slot.paused
+                       or (slot.result is not None and slot.result.error_kind == "denied"))
+        run.pending, self.batch, self.hit = Paused(self.turn, waiting, before, passed=passed), None, None
         self._end(_Ending(StopReason.PAUSED, output=f"paused: {len(waiting)} call(s) wait for a decision "
                                                     f"({', '.join(waiting)})"))
 
@@ -460,7 +465,12 @@ class LoopCore:
         if self.thread is not None:  # the thread's history up to the pause, as the state has it
             self.thread.messages = list(run.messages)
         self._set_call_counters(paused.counters)
-        self.chars = sum(_size(m) for m in run.messages)
+        self.index = HistoryIndex(run.messages)
+        unpriced = self.meter.carry_over(run) if self.meter is not None else None  # money and time so far
+        if unpriced is not None:
+            self.failure = (UnknownPriceError(str(unpriced), run, unpriced.model), None)
+        if self.compacted is not None and hasattr(self.compacted.hook, "restore"):
+            self.compacted.hook.restore(run.compaction)  # e.g. Summarize's summaries: the same requests again
         self.decisions = dict(decisions)
         run.trace.record("resume", run_id=run.run_id, waiting=list(paused.waiting),
                          decisions={k: type(v).__name__.lower() for k, v in self.decisions.items()})
@@ -669,23 +679,16 @@ class LoopCore:
 
     def _append(self, message: Message) -> None:
         self.run.messages.append(message)
-        self.chars += _size(message)
+        self.index.add(message)
 
     def _write_back(self) -> None:
         thread = self.thread
         if thread is not None and (not thread.runs or thread.runs[-1] is not self.run):
-            thread.messages = list(self.run.messages)
+            # handed over, not copied: the run is over, and the next run starts from a copy
+            thread.messages, thread.history_index = self.run.messages, self.index
             thread.runs.append(self.run)
 
 
 def _not_run(call: ToolCall, why: str) -> ToolResult:
     return ToolResult.failure(call, "not_run", f"not run: {why}")
 
-
-def _size(message: Message) -> int:
-    """Characters a message adds to the request (arguments given as an object measured without recursion)."""
-    size = len(message.content or "")
-    for call in message.tool_calls:
-        raw = call.raw_arguments
-        size += len(call.name) + (len(raw) if isinstance(raw, str) else json_shape(raw, max_size=MAX_BYTES)[0])
-    return size

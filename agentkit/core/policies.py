@@ -260,8 +260,10 @@ Budgets (see `agentkit.core.budgets`), checked after every model call (the time 
     max_thread_steps       model calls across all runs of one Thread
     max_cost_usd           USD per run, from `prices` (merged over budgets.DEFAULT_PRICES); a model
                            without a price stops the run with UnknownPriceError instead of a guess
-    max_seconds            wall-clock seconds per run, read from `clock` (time.monotonic by default;
-                           pass your own to test without waiting)
+    max_seconds            seconds the run has been running, read from `clock` (time.monotonic by default;
+                           pass your own to test without waiting); across a pause, the time it waited
+                           paused does not count (Run.elapsed_seconds carries the time it ran), while
+                           the tokens and money it spent before the pause do
 
 What `exit_behavior` does, per kind of limit (in each column, a word means one behaviour):
 

@@ -84,12 +84,17 @@ class Run:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12], repr=False)
     start_index: int = 0  # where this run's messages begin (earlier ones came from the Thread)
     pending: Paused | None = None  # a paused run's turn, whose calls wait for a decision
+    elapsed_seconds: float = 0.0  # time running, across pauses, by the time budget's clock (0: no time budget)
+    compaction: dict | None = None  # what the compact= strategy needs to send the same requests (Summarize's)
 
     @classmethod
     def begin(cls, prompt: Any, settings: Settings, thread: Thread | None = None, trace: Trace | None = None) -> Run:
         """A new Run: the thread's history, the system prompt unless it has one, then the prompt."""
         history = list(thread.messages) if thread is not None else []
-        if settings.system and not any(m.role == "system" for m in history):
+        index = thread.history_index if thread is not None else None  # it knows where the system messages are
+        has_system = bool(index.systems) if index is not None and index.describes(history) else \
+            any(m.role == "system" for m in history)
+        if settings.system and not has_system:
             history.insert(0, Message.system(settings.system))
         start = len(history)
         history.extend(prompt_messages(prompt))
@@ -100,7 +105,8 @@ class Run:
                    state=dict(thread.state) if thread is not None else {})
 
     def to_json(self, indent: int | None = None) -> str:
-        """The run as JSON, to be resumed after a restart (`agentkit.resume`); see agentkit.core.checkpoint."""
+        """The run as JSON, to be resumed after a restart (`agentkit.resume`); see agentkit.core.checkpoint.
+        StateError when `state` holds something JSON would not give back as it is (a set, a datetime, ...)."""
         return json.dumps(run_to_dict(self), ensure_ascii=False, indent=indent, default=str)
 
     @property
@@ -126,11 +132,15 @@ class Thread:
         agentkit.run(model, "Remember Osaka", tools=tools, thread=thread)
         agentkit.run(model, "Which city?", tools=tools, thread=thread)   # sees the first exchange
 
-    Every run writes its messages back, also one that raised: every call in them has its result.
+    Every run writes its messages back, also one that raised: every call in them has its result. The
+    list a run leaves is the run's own (`thread.messages is thread.runs[-1].messages`: handed over, not
+    copied); the next run starts from a copy of it. `history_index` measures it once for all runs
+    (agentkit.core.history.HistoryIndex): a run on a 10,000-message thread does not measure it again.
     """
 
     def __init__(self, messages: Iterable[Message] = (), state: dict | None = None):
         self.messages: list[Message] = list(messages)
+        self.history_index: Any = None  # the last run's HistoryIndex of `messages`
         self.state: dict = dict(state or {})
         self.tool_call_count = 0
         self.steps = 0  # model calls across its runs (Limits.max_thread_steps)
@@ -172,7 +182,8 @@ class Settings:
         on_event             fn(event) called with each trace Event as it happens (progress, logging)
         compact              fn(messages) -> messages, asked before each model call: what is sent
                              (run.messages keeps everything); agentkit.long_running.compaction's DropOldest /
-                             ElideToolResults / Summarize; default None: everything is sent
+                             ElideToolResults / Summarize (they change only the earlier turns, the same way
+                             for every request of a tool cycle); default None: everything is sent
     """
 
     system: str | None = None
@@ -207,7 +218,7 @@ class Settings:
             raise ValueError(f"tool_timeout={timeout!r}: use a number of seconds > 0, or None for no timeout")
         if self.parallel_tool_calls is not None and not isinstance(self.parallel_tool_calls, bool):
             raise TypeError(f"parallel_tool_calls={self.parallel_tool_calls!r}: use True, False or None")
-        if self.compact is not None and not callable(self.compact):
+        if self.compact is not None and not (callable(self.compact) or hasattr(self.compact, "plan")):
             raise TypeError(f"compact={self.compact!r}: use a function messages -> messages, e.g. DropOldest()")
 
 

@@ -272,6 +272,10 @@ def same_model(a: str | None, b: str | None) -> bool:
     return a == b
 
 
+#: The type of a ReasoningState item that is no reasoning but the message's own fields (see ReasoningState).
+MESSAGE_FIELDS = "message"
+
+
 @dataclass(frozen=True, slots=True)
 class ReasoningState:
     """Provider reasoning state that came with an assistant turn and must go back with it, untouched.
@@ -287,6 +291,10 @@ class ReasoningState:
 
     A signature is only valid for the API and model that made it, so a codec sends the state back only
     when `usable_for(its format, the request's model)`; anywhere else it is dropped, never forwarded.
+
+    One kind of item is not reasoning: an item of type "message" holds the message's own fields that must
+    go back with it (OpenAI Responses' `phase`, without which GPT-5.4 and later stop early). It is bound to
+    nothing before it, so a history that leaves reasoning out keeps it (`without_reasoning`).
     """
 
     format: str
@@ -296,6 +304,14 @@ class ReasoningState:
     def usable_for(self, format: str, model: str) -> bool:
         """May a request in `format` to `model` carry this state? Only the API and model that made it."""
         return self.format == format and same_model(self.model, model)
+
+    def without_reasoning(self) -> ReasoningState | None:
+        """This state with its reasoning left out: only its "message" items (the message's own fields, such
+        as Responses' `phase`), or None when there are none."""
+        kept = tuple(item for item in self.items if item.get("type") == MESSAGE_FIELDS)
+        if len(kept) == len(self.items):
+            return self
+        return ReasoningState(self.format, self.model, kept) if kept else None
 
     def __repr__(self) -> str:  # the items can be kilobytes of encrypted text: name their kinds only
         kinds = ", ".join(str(i.get("type") or next(iter(i), "?")) for i in self.items)

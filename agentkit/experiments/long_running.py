@@ -1,12 +1,14 @@
 """Tutorial 11's experiments: budgets stopping a model that never stops, and what compaction saves.
 
     rows = budget_stops()                                  # each budget: stop reason, model calls, tokens, cost
-    series = tokens_per_turn(model, STRATEGIES)            # input tokens per model call, per strategy
-    fig = explore(model, input_budget=6000, strategy="elide", keep=2)   # the playground's experiment
+    rows = budgets_across_pauses()                         # the same budgets, paused and resumed at every call
+    series = tokens_per_call(model, strategies())          # input tokens per model call of a thread, per strategy
+    fig = explore(model, input_budget=9000, strategy="drop oldest", keep=2)   # the playground's experiment
 
 `never_ending()` is a scripted model whose usage per call is fixed by construction (so budgets are exact);
-`tokens_per_turn` measures a real model's usage (the simulator's counts, offline): the request grows by
-each result, and the tool definitions are re-sent with every call.
+`tokens_per_call` measures a real model's usage (the simulator's counts, offline) over a conversation of
+QUESTIONS, one search each: the request grows by each exchange, compaction cuts the earlier ones (never
+the current turn), and the tool definitions are re-sent with every call.
 
 Left out on purpose: real prices for the simulator (it has none: the tables here price it with a
 made-up rate and say so).
@@ -14,12 +16,12 @@ made-up rate and say so).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from ..core.budgets import Price
 from ..core.errors import RunError
 from ..core.drive import run
-from ..core.runs import Run
+from ..core.runs import Run, Thread
 from ..core.policies import Limits
 from ..core.tools import tool
 from ..core.types import ModelTurn, Usage
@@ -56,7 +58,8 @@ def never_ending(usage: Usage = PER_CALL, model: str = "scripted-model",
 
 
 class TickingClock:
-    """A clock for the time budget that moves only when a tool runs (`seconds_per_tool` each)."""
+    """A clock for the time budget that moves only when a tool runs (`seconds_per_tool` each), or when told
+    that time passed (`wait`: a run waiting paused)."""
 
     def __init__(self, seconds_per_tool: float = 3.0):
         self.now, self.step = 0.0, seconds_per_tool
@@ -67,6 +70,9 @@ class TickingClock:
     def tick(self, event: Any) -> None:
         if event.kind == "tool_end":
             self.now += self.step
+
+    def wait(self, seconds: float) -> None:
+        self.now += seconds
 
 
 #: Each budget the tutorial shows, as Limits keywords (the time budget gets a TickingClock).
@@ -93,6 +99,41 @@ def budget_run(name: str, exit_behavior: str = "end") -> Run:
         return error.run
 
 
+def paused_at_every_call(name: str, waiting: float = 86_400.0) -> Run:
+    """`never_ending` under one of BUDGETS, its every search paused by an approval gate, saved as JSON (a
+    restart), `waiting` seconds passing on the budget's clock while the decision waits, and resumed
+    approving it, until the run ends."""
+    from ..core.policies import Pause
+    from ..long_running.resume import resume
+
+    settings = dict(BUDGETS[name])
+    clock = TickingClock() if "max_seconds" in settings else None
+    limits = Limits(max_steps=30, clock=clock, **settings)
+    model, on_event = never_ending(), clock.tick if clock is not None else None
+
+    def gate(call_, ctx):
+        return Pause()
+    current = run(model, "Research everything about the archive.", tools=[search], limits=limits, approve=gate,
+                  on_event=on_event)
+    while current.stop_reason == "paused":
+        saved = current.to_json()
+        if clock is not None:
+            clock.wait(waiting)  # a day passes while the decision waits: time the run did not run
+        current = resume(saved, dict.fromkeys(current.pending.waiting, "approve"), model, tools=[search],
+                         limits=limits, approve=gate, on_event=on_event)
+    return current
+
+
+def budgets_across_pauses(names: tuple[str, ...] = ("cost ≤ $0.005", "time ≤ 10 s")) -> list[tuple]:
+    """One row per budget: (budget, stop reason and model calls in one go, the same paused at every call)."""
+    rows = []
+    for name in names:
+        once, paused = budget_run(name), paused_at_every_call(name)
+        rows.append((name, f"{once.stop_reason} after {once.steps} calls",
+                     f"{paused.stop_reason} after {paused.steps} calls"))
+    return rows
+
+
 def budget_stops(exit_behavior: str = "end") -> list[tuple]:
     """One row per budget: (budget, stop reason, model calls, tool runs, input, output, cost in USD)."""
     rows = []
@@ -112,12 +153,32 @@ def strategies(summariser: Any = None, keep: int = 2) -> dict[str, Callable | No
     return out
 
 
-def tokens_per_turn(model: Any, hooks: Mapping[str, Callable | None], steps: int = 10,
-                    prompt: str = "Search the archive for everything about the harbour.") -> dict[str, list[int]]:
-    """Input tokens `model` reported for each of its calls, per compaction strategy (a never-ending model:
-    `steps` calls each)."""
-    return {name: [t.usage.input_tokens for t in run(model, prompt, tools=[search], compact=hook,
-                                                     limits=Limits(max_steps=steps)).turns]
+#: A conversation of ten requests, each answered after one search (by the simulator's sim-reasoner).
+TOPICS = ("the harbour", "the lighthouse", "the old mill", "the market square", "the railway", "the cathedral",
+          "the river bridge", "the town hall", "the school", "the flood of 1953")
+QUESTIONS = tuple(f"Search the archive for {topic}." for topic in TOPICS)
+
+
+def a_conversation(model: Any, hook: Callable | None, questions: Sequence[str] = QUESTIONS,
+                   limits: Limits | None = None) -> Thread:
+    """`questions` asked one after another on one Thread, each a run with compaction `hook`; stops early
+    when a run ends otherwise than with its answer (a budget)."""
+    thread = Thread()
+    for question in questions:
+        try:
+            done = run(model, question, tools=[search], thread=thread, compact=hook, limits=limits)
+        except RunError:
+            break
+        if done.stop_reason != "final_answer":
+            break
+    return thread
+
+
+def tokens_per_call(model: Any, hooks: Mapping[str, Callable | None],
+                    questions: Sequence[str] = QUESTIONS) -> dict[str, list[int]]:
+    """Input tokens `model` reported for each of its calls over the conversation of `questions`, per
+    compaction strategy."""
+    return {name: [t.usage.input_tokens for r in a_conversation(model, hook, questions).runs for t in r.turns]
             for name, hook in hooks.items()}
 
 
@@ -131,21 +192,19 @@ def tool_definition_tokens(model: Any, prompt: str = "Say hello.") -> int:
     return with_tools.usage.input_tokens - without.usage.input_tokens
 
 
-def explore(model: Any, input_budget: int = 6000, exit_behavior: str = "end", strategy: str = "no compaction",
+def explore(model: Any, input_budget: int = 9000, exit_behavior: str = "end", strategy: str = "no compaction",
             keep: int = 2, summariser: Any = None) -> Any:
-    """The playground: a never-ending `model` under an input-token budget and a compaction strategy; the
-    chart shows the input tokens of each model call, the budget and where the run stopped. `summariser`
-    writes the summaries of "summarize" (default: `model` itself)."""
+    """The playground: the conversation of QUESTIONS under an input-token budget for the whole thread
+    (Limits.max_thread_tokens) and a compaction strategy; the chart shows the input tokens of each model
+    call, the budget and where the conversation stopped. `summariser` writes the summaries of "summarize"
+    (default: `model` itself)."""
     from ..viz import finish, pyplot
 
     hook = strategies(summariser or model, keep)[strategy]
-    limits = Limits(max_steps=15, max_tokens={"input": input_budget}, exit_behavior=exit_behavior)
-    try:
-        r = run(model, "Search the archive for everything about the harbour.", tools=[search], compact=hook,
-                limits=limits)
-    except RunError as error:
-        r = error.run
-    per_call = [t.usage.input_tokens for t in r.turns]
+    limits = Limits(max_steps=15, max_thread_tokens={"input": input_budget}, exit_behavior=exit_behavior)
+    thread = a_conversation(model, hook, limits=limits)
+    last = thread.runs[-1]
+    per_call = [t.usage.input_tokens for r in thread.runs for t in r.turns]
     running = [sum(per_call[:i + 1]) for i in range(len(per_call))]
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 3.2))
@@ -154,7 +213,9 @@ def explore(model: Any, input_budget: int = 6000, exit_behavior: str = "end", st
     ax.axhline(input_budget, linestyle="--", color="#C44E52", label=f"budget: {input_budget:,}")
     ax.set_xlabel("model call")
     ax.set_ylabel("tokens")
-    ax.set_title(f"{strategy}, keep {keep}, exit_behavior={exit_behavior!r}: stopped with {r.stop_reason} "
-                 f"after {r.steps} model calls", fontsize=9)
+    answered = sum(r.stop_reason == "final_answer" for r in thread.runs)
+    ending = "" if answered == len(QUESTIONS) else f"; question {len(thread.runs)} stopped: {last.stop_reason}"
+    ax.set_title(f"{strategy}, keep {keep}, exit_behavior={exit_behavior!r}: {answered} of {len(QUESTIONS)} "
+                 f"questions answered{ending}", fontsize=9)
     ax.legend(frameon=False, fontsize=7, loc="upper left")
     return finish(fig)

@@ -2,7 +2,8 @@
 its process.
 
     compaction    what is sent once the history grows: DropOldest, ElideToolResults, Summarize
-    resume        continue a paused run, in this process or after a restart
+    resume        continue a paused run, in this process or after a restart, once
+    ledger        where a pause's token is claimed when it is resumed (this process's, or a folder's)
     replay        reproduce a run offline, fork it at a step, diff two runs
     otel          a run's spans for OpenTelemetry (optional extra `agentkit-lab[otel]`)
 

@@ -13,7 +13,13 @@ attributes: `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.response.mod
 docs/gen-ai/gen-ai-spans.md and gen-ai-agent-spans.md (status: Development; read 2026-12-01).
 
 The spans are built after the run from its trace (every event has its time), so the loop pays nothing
-for them. Needs the optional extra: `pip install 'agentkit-lab[otel]'` (opentelemetry-api and -sdk);
+for them. Each model span takes its ids and token counts from the turn of its own step (`run.turns`,
+one per model call): a resumed run's trace holds only the calls made after the pause, and they get the
+turns of their steps, not those of the first calls. The agent span's status says that the run raised,
+and the exception's type, never the exception's text (a tool's error can hold a key or a customer's
+data; under on_tool_error="raise" it would otherwise reach every span exporter).
+
+Needs the optional extra: `pip install 'agentkit-lab[otel]'` (opentelemetry-api and -sdk);
 without it, `import agentkit.long_running.otel` still works and `export_run` says which extra to install.
 
 Left out on purpose: message contents (the conventions make `gen_ai.input.messages` opt-in: they hold
@@ -67,18 +73,18 @@ def export_run(run: Any, *, model: Any = None, provider: str | None = None, agen
     _tool_spans(trace, tracer, parent, events, at, {t.name: t.description for t in tools})
     if run.error is not None:
         agent.set_attribute("error.type", type(run.error).__name__)
-        agent.set_status(trace.Status(trace.StatusCode.ERROR, str(run.error)[:200]))
+        agent.set_status(trace.Status(trace.StatusCode.ERROR, f"the run raised {type(run.error).__name__}"))
     agent.end(end_time=at(events[-1].t) if events else time.time_ns())
 
 
 def _model_spans(trace, tracer, parent, run, events, at, provider, requested) -> None:
-    turns = iter(run.turns)
     opened = None
     for event in events:
         if event.kind == "model_request":
             opened = event
-        elif event.kind == "model_response" and opened is not None:
-            turn = next(turns, None)
+        elif event.kind == "model_response" and opened is not None:  # (a resume retakes a turn: no request)
+            step = event.data.get("step") or 0
+            turn = run.turns[step - 1] if 0 < step <= len(run.turns) else None
             _model_span(trace, tracer, parent, opened, event, turn, at, provider, requested)
             opened = None
     if opened is not None:  # the last call never answered: it failed, or the run was stopped during it

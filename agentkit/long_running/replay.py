@@ -12,7 +12,17 @@ byte for byte. A saved run (`Run.to_json()`, read back with `checkpoint`) replay
 
 `fork(run, step=k, model=...)` keeps the history as it was before the k-th model call and runs the
 rest with another model (or other tools or settings): its counters start again at 0.
-`diff(a, b)` names the first message where two runs part.
+`diff(a, b)` names the first message where two runs part, and the model call of `a` it belongs to.
+
+Steps are the run's own model calls, counted from 1 in every one of them: a run that continues a Thread
+counts from its own first call (not the thread's), and the loop's own final message naming a limit is
+not a step (no model wrote it). Each takes a Run, the text of `Run.to_json()` or its json.loads.
+
+replay sends nothing: a `compact=Summarize(model)` setting plays back the summaries the run recorded
+(`Run.compaction`) instead of asking its model. It refuses, with ReplayError, what it cannot reproduce:
+a run that called a tool `tools` does not hold (its calls would be answered "unknown tool"), a paused
+run (resume it instead), and a replay that came out otherwise than the run (other settings, other tools'
+schemas): the error carries the replayed run and says where the two part.
 
 Left out on purpose: replaying side effects (state updates a tool made are not re-made) and fuzzy
 matching (a diff is exact: one changed character is a divergence).
@@ -25,8 +35,9 @@ import json
 from typing import Any, NamedTuple, Sequence
 
 from ..core.checkpoint import Paused, read_state, restored_fields
-from ..core.errors import ScriptError, ToolFailure
 from ..core.drive import run
+from ..core.errors import ReplayError, ScriptError, ToolFailure
+from ..core.policies import LimitHit
 from ..core.runs import Run, StopReason, Thread
 from ..core.tools import Tool
 from ..core.types import Message, ModelTurn, ToolResult
@@ -69,15 +80,48 @@ def stand_ins(tools: Sequence[Tool], results: Sequence[ToolResult]) -> list[Tool
             for t in tools]
 
 
-def replay(recorded: Run, tools: Sequence[Tool], **settings: Any) -> Run:
+def as_run(value: Any, what: str = "run") -> Run:
+    """A Run, from a Run, the text of `Run.to_json()` or its json.loads (StateError when that is damaged)."""
+    if isinstance(value, Run):
+        return value
+    if isinstance(value, (str, bytes, dict)):
+        return load(value)
+    raise TypeError(f"{what}={value!r}: give a Run, or the text (or json.loads) of Run.to_json()")
+
+
+def replay(recorded: Run | str | dict, tools: Sequence[Tool], **settings: Any) -> Run:
     """Run `recorded` again offline: its turns played back, its tools answered from its results.
 
     `tools` are the run's tools (only their names, schemas and flags are used; none is called);
-    `settings` are run()'s keywords (system, limits, ...), which should be the recorded run's."""
+    `settings` are run()'s keywords (system, limits, compact, ...), which should be the recorded run's.
+    ReplayError when the replay cannot come out as the run did (see the module docstring)."""
+    recorded = as_run(recorded, "recorded")
+    if recorded.pending is not None:
+        raise ReplayError("this run is paused: resume it (agentkit.resume), then replay the run that returns")
+    _check_tools(recorded, tools)
+    hook = settings.get("compact")
+    if hook is not None and hasattr(hook, "replaying"):  # its own model is not asked again either
+        settings["compact"] = hook.replaying(recorded.compaction)
     prefix = recorded.messages[:recorded.start_index + _prompt_length(recorded)]
     thread = Thread(prefix[:recorded.start_index])
-    return run(Playback(recorded.turns), prefix[recorded.start_index:], stand_ins(tools, recorded.results),
-               thread=thread, **settings)
+    again = run(Playback(recorded.turns), prefix[recorded.start_index:], stand_ins(tools, recorded.results),
+                thread=thread, **settings)
+    parted = diff(recorded, again)
+    if parted is not None:
+        raise ReplayError(f"the replay came out otherwise than the run (other settings or tools?): {parted}", again)
+    return again
+
+
+def _check_tools(recorded: Run, tools: Sequence[Tool]) -> None:
+    """Every tool the run's calls found must be among `tools` (a call the run answered "unknown tool" needs none)."""
+    given = {t.name for t in tools}
+    lookups = {r.call_id for r in recorded.results if r.error_kind in ("unknown_tool", "stale_tool")}
+    needed = {c.name: step for step, t in enumerate(recorded.turns, 1) for c in reversed(t.tool_calls)
+              if c.id not in lookups}
+    missing = sorted(name for name in needed if name not in given)
+    if missing:
+        raise ReplayError(f"replay needs the run's tools: {', '.join(missing)} (called at step "
+                          f"{min(needed[m] for m in missing)}) not given; pass the tools the run had")
 
 
 def _prompt_length(r: Run) -> int:
@@ -86,21 +130,34 @@ def _prompt_length(r: Run) -> int:
     return next((i for i, m in enumerate(new) if m.role == "assistant"), len(new))
 
 
-def fork(recorded: Run, step: int, model: Any, tools: Sequence[Tool] = (), **settings: Any) -> Run:
+def model_steps(r: Run) -> list[int]:
+    """The index in `r.messages` of each of the run's own model answers, step 1 first (the loop's own
+    final message naming a limit is not one)."""
+    answers = [i for i in range(r.start_index, len(r.messages)) if r.messages[i].role == "assistant"]
+    if r.turns:
+        return answers[:len(r.turns)]
+    if answers and r.limit is not None and r.messages[answers[-1]].content == r.limit.message():
+        answers.pop()
+    return answers
+
+
+def fork(recorded: Run | str | dict, step: int, model: Any, tools: Sequence[Tool] = (), **settings: Any) -> Run:
     """Re-run `recorded` from its step `step` (1 = its first model call) with `model`, `tools`, `settings`.
 
     The history before that model call is kept as it was; the new run continues from it."""
-    assistants = [i for i, m in enumerate(recorded.messages) if m.role == "assistant" and i >= recorded.start_index]
-    if not isinstance(step, int) or isinstance(step, bool) or not 1 <= step <= max(len(assistants), 1):
-        raise ValueError(f"fork(step={step!r}): the run has steps 1 to {len(assistants)}")
-    cut = assistants[step - 1] if assistants else len(recorded.messages)
+    recorded = as_run(recorded, "recorded")
+    answers = model_steps(recorded)
+    if not isinstance(step, int) or isinstance(step, bool) or not 1 <= step <= max(len(answers), 1):
+        raise ValueError(f"fork(step={step!r}): the run has steps 1 to {len(answers)}")
+    cut = answers[step - 1] if answers else len(recorded.messages)
     forked = run(model, None, tools, thread=Thread(recorded.messages[:cut]), **settings)
     forked.trace.record("fork", run_id=recorded.run_id, step=step, messages=cut)
     return forked
 
 
 class Divergence(NamedTuple):
-    """Where two runs first differ: the message index, the step it belongs to, and each side's message."""
+    """Where two runs first differ: the message index, the model call of the first run it belongs to (1 = its
+    first; 0: before it, in the thread it continued), and each side's message."""
 
     index: int
     step: int
@@ -112,13 +169,15 @@ class Divergence(NamedTuple):
                 f"  a: {_describe(self.a)}\n  b: {_describe(self.b)}")
 
 
-def diff(a: Run, b: Run) -> Divergence | None:
-    """The first message where runs `a` and `b` differ (None when their histories are identical)."""
+def diff(a: Run | str | dict, b: Run | str | dict) -> Divergence | None:
+    """The first message where runs `a` and `b` differ (None when their histories are identical); its step
+    is counted in `a`'s model calls, as fork counts them."""
+    a, b = as_run(a, "a"), as_run(b, "b")
     for index in range(max(len(a.messages), len(b.messages))):
         ma = a.messages[index] if index < len(a.messages) else None
         mb = b.messages[index] if index < len(b.messages) else None
         if _bytes(ma) != _bytes(mb):
-            step = sum(m.role == "assistant" for m in (a.messages if ma is not None else b.messages)[:index]) + 1
+            step = 0 if index < a.start_index else 1 + sum(i < index for i in model_steps(a))
             return Divergence(index, step, ma, mb)
     return None
 
@@ -148,4 +207,5 @@ def load(state: str | dict) -> Run:
     loaded.stop_reason = StopReason(data["stop_reason"]) if data.get("stop_reason") else None
     loaded.output = data.get("output")
     loaded.pending = Paused.from_dict(data["pending"]) if data.get("pending") else None
+    loaded.limit = LimitHit(*data["limit"]) if data.get("limit") else None
     return loaded

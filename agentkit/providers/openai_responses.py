@@ -60,6 +60,7 @@ from typing import Any
 
 from ..core.errors import BadResponseError, ProviderError
 from ..core.types import (
+    MESSAGE_FIELDS,
     Message,
     ModelOptions,
     ModelTurn,
@@ -218,8 +219,8 @@ def reasoning_of(items: list[dict], model: Any) -> ReasoningState | None:
     for item in items:
         if item.get("type") in KEPT_WHOLE:
             entries.append(dict(item))
-        elif phased(item):
-            entries.append({"type": "message", "phase": item["phase"]})
+        elif phased(item):  # the message's own field, not reasoning: kept when a history leaves reasoning out
+            entries.append({"type": MESSAGE_FIELDS, "phase": item["phase"]})
         elif item.get("type") == "function_call":
             entry = {"type": "function_call", "call_id": str(item.get("call_id") or "")}
             if isinstance(item.get("id"), str):

@@ -25,8 +25,8 @@ the format's server half (`wire.SERVER` and the verbs of `sim/wire/contract.py`)
                      request), or the format's `SERVER.serve_turn` around it (server tools: Anthropic's tool
                      search runs between two passes of the model); UnknownModel -> 404; wire.reasoning_for
                      adds the reasoning state this API's model attaches (thinking blocks, signatures,
-                     reasoning items), signed with a key made fresh in each process
-                     (`sim.wire.common.mint_signature`), checked in step 4; the prompt cache settles the
+                     reasoning items), signed with the installation's key
+                     (`sim.wire.common.signing_key`), checked in step 4; the prompt cache settles the
                      request's breakpoints into the usage (`prompt_cache.py`)
     8. encode        wire.build_response / build_stream (+ build_stream_error), framed as the client codec
                      says (`STREAM_FRAMING`); wire.stored_records says what to keep for later requests
@@ -38,8 +38,9 @@ input of their usage.
 
 Every error, including a genuine bug (500), is written in the provider's own error shape by its
 server half's `build_error`, so SDKs raise their usual exception classes. Responses are deterministic: the
-same request gives byte-identical bodies and the same request-id header (within one process: the
-signatures in reasoning state change with each process's key, and so does a replayed request's id).
+same request gives byte-identical bodies and the same request-id header (within one installation: the
+signatures in reasoning state change with the signing key, `AGENTKIT_SIM_SIGNING_KEY` or the key kept in the
+user's cache, and so does a replayed request's id).
 
 Keys are never logged, echoed or stored; only their presence is checked.
 
@@ -78,7 +79,7 @@ from .prompt_cache import PromptCache
 from .store import DEFAULT_MAX_ENTRIES, ResponseStore
 from .tool_search import run_search
 from .wire import get_server
-from .wire.common import ChatRequest, Finding, RequestInvalid, RuleLog, no_records, rule_log
+from .wire.common import CASE_HEADER, ChatRequest, Finding, RequestInvalid, RuleLog, no_records, rule_log, signing_key
 from .wire.contract import ServerFacts
 
 log = logging.getLogger("agentkit.sim")
@@ -545,6 +546,8 @@ class SimApp:
         planned = self.planned_fault(chat) if self.faults_enabled else None
         if planned:  # the model's own schedule of failures, on top of what the request asked for
             plan = plan.merged(F.parse_spec(planned))
+        if request.headers.get(CASE_HEADER):  # a benchmark's case, for an oracle model (no provider has it)
+            chat = replace(chat, extras={**chat.extras, "case": request.headers[CASE_HEADER][:200]})
 
         # 6 + 7. faults, then the model decides; a format that takes a fallback list walks it here
         want_stream = stream if stream is not None else bool(chat.options.stream)
@@ -783,6 +786,7 @@ def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_
                  planned_fault=sim_models.planned_fault if own_models else None,
                  unasked=sim_models.unasked_fields if own_models else None,
                  planned_refusals=sim_models.planned_refusals if own_models else None)
+    signing_key()  # a key set wrong (AGENTKIT_SIM_SIGNING_KEY) stops the server now, not its first answer
 
     # Every (method, path) any format's server half declares, with the formats that declare it, in registry order.
     table: dict[tuple[str, str], list[tuple[str, Any]]] = {}

@@ -7,7 +7,8 @@
 `sim-reasoner` (the default, and every ordinary name such as "gpt-4.1" or "claude-sonnet-4-5") reads
 the request and the tools and decides like a small model — see the `reasoner` package. The other names are
 behaviour presets for experiments: a model that never stops calling tools, one that repeats itself,
-one that sends broken JSON first, ... Each is a few lines on top of the reasoner.
+one that sends broken JSON first, one that obeys what tool results tell it (`gullible.py`), ... Each is a
+few lines on top of the reasoner.
 
 Responses are pure functions of the request: the same request gives the same turn, ids included (the
 ids are hashes of the request; codecs add the provider's prefix such as "call_" or "toolu_"). Usage is
@@ -29,6 +30,7 @@ from typing import Callable
 from ..core.types import ModelTurn, ToolCall, ToolSpec, Usage
 from ..providers.common import stable_id
 from . import conform
+from . import gullible
 from . import reasoner as R
 from .conform import planned_fault, planned_refusals, unasked_fields
 from .reasoner import Decision, PlannedCall
@@ -255,6 +257,11 @@ PRESETS: tuple[Preset, ...] = (
            "missing field, string numbers, bad JSON, extra call (any seed: sim-noisy-SEED)", noisy),
     Preset("conform-", "a conformance scenario ({n}: " + ", ".join(conform.SCRIPTS) + "), played on the tools "
            "sent, under the rules of any model id before it (claude-opus-5-5-conform-parallel)", conformance),
+    Preset("sim-gullible", "the kit's model of a fooled model (by construction): obeys instructions it reads in "
+           "tool results, one call per turn, answers as they tell it; text inside an <untrusted-data> fence is "
+           "data to it", gullible.behaviour(respects_fences=True)),
+    Preset("sim-gullible-ignores-fences", "sim-gullible that reads fenced text like any other: a fence means "
+           "nothing to it", gullible.behaviour(respects_fences=False)),
 )
 
 GPT_6 = ("sim-reasoner; the server refuses tools on Chat Completions (Responses API only); on Responses it takes "
@@ -427,13 +434,15 @@ def within_allowed_tools(request: ChatRequest) -> ChatRequest:
 
 def to_turn(decision: Decision, request: ChatRequest) -> ModelTurn:
     """A Decision as a provider-neutral ModelTurn: ids from a hash of the request, estimated usage."""
-    fingerprint = _fingerprint(request)
+    # The conversation as plain data, once: the ids and the usage both read it (a long one costs most here)
+    messages, tools = [m.to_dict() for m in request.messages], [t.to_dict() for t in request.tools]
+    fingerprint = _fingerprint(request, messages, tools)
     calls = tuple(_tool_call(call, stable_id(fingerprint, "call", i, call.name))
                   for i, call in enumerate(decision.calls))
     text = None if calls else (decision.text or "")
     out = count_tokens(text or "") + sum(count_tokens(c.name + c.arguments_json()) for c in calls)
     return ModelTurn(text=text, tool_calls=calls, stop="tool_calls" if calls else "stop",
-                     usage=Usage(input_tokens(request), max(1, out)), model=request.model,
+                     usage=Usage(input_tokens(request, messages, tools), max(1, out)), model=request.model,
                      id=stable_id(fingerprint, "turn"))
 
 
@@ -443,15 +452,16 @@ def _tool_call(call: PlannedCall, call_id: str) -> ToolCall:
     return ToolCall(call_id, call.name, dict(call.arguments or {}), dict(call.arguments or {}))
 
 
-def _fingerprint(request: ChatRequest) -> str:
+def _fingerprint(request: ChatRequest, messages: list[dict] | None = None, tools: list[dict] | None = None) -> str:
     """What makes two requests the same: model, messages, tools and options (streaming aside, so a
     streamed and a plain request get the same ids; reasoning state aside too, which no model here reads
-    and whose signatures change with each process's key, so the same conversation gets the same ids in
-    every process)."""
+    and whose signatures change with the signing key, so the same conversation gets the same ids under
+    every key). `messages` and `tools` are the request's as plain data, when the caller has them."""
     options = {k: v for k, v in request.options.to_dict().items() if k != "stream"}
-    messages = [{k: v for k, v in m.to_dict().items() if k != "reasoning"} for m in request.messages]
-    return stable_id(request.model, messages,
-                     [t.to_dict() for t in request.tools], options, length=32)
+    messages = messages if messages is not None else [m.to_dict() for m in request.messages]
+    tools = tools if tools is not None else [t.to_dict() for t in request.tools]
+    return stable_id(request.model, [{k: v for k, v in m.items() if k != "reasoning"} for m in messages],
+                     tools, options, length=32)
 
 
 def count_tokens(text: str) -> int:
@@ -459,13 +469,15 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / 4)
 
 
-def input_tokens(request: ChatRequest) -> int:
+def input_tokens(request: ChatRequest, messages: list[dict] | None = None,
+                 tools: list[dict] | None = None) -> int:
     """The whole input counts, tool definitions included: they are re-sent (and paid for) every turn.
     A tool the model cannot see yet is not in `request.tools`: Anthropic's deferred tools are not counted
     until a tool search loads them; OpenAI's (`extras["deferred_tools"]`, the Responses codec) count their
-    name and description only. The token-counting route answers this number, so a count equals the usage."""
-    messages = [m.to_dict() for m in request.messages]
-    tools = [t.to_dict() for t in request.tools]
+    name and description only. The token-counting route answers this number, so a count equals the usage.
+    `messages` and `tools`, when given, are the request's own as plain data (`to_turn` has them already)."""
+    messages = messages if messages is not None else [m.to_dict() for m in request.messages]
+    tools = list(tools) if tools is not None else [t.to_dict() for t in request.tools]
     tools += [{"name": d.get("name"), "description": d.get("description")}
               for d in request.extras.get("deferred_tools") or () if isinstance(d, dict)]
     return max(1, count_tokens(json.dumps([messages, tools], ensure_ascii=False, default=str)))

@@ -42,8 +42,10 @@ items, an OpenRouter request `reasoning_details`, an Ollama request `thinking`, 
 by default ("Reasoning tokens are included in the response by default if the model decides to output them",
 OpenRouter's reasoning-tokens page); Claude 5.x and Gemini 3 need no asking.
 
-Left out on purpose: reading the prompt (a scenario does the same whatever the user asked), and tools that the
-model calls without the client declaring them.
+Left out on purpose: reading the prompt (a scenario does the same whatever the user asked), tools that the
+model calls without the client declaring them, redacted thinking (no scenario model returns it), and how long a
+client waits before it retries a 429 (a retry that comes back early is answered like any other). A planned
+failure counts attempts per identical request: call `SimServer.reset()` before each run.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ plus `schema_problem` (is a tool's parameter schema valid JSON Schema? what the 
 `approx_tokens` (the simulator's token count of a JSON value), and for reasoning state:
 
     simulated_thought  the simulator's stand-in for a model's reasoning text, read from the turn
-    mint_signature     the simulator's opaque signatures (an HMAC with a per-process key), `signature_valid`
-                       to check one, `conversation_of` for the conversation a signature is bound to
+    mint_signature     the simulator's opaque signatures (an HMAC with the installation's key, `signing_key`),
+                       `signature_valid` to check one, `conversation_of` for the conversation a signature is
+                       bound to
 
 The client side's shared shapes (WireRequest, SSEvent, JSONLine, reading errors) are
 `agentkit.providers.common`; this module imports from there, never the other way round.
@@ -21,10 +22,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import json
+import logging
 import math
+import os
 import re
 import secrets
 from collections.abc import Iterator
@@ -81,6 +85,11 @@ def approx_tokens(value: Any) -> int:
     text). The simulated models report usage with the same rule, so counts and usage agree."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+#: A request header the simulator hands to its model as ChatRequest.extras["case"]: a benchmark says which
+#: case it plays, so an oracle answers by case (agentkit.bench.oracle). No provider reads it.
+CASE_HEADER = "x-agentkit-case"
 
 
 class RequestInvalid(ValueError):
@@ -248,10 +257,67 @@ def simulated_thought(turn: ModelTurn, request: ChatRequest) -> str:
 
 #: What every simulator signature starts with, inside its base64.
 _SIGNATURE_MARK = "agentkit-sim"
-#: The simulator's signing key: fresh in every process, so no client (and no other process) can mint a
-#: signature the simulator accepts, as no client can mint a provider's. Within one process the same
-#: request still gets the same signature (an HMAC is deterministic), so the simulator stays repeatable.
-_SIGNING_KEY = secrets.token_bytes(32)
+#: The variable that sets the signing key (hex, at least 16 bytes), e.g. the same key on every test machine.
+SIGNING_KEY_ENV = "AGENTKIT_SIM_SIGNING_KEY"
+#: The key's file in the user's cache folder (`agentkit.cache.cache_root`, beside BFCL's data).
+SIGNING_KEY_FILE = "sim-signing-key"
+_log = logging.getLogger("agentkit.sim")
+
+
+@functools.lru_cache(maxsize=1)
+def signing_key() -> bytes:
+    """The simulator's signing key, stable for an installation, as a provider's is for its API: so a run
+    paused and saved today (its thinking blocks, thought signatures, encrypted reasoning) resumes after a
+    restart, and a signature that was altered, moved or invented is still refused.
+
+    Where it comes from, the first that works: AGENTKIT_SIM_SIGNING_KEY (hex); else the file sim-signing-key
+    in the user's cache folder, created once (32 random bytes, readable and writable by its owner only);
+    else, when that folder cannot be written, a key made fresh for this process, with a one-line warning
+    (signatures then do not survive a restart). No client is given the key, so no client can mint a
+    signature the simulator accepts; within one installation the same request gets the same signature."""
+    text = os.environ.get(SIGNING_KEY_ENV)
+    if text is not None and text.strip():
+        try:
+            key = bytes.fromhex(text.strip())
+        except ValueError:
+            raise ValueError(f"{SIGNING_KEY_ENV} is not hex: give the key as hex digits (e.g. "
+                             "python -c 'import secrets; print(secrets.token_hex(32))')") from None
+        if len(key) < 16:
+            raise ValueError(f"{SIGNING_KEY_ENV} holds {len(key)} bytes: give at least 16 (32 hex digits)")
+        return key
+    from ...cache import cache_root
+
+    path = cache_root() / SIGNING_KEY_FILE
+    try:
+        return _key_file(path)
+    except OSError as exc:
+        _log.warning("agentkit.sim: cannot keep a signing key in %s (%s): signatures made now will not be "
+                     "accepted after a restart; set %s to keep one", path, exc.strerror or exc, SIGNING_KEY_ENV)
+        return secrets.token_bytes(32)
+
+
+def _key_file(path) -> bytes:
+    """The key in `path`, made there first if there is none (two processes racing: one writes, both read it)."""
+    try:
+        key = bytes.fromhex(path.read_text().strip())
+        if len(key) >= 16:
+            return key
+    except FileNotFoundError:
+        pass
+    except ValueError:  # a damaged file: made again below
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = path.with_name(f".{path.name}.{os.getpid()}")
+    descriptor = os.open(fresh, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        out.write(secrets.token_hex(32))
+    try:
+        os.link(fresh, path)  # atomic, and fails when another process made the key first: then its key wins
+    except FileExistsError:
+        pass
+    finally:
+        fresh.unlink()
+    return bytes.fromhex(path.read_text().strip())
 
 
 def conversation_of(messages: Any) -> str:
@@ -262,7 +328,7 @@ def conversation_of(messages: Any) -> str:
 
 def _seal(kind: str, model: str, payload: Any, conversation: str) -> str:
     text = json.dumps([kind, model, payload, conversation], sort_keys=True, ensure_ascii=False, default=str)
-    return hmac.new(_SIGNING_KEY, text.encode(), hashlib.sha256).hexdigest()[:32]
+    return hmac.new(signing_key(), text.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def mint_signature(kind: str, model: str | None, payload: Any, conversation: str = "") -> str:
@@ -270,7 +336,7 @@ def mint_signature(kind: str, model: str | None, payload: Any, conversation: str
 
         mint_signature("gemini-thought", "gemini-3-flash-preview", ["", [["get_weather", {}]]], "Weather?")
         -> "YWdlbnRraXQtc2ltfGdlbWluaS10aG91Z2h0fGdlbWluaS0zLWZsYXNoLXByZXZpZXd8..."
-    It names the kind of state and the model that made it, and carries an HMAC (this process's key) over
+    It names the kind of state and the model that made it, and carries an HMAC (`signing_key()`) over
     those, `payload` (what it signs: a thinking text, a call, an item id) and `conversation` (see
     `conversation_of`). `signature_valid` recomputes the HMAC from what comes back, so a signature that
     was altered, cut, invented, moved onto other content or into another conversation is refused.
@@ -296,7 +362,8 @@ def signature_fields(signature: Any) -> tuple[str, str, str] | None:
 
 
 def signature_valid(signature: Any, kind: str, payload: Any, conversation: str = "") -> bool:
-    """Did this process mint `signature` for this kind of state, over this payload, in this conversation?
+    """Did this installation's simulator mint `signature` for this kind of state, over this payload, in this
+    conversation?
     Any model it names will do (Gemini takes another Gemini model's signature); the HMAC covers the name,
     so it cannot be changed either."""
     fields = signature_fields(signature)
