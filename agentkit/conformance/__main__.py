@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT,
                      help=f"seconds per format and scenario before a run is reported as hung ({DEFAULT_TIMEOUT:g})")
     run.add_argument("loop", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
-    commands.add_parser("scenarios", help="list the scenarios and the formats each is played in")
+    commands.add_parser("scenarios", help="list the scenarios: per format, the model that plays each and the rules it "
+                                          "exercises")
     rules = commands.add_parser("rules", help="list the rules checked, per format, with their kind and source")
     rules.add_argument("--format", choices=list(FORMATS), default=None)
     args = parser.parse_args(argv)
