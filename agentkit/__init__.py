@@ -16,7 +16,7 @@
 The folders are the layers (the README lists them; each imports only from those above it): `core/` is
 the loop itself, `long_running/` what sits around it (compaction, resume, replay, OpenTelemetry), then
 `models.py`, `providers/` (the client half of each wire format), `http/` (HTTPModel), `sim/` (the
-simulator), `mcp/`, `bench/`, and what the notebooks use (`viz`, `widgets`, `lab/`, `experiments/`).
+simulator), `mcp/`, `bench/`, `conformance/`, and what the notebooks use (`viz`, `widgets`, `lab/`, `experiments/`).
 `import agentkit` loads the core only; HTTPModel, the simulator and the charts load on first use.
 """
 
@@ -106,7 +106,7 @@ __all__ += ["Price", "UnknownPriceError", "DropOldest", "ElideToolResults", "Sum
 
 # Loaded on first use, so that `import agentkit` stays fast and pulls in no HTTP server or plotting.
 _LAZY = {"HTTPModel": ("agentkit.http", "HTTPModel")}
-_LAZY_MODULES = {"fixtures", "providers", "http", "sim", "lab", "viz", "widgets", "bench", "mcp"}
+_LAZY_MODULES = {"fixtures", "providers", "http", "sim", "lab", "viz", "widgets", "bench", "conformance", "mcp"}
 
 
 def __getattr__(name: str) -> Any:
