@@ -16,7 +16,7 @@
 The folders are the layers (the README lists them; each imports only from those above it): `core/` is
 the loop itself, `long_running/` what sits around it (compaction, resume, replay, OpenTelemetry), then
 `models.py`, `providers/` (the client half of each wire format), `http/` (HTTPModel), `sim/` (the
-simulator), `mcp/`, `bench/`, and what the notebooks use (`viz`, `widgets`, `lab/`, `experiments/`).
+simulator), `mcp/`, `bench/`, `conformance/`, and what the notebooks use (`viz`, `widgets`, `lab/`, `experiments/`).
 `import agentkit` loads the core only; HTTPModel, the simulator and the charts load on first use.
 """
 
@@ -61,17 +61,30 @@ from .core.errors import (  # noqa: E402 - after the Ctrl-C handler, on purpose
 )
 from .core.execute import AsyncioExecutor, SequentialExecutor, ThreadExecutor  # noqa: E402
 from .core.drive import arun, run  # noqa: E402
+from .core.stream import AsyncRunStream, RunStream, arun_stream, run_stream  # noqa: E402
 from .core.runs import Run, Settings, StopReason, Thread  # noqa: E402
 from .core.policies import Approve, Deny, Edit, Limits, Retry  # noqa: E402
 from .core.tools import RuleViolation, Tool, ToolContext, Update, tool  # noqa: E402
 from .core.trace import Trace  # noqa: E402
-from .core.types import Message, ModelOptions, ModelTurn, ToolCall, ToolResult, ToolSpec, Usage  # noqa: E402
+from .core.types import (  # noqa: E402
+    Message,
+    ModelOptions,
+    ModelTurn,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolResult,
+    ToolSpec,
+    Usage,
+)
 from .models import FunctionModel, ScriptedModel, call  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "tool", "Tool", "ToolContext", "Update", "RuleViolation", "run", "arun", "Run", "Settings", "Thread", "StopReason",
+    "run_stream", "arun_stream", "RunStream", "AsyncRunStream", "TextDelta", "ReasoningDelta", "ToolCallDelta",
     "Limits", "Retry",
     "Approve", "Deny", "Edit", "ScriptedModel", "FunctionModel", "call", "HTTPModel", "Trace",
     "Message", "ModelOptions", "ModelTurn", "ToolCall", "ToolResult", "ToolSpec", "Usage",
@@ -93,7 +106,7 @@ __all__ += ["Price", "UnknownPriceError", "DropOldest", "ElideToolResults", "Sum
 
 # Loaded on first use, so that `import agentkit` stays fast and pulls in no HTTP server or plotting.
 _LAZY = {"HTTPModel": ("agentkit.http", "HTTPModel")}
-_LAZY_MODULES = {"fixtures", "providers", "http", "sim", "lab", "viz", "widgets", "bench", "mcp"}
+_LAZY_MODULES = {"fixtures", "providers", "http", "sim", "lab", "viz", "widgets", "bench", "conformance", "mcp"}
 
 
 def __getattr__(name: str) -> Any:

@@ -36,6 +36,8 @@ PAGES = [
     ("setup.md", "Setting up and running", ["Running JupyterLab", "Using the kit in your own project",
                                               "Using a real provider", "Tests and benchmarks"]),
     ("simulator.md", "The simulator: models and faults", ["The simulator outside the notebooks"]),
+    ("conformance.md", "Does your loop survive the real APIs?",
+     ["Does your loop survive the real APIs? The conformance check"]),
     ("benchmark.md", "Benchmark a model", ["Benchmark a model"]),
     ("package.md", "The package, in learning order", ["The package, in learning order"]),
 ]
@@ -206,13 +208,15 @@ def api_page() -> str:
     import agentkit
 
     lines = ["# API reference", "",
-             "The public names of `agentkit` (its `__all__`), from their docstrings, and the simulator's "
-             "`agentkit.sim.serve`. The tutorials show each in use.", "", "```{eval-rst}"]
+             "The public names of `agentkit` (its `__all__`), from their docstrings, the simulator's "
+             "`agentkit.sim.serve` and the conformance check's `agentkit.conformance.check`. The tutorials show "
+             "each in use.", "", "```{eval-rst}"]
     for name in agentkit.__all__:
         obj = getattr(agentkit, name)
         kind = "autoclass" if isinstance(obj, type) else "autofunction"
         lines += [f".. {kind}:: agentkit.{name}", "   :no-index-entry:", ""]
-    lines += [".. autofunction:: agentkit.sim.serve", "   :no-index-entry:", "", "```", ""]
+    lines += [".. autofunction:: agentkit.sim.serve", "   :no-index-entry:", "",
+              ".. autofunction:: agentkit.conformance.check", "   :no-index-entry:", "", "```", ""]
     return "\n".join(lines)
 
 
@@ -228,12 +232,13 @@ def write_pages(docs: Path, root: Path) -> None:
         "## Reading this site",
         "Every page here was built from the repository's stored files: the tutorials are the executed notebooks "
         "with their outputs, not run again. The pages in the menu follow the order of learning: setting up, "
-        "the tutorials, the glossary of the words they use, the claims they test, the simulator, the benchmark, "
-        "the package and its API.",
+        "the tutorials, the glossary of the words they use, the claims they test, the simulator, the conformance "
+        "check, the benchmark, the package and its API.",
         "```{toctree}\n:maxdepth: 1\n:caption: Start\n\nsetup\n```",
         "```{toctree}\n:maxdepth: 1\n:caption: Tutorials\n\n"
         + "\n".join(f"tutorials/{p.stem}" for p in notebooks.values()) + "\n```",
-        "```{toctree}\n:maxdepth: 1\n:caption: Reference\n\nglossary\nclaims\nsimulator\nbenchmark\npackage\napi\n```",
+        "```{toctree}\n:maxdepth: 1\n:caption: Reference\n\n"
+        "glossary\nclaims\nsimulator\nconformance\nbenchmark\npackage\napi\n```",
     ]) + "\n"
     _write(docs / "index.md", index)
 

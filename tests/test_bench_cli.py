@@ -21,6 +21,7 @@ def fails(capsys, *argv, code=2):
 def test_help_lists_the_commands():
     done = subprocess.run([sys.executable, "-m", "agentkit.bench", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "{run,fetch,report,suites}" in done.stdout and "{seed}" in done.stdout
+    assert "ollama" in " ".join(done.stdout.split())  # every wire format --provider takes
     done = subprocess.run([sys.executable, "-m", "agentkit.bench", "run", "--help"], capture_output=True, text=True)
     assert "--record FILE" in done.stdout and "--replay FILE" in done.stdout and "--shard" in done.stdout
 
@@ -71,6 +72,7 @@ def test_run_record_replay_and_report_end_to_end(capsys, tmp_path):
     assert main(["run", *common, "--model", "sim-noisy-{seed}", "--trials", "2", "--out", str(tmp_path / "again"),
                  "--replay", str(tape)]) == 0
     replayed = capsys.readouterr().out
+    assert sorted(p.name for p in out.glob("*.jsonl")) == ["oracle.jsonl", "sim-noisy-seed.jsonl"]
     table = [line for line in recorded.splitlines() if line.startswith("| ")][:5]
     assert table == [line for line in replayed.splitlines() if line.startswith("| ")][:5]
     assert "Replayed from a recording" in replayed

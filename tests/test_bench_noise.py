@@ -92,3 +92,21 @@ def test_the_noise_floor_does_not_depend_on_the_order_trials_finished_in():
         shuffled = list(records)
         random.Random(seed).shuffle(shuffled)
         assert noise.summary(shuffled) == expected
+
+
+def test_an_interval_that_ends_at_exactly_zero_is_called_what_it_is():
+    """A better on one case of twenty, the same on the rest: the interval is +0.0 … +15.0, which leans
+    towards A and does not show it, and the verdict says so instead of "inside the noise"."""
+    a = {(i,): [True] for i in range(20)}
+    b = {(i,): [i != 0] for i in range(20)}
+    pair = noise.compare(a, b)
+    assert pair["interval"][0] == 0 < pair["interval"][1] and pair["bound_at_zero"]
+    records = ([{"model": "a", "suite": "s", "category": "c", "case": str(i), "trial": 0, "ok": ok[0],
+                 "label": None if ok[0] else "wrong"} for (i,), ok in a.items()]
+               + [{"model": "b", "suite": "s", "category": "c", "case": str(i), "trial": 0, "ok": ok[0],
+                   "label": None if ok[0] else "wrong"} for (i,), ok in b.items()])
+    (line,) = [x for x in noise.markdown(records) if x.startswith("a − b")]
+    assert "+5.0 points on 20 shared cases (95 % interval +0.0 … +15.0)" in line
+    assert "ends at exactly zero" in line and "do not show a ahead (nor b)" in line
+    assert "inside the noise" not in line
+    assert not noise.compare(a, a)["bound_at_zero"]  # no difference at all is inside the noise, as before

@@ -70,6 +70,20 @@ def test_several_models_side_by_side_in_markdown_and_json():
     assert "latency" not in report.to_markdown(latency=False)
 
 
+def test_models_that_scored_different_cases_say_how_many_each_figure_covers():
+    """The oracle scored 5 cases, the other model 2 of them (3 lost to provider errors): the row says
+    5 / 2 and each figure is over its own cases, instead of one count that fits neither."""
+    records = ([record("oracle", f"c{i}", 0, True) for i in range(5)]
+               + [record("small", f"c{i}", 0, i == 0, None if i == 0 else "wrong_value") for i in range(2)]
+               + [record("small", f"c{i}", 0, False, "provider_error") for i in range(2, 5)])
+    text = Report(records).to_markdown()
+    assert "| bfcl | simple_python | 5 / 2 | 100.0 % of 5 | 50.0 % of 2 |" in text
+    assert "| **all** | | 5 / 2 | 100.0 % of 5 | 50.0 % of 2 |" in text
+    assert "each figure says how many cases it is over" in text
+    even = Report([record("a", "c1", 0, True), record("b", "c1", 0, False, "wrong_value")]).to_markdown()
+    assert "| bfcl | simple_python | 1 | 100.0 % | 0.0 % |" in even and "each figure says" not in even
+
+
 def test_shards_merge_and_a_later_line_for_the_same_trial_wins(tmp_path):
     first, second = tmp_path / "m.shard-1-of-2.jsonl", tmp_path / "m.shard-2-of-2.jsonl"
     first.write_text("\n".join(json.dumps(r) for r in RECORDS[:5]) + "\n")

@@ -120,6 +120,26 @@ def test_a_base_url_holding_a_key_resumes_and_the_key_is_not_in_the_file(tmp_pat
     assert summary.skipped == 1 and key not in out.read_text(encoding="utf-8")
 
 
+def test_a_local_server_restarted_on_another_port_resumes_its_finished_cases(tmp_path):
+    cases = load_cases("agentkit:limits", limit=2)
+
+    def answer(request):
+        return httpx.Response(200, json={"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+                                         "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                             "role": "assistant", "content": "Done."}}]})
+
+    out = tmp_path / "m.jsonl"
+    for url in ("http://127.0.0.1:8080/v1", "http://localhost:8081/v1/"):
+        model = HTTPModel("m", base_url=url, api_key="", transport=httpx.MockTransport(answer))
+        summary = asyncio.run(run_benchmark(cases, model, out=out, label="m", progress=False))
+    assert summary.skipped == 2 and summary.done == 0
+    # another host, or another path on this machine, is another server: refused
+    for url in ("http://10.0.0.5:8081/v1", "http://127.0.0.1:8081/v2"):
+        model = HTTPModel("m", base_url=url, api_key="", transport=httpx.MockTransport(answer))
+        with pytest.raises(ConfigMismatch, match="base_url"):
+            asyncio.run(run_benchmark(cases, model, out=out, label="m", progress=False))
+
+
 def test_a_file_that_is_not_a_results_file_is_not_appended_to(capsys, tmp_path):
     theirs = tmp_path / "oracle.jsonl"
     theirs.write_text('{"prompt": "an unrelated data set", "id": 1}\n', encoding="utf-8")
@@ -294,7 +314,13 @@ def test_bench_run_timeout_bounds_each_attempt_from_the_command_line(capsys, tmp
     assert outcome == [0]
     records = read_records(tmp_path / "m.jsonl")
     assert [r["label"] for r in records] == ["provider_error"] and "timeout=0.5" in records[0]["detail"]
-    assert "1 not scored" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "1 not scored" in err
+    # the line says what to change, and that the same command then resumes
+    (advice,) = [line for line in err.splitlines() if "ran out of time" in line]
+    assert "raise --timeout (now 0.5 s per attempt, from when its request is sent)" in advice
+    assert "lower --concurrency (now 8; 1 for a server that answers one request at a time)" in advice
+    assert "resumes" in advice
 
 
 def test_the_progress_line_shows_failed_attempts_timeouts_and_lost_trials(tmp_path):

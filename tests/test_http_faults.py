@@ -179,7 +179,9 @@ def test_an_unknown_model_falls_back_without_retrying(sim, fmt):
 
 
 def test_a_slow_model_times_out_and_falls_back(sim):
-    model = model_on(sim, "openai-chat", "sim-reasoner-slow1500", timeout=0.3, max_retries=0,
+    # The slow model answers only after a minute (the simulator's longest delay), the backup at once: the
+    # timeout sits between the two with room on both sides, so a busy machine does not change the outcome.
+    model = model_on(sim, "openai-chat", "sim-reasoner-slow60000", timeout=3.0, max_retries=0,
                      fallback_models=["sim-backup"])
     assert answered(model.complete(MESSAGES, TOOLS))
     assert [a.outcome for a in model.last_attempts] == ["timeout", 200]  # the timeout, not the answer, decided

@@ -74,9 +74,13 @@ def test_the_own_code_snippet_runs_as_written_against_the_simulator(server, tmp_
     result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
                             timeout=120, env=env_without_provider(AGENTKIT_BASE_URL=server.base_url("openai-chat")))
     assert result.returncode == 0, result.stderr
-    answer, _, trace = result.stdout.partition("\nfinal_answer\n")  # output, stop reason, trace table
+    answer, _, rest = result.stdout.partition("\nfinal_answer\n")  # output, stop reason, trace table, ...
     assert "Tokyo: sunny" in answer  # the final answer quotes the tool's result
+    trace, _, streamed = rest.partition("[running get_weather]")  # the stream: the tool runs, then the text
     assert "get_weather" in trace  # the trace shows the tool call
+    streamed_answer, _, scripted = streamed.partition("\nfinal_answer\n")
+    assert "Paris: sunny" in streamed_answer  # the streamed answer, written piece by piece, quotes the result
+    assert scripted.strip() == "Osaka: sunny, 22°C"  # the scripted call reached the tool with its arguments
 
 
 def test_the_readme_names_two_sets_and_every_entry_exists():

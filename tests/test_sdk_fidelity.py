@@ -305,24 +305,42 @@ def test_each_sdk_lists_the_simulators_models(oai, claude, gemini):
 
 # --- faults through the SDKs ----------------------------------------------------------------------
 
-def test_openai_sdk_retries_a_429_with_retry_after_ms_and_succeeds(server, oai):
+def sdk_waits(monkeypatch, sdk) -> list[float]:
+    """The seconds an SDK's retry loop sleeps, as it asks for them (its base client's `time.sleep`, which
+    still sleeps): what the SDK chose to wait, read without a stopwatch."""
+    import types
+
+    real_time = time  # the real module, for everything else the base client reads from it
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        real_time.sleep(seconds)
+
+    shim = types.SimpleNamespace(**{name: getattr(real_time, name) for name in dir(real_time)
+                                    if not name.startswith("__")})
+    shim.sleep = sleep
+    monkeypatch.setattr(sdk._base_client, "time", shim)
+    return waits
+
+
+def test_openai_sdk_retries_a_429_with_retry_after_ms_and_succeeds(server, oai, monkeypatch):
     server.reset()
-    start = time.perf_counter()
+    waits = sdk_waits(monkeypatch, openai)
     r = oai.chat.completions.create(model="sim-reasoner", messages=[{"role": "user", "content": ASK}],
                                     tools=CHAT_TOOLS, extra_headers={"x-sim-fault": "429=50, flaky"})
-    elapsed = time.perf_counter() - start
     assert r.choices[0].finish_reason == "tool_calls"
-    # The SDK waited the server's 50 ms, not its own 0.5 s default backoff.
-    assert 0.05 <= elapsed < 0.35
+    # The SDK waited the server's 50 ms (retry-after-ms), not its own 0.5 s default backoff.
+    assert waits == [0.05]
 
 
-def test_anthropic_sdk_retries_a_429_with_retry_after_ms_and_succeeds(server, claude):
+def test_anthropic_sdk_retries_a_429_with_retry_after_ms_and_succeeds(server, claude, monkeypatch):
     server.reset()
-    start = time.perf_counter()
+    waits = sdk_waits(monkeypatch, anthropic)
     r = claude.messages.create(model="claude-sonnet-5-5-429-flaky", max_tokens=1024,
                                messages=[{"role": "user", "content": ASK}], tools=ANTHROPIC_TOOLS)
     assert r.stop_reason == "tool_use" and r.model == "claude-sonnet-5-5-429-flaky"
-    assert time.perf_counter() - start < 0.45  # retry-after-ms: 100 was honoured
+    assert waits == [0.1]  # retry-after-ms: 100 was honoured
 
 
 def test_sdk_exception_classes_for_each_fault(server):

@@ -436,3 +436,77 @@ def test_the_module_docstring_example_runs():
 
 def test_json_in_results_is_not_double_encoded():
     assert R.render({"a": "東京"}) == json.dumps({"a": "東京"}, ensure_ascii=False)
+
+
+# ── N facts, N calls; string arguments by rule; why an argument is left out ────────────────────────
+
+LOCAL_TIME = ToolSpec("get_local_time", "Current local time in a city",
+                      {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+STOCK = ToolSpec("check_stock", "Stock level for a product",
+                 {"type": "object", "properties": {"sku": {"type": "string"}}, "required": ["sku"]})
+CUSTOMER = ToolSpec("find_customer", "Find a customer by name.",
+                    {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
+FOUR_FACTS = [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"}),
+              ("get_local_time", {"city": "Paris"}), ("get_local_time", {"city": "Tokyo"})]
+
+
+@pytest.mark.parametrize("text", ["What is the weather and the local time in Paris and in Tokyo?",
+                                  "What's the weather and local time in Paris and Tokyo?",
+                                  "Tell me the weather in Paris and Tokyo, and the local time in both.",
+                                  "Weather and time for Paris and Tokyo please"])
+def test_two_facts_about_two_cities_are_four_calls(text):
+    assert calls_of(text, (PLAIN_WEATHER, LOCAL_TIME)) == FOUR_FACTS
+
+
+def test_two_facts_about_two_cities_with_a_time_zone_tool_are_four_calls_too():
+    calls = calls_of("What is the weather and the local time in Paris and in Tokyo?", (PLAIN_WEATHER, CLOCK))
+    assert calls[2:] == [("get_time", {"timezone": "Europe/Paris"}), ("get_time", {"timezone": "Asia/Tokyo"})]
+
+
+def test_one_call_per_turn_still_asks_for_every_fact():
+    history = [Message.user("What is the weather and the local time in Paris and in Tokyo?")]
+    made = []
+    for _ in range(5):
+        calls = calls_of(history, (PLAIN_WEATHER, LOCAL_TIME), parallel_tool_calls=False)
+        if not calls:
+            break
+        made += calls
+        history = answered(history, calls, ["ok"])
+    assert made == FOUR_FACTS
+
+
+@pytest.mark.parametrize("text", ["What is the weather in Tokyo?", "What is the weather in 'Tokyo'?",
+                                  'What is the weather in "Tokyo"?', "What is the weather in “Tokyo”?"])
+def test_a_city_is_found_quoted_or_not(text):
+    assert calls_of(text, (PLAIN_WEATHER,)) == [("get_weather", {"city": "Tokyo"})]
+
+
+@pytest.mark.parametrize(("text", "sku"), [("How many of SKU-1001 are in stock?", "SKU-1001"),
+                                           ("Is product a-1001 in stock?", "a-1001"),
+                                           ("Stock for 'A-1'?", "A-1"), ('Stock for "WIDGET"?', "WIDGET"),
+                                           ("stock of item 12345", "12345"), ("stock for sku=BLUE", "BLUE")])
+def test_an_id_is_found_quoted_or_not(text, sku):
+    assert calls_of(text, (STOCK,)) == [("check_stock", {"sku": sku})]
+
+
+def test_a_required_argument_left_out_says_why_and_what_would_fill_it():
+    decision = R.decide(request("How many widgets are in stock?", (STOCK,)))
+    assert [(c.name, c.arguments) for c in decision.calls] == [("check_stock", {})]
+    (why,) = decision.left_out
+    assert why.startswith("check_stock.sku: the request holds no id-like token") and why.endswith("sku=...")
+    assert any(note.startswith("left out check_stock.sku") for note in decision.notes)
+    assert R.decide(request("How many of SKU-1 are in stock?", (STOCK,))).left_out == ()
+
+
+def test_a_missing_name_is_read_a_second_way_once_then_explained():
+    text = "Find the customer Alice Smith"
+    first = R.decide(request(text, (CUSTOMER,)))
+    assert [(c.name, c.arguments) for c in first.calls] == [("find_customer", {})]
+    history = answered([Message.user(text)], [("find_customer", {})],
+                       [fails("schema", "missing required property 'name'", "$.name", "required")])
+    assert calls_of(history, (CUSTOMER,)) == [("find_customer", {"name": "Alice Smith"})]
+    # nothing to read a second way: the model explains instead of sending the same call again
+    history = answered([Message.user("find that customer")], [("find_customer", {})],
+                       [fails("schema", "missing required property 'name'", "$.name", "required")])
+    decision = R.decide(request(history, (CUSTOMER,)))
+    assert decision.calls == () and "name" in decision.text

@@ -636,42 +636,48 @@ def _port_is_closed(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) != 0
 
 
-def test_serve_starts_and_stops_twice_quickly_without_leaking_threads():
+def test_serve_starts_and_stops_twice_without_leaking_threads():
+    """Serving, stopping (twice: idempotent) and serving again leaves no thread and no open port. How
+    fast it starts and stops is a matter of seconds, not asserted here (a busy machine is slower)."""
     before = set(threading.enumerate())
     for _ in range(2):
-        start = time.perf_counter()
         s = sim.serve(respond=stub_respond, models=STUB_MODELS)
         assert s.url.startswith("http://127.0.0.1:") and s.running
         assert httpx.post(s.base_url("openai-chat") + "/chat/completions", json=body_for("openai-chat"),
                           headers=headers_for("openai-chat")).status_code == 200
-        started = time.perf_counter() - start
-        start = time.perf_counter()
         s.stop()
         s.stop()  # idempotent
-        assert time.perf_counter() - start < 1.0
-        assert started < 2.0 and not s.running and _port_is_closed(s.port)
+        assert not s.running and _port_is_closed(s.port)
     assert set(threading.enumerate()) <= before
 
 
-def test_stop_is_fast_even_with_a_request_in_flight():
+def test_stop_does_not_wait_for_a_request_in_flight():
+    """Stopped while a slow answer (60 s) is pending, the server cuts the request instead of finishing it:
+    the client sees its connection go, not a 200. The order of events shows it; no seconds are measured
+    (the joins only guard against a hang)."""
     s = sim.serve(respond=stub_respond, models=STUB_MODELS)
-    errors: list[Exception] = []
+    outcome: list[object] = []
 
     def slow_call():
         try:
-            httpx.post(s.url + "/v1/chat/completions", json=body_for("openai-chat", "sim-reasoner-slow5000"),
-                       headers=headers_for("openai-chat"), timeout=10)
+            outcome.append(httpx.post(s.url + "/v1/chat/completions",
+                                      json=body_for("openai-chat", "sim-reasoner-slow60000"),
+                                      headers=headers_for("openai-chat"), timeout=120))
         except httpx.HTTPError as exc:
-            errors.append(exc)
+            outcome.append(exc)
 
-    caller = threading.Thread(target=slow_call)
+    caller = threading.Thread(target=slow_call, daemon=True)
     caller.start()
-    time.sleep(0.1)
-    start = time.perf_counter()
+    state = s._server.server_state
+    for _ in range(3000):  # until uvicorn has read the request's headers: the request is in flight
+        if state.total_requests:
+            break
+        time.sleep(0.01)
+    assert state.total_requests == 1 and not outcome
     s.stop()
-    assert time.perf_counter() - start < 1.0
-    caller.join(5)
-    assert not caller.is_alive() and errors  # the client saw the connection go
+    caller.join(30)
+    assert not caller.is_alive() and len(outcome) == 1
+    assert isinstance(outcome[0], httpx.HTTPError), outcome  # cut off: the 60 s answer never came
 
 
 def test_serve_works_as_context_manager_and_from_a_running_event_loop():
@@ -773,3 +779,50 @@ def test_python_dash_m_runs_the_server_in_the_foreground():
         proc.wait(10)
         proc.stdout.close()
         proc.stderr.close()
+
+
+# --- why the reasoner left an argument out ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def reasoner_client():
+    with sim.serve() as s:
+        with httpx.Client(base_url=s.url, timeout=10) as c:
+            yield c
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_call_without_its_required_argument_says_why_in_a_header_and_the_log(reasoner_client, fmt, stream,
+                                                                               caplog):
+    caplog.set_level("INFO", logger="agentkit.sim")
+    r = post(reasoner_client, fmt, tools=True, stream=stream, text="How is the weather today?")
+    assert r.status_code == 200, r.text
+    why = r.headers["x-sim-left-out"]
+    assert why.startswith("get_weather.city: the request names no city") and why.endswith("city=...")
+    assert any(why in record.getMessage() for record in caplog.records)
+    # a call with all its arguments has no such header
+    assert "x-sim-left-out" not in post(reasoner_client, fmt, tools=True, stream=stream).headers
+
+
+def test_python_dash_m_prints_why_a_required_argument_was_left_out():
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "agentkit.sim", "--port", "0"],  # the default --log-level info
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    try:
+        url = proc.stdout.readline().split()[-1]
+        for _ in range(200):  # until it answers (a hang guard, not a measurement)
+            try:
+                r = httpx.post(url + path_for("openai-chat"), json=body_for("openai-chat", tools=True,
+                                                                           text="How is the weather today?"),
+                               headers=headers_for("openai-chat"), timeout=10)
+                break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        assert r.status_code == 200 and "x-sim-left-out" in r.headers
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        err = proc.stderr.read()
+        proc.stdout.close()
+        proc.stderr.close()
+    assert "INFO:     sim-reasoner left a required argument out: get_weather.city: the request names no city" in err

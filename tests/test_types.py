@@ -349,3 +349,30 @@ def test_envelope_text_is_json_dumps_of_the_envelope(call_id, name, result, ok, 
     r = ToolResult.success(call, result) if ok else ToolResult.failure(call, "tool_error", message)
     assert r.content() == json.dumps(r.envelope(), ensure_ascii=False, default=str)
     assert json.loads(r.content()) == json.loads(json.dumps(r.envelope(), default=str))
+
+
+# -- a call written by hand ----------------------------------------------------------------------------------
+
+def test_a_call_given_only_its_parsed_arguments_carries_them_through_the_gates():
+    """A scripted model's `ToolCall(id, name, arguments={...})` once left the raw arguments at "{}", so the
+    schema gate saw no city at all; it is the same call agentkit.call makes."""
+    import agentkit
+
+    @agentkit.tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return f"{city}: sunny"
+
+    by_hand = ToolCall("c1", "get_weather", arguments={"city": "東京"})
+    assert by_hand == agentkit.call("get_weather", {"city": "東京"}, id="c1")
+    assert by_hand.raw_arguments == '{"city": "東京"}'
+    run = agentkit.run(agentkit.ScriptedModel([[by_hand], "ok"]), "weather?", tools=[get_weather])
+    assert run.results[0].ok and run.results[0].result == "東京: sunny"
+
+
+def test_a_call_keeps_raw_arguments_as_they_arrived_and_refuses_arguments_that_are_not_an_object():
+    assert ToolCall("c1", "f", '{"a": 1', None).raw_arguments == '{"a": 1'  # broken JSON kept for gate 1
+    assert ToolCall("c1", "f", {"a": 1}, {"a": 1}).raw_arguments == {"a": 1}
+    assert ToolCall("c1", "f").raw_arguments == "{}" and ToolCall("c1", "f", arguments={}).raw_arguments == "{}"
+    with pytest.raises(TypeError, match="a dict"):
+        ToolCall("c1", "f", arguments=["Tokyo"])

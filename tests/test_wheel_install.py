@@ -123,7 +123,8 @@ def test_the_readmes_own_code_snippet_from_the_wheel(installed, server):
     _, work = installed
     (work / "my_agent.py").write_text(own_code_snippet(), encoding="utf-8")
     out = _run(installed, "my_agent.py", AGENTKIT_BASE_URL=server.base_url("openai-chat")).stdout
-    assert "Tokyo: sunny" in out and "\nfinal_answer\n" in out
+    assert "Tokyo: sunny" in out and "\nfinal_answer\n" in out and "[running get_weather]" in out
+    assert "Paris: sunny" in out and out.rstrip().endswith("Osaka: sunny, 22°C")
 
 
 @pytest.mark.parametrize("argv, extra", [

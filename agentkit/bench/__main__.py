@@ -24,14 +24,16 @@ from typing import Any
 
 EPILOG = """\
 providers: "sim" runs the embedded simulator (models: oracle, sim-reasoner, sim-noisy-SEED, ...; --format
-picks its wire format); any wire format (openai-chat, openai-responses, anthropic, gemini, openrouter;
-also openai, claude, google) talks to that provider with its usual key variable (OPENAI_API_KEY,
-ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY), or to --base-url (no key needed there).
-A model name with {seed} in it gets trial i's seed (seed+i): --model sim-noisy-{seed} --trials 5.
+picks its wire format); any wire format (openai-chat, openai-responses, anthropic, gemini, openrouter,
+ollama; also openai, claude, google) talks to that provider with its usual key variable (OPENAI_API_KEY,
+ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, OLLAMA_API_KEY for ollama.com), or to --base-url
+(no key needed there). A model name with {seed} in it gets trial i's seed (seed+i): --model
+sim-noisy-{seed} --trials 5 (its results file: sim-noisy-seed.jsonl).
 Results go to OUT/<label>.jsonl: the run's configuration, then one line per (case, trial); running
 the same command again resumes (another configuration under the same label is refused: change --label
-or --out). A local server that answers one request at a time: --concurrency 1 and a --timeout two or
-three times its slowest answer. report merges any number of files or folders (shards, models).
+or --out; a server on this machine on another port is the same server). A local server that answers
+one request at a time: --concurrency 1 and a --timeout two or three times its slowest answer.
+report merges any number of files or folders (shards, models).
 """
 
 
@@ -288,12 +290,25 @@ def _run(args: argparse.Namespace) -> int:
             config=_run_config(args, provider, base_url, model_name), generation=_generation(args)))
     print(f"{summary.done} run, {summary.skipped} already done, {summary.passed} passed this time, "
           f"{summary.errors} not scored (failed model calls); results in {out}", file=sys.stderr)
+    if summary.timeouts:
+        print(timeout_advice(summary.timeouts, args.timeout, args.concurrency), file=sys.stderr)
     from .report import Report
 
     report = Report.load(out, prices=_price(args))
     _warn(report.warnings)
     print(report.to_markdown())
     return 0
+
+
+def timeout_advice(timeouts: int, timeout: float, concurrency: int) -> str:
+    """What to change when model calls ran out of time: --timeout bounds each HTTP attempt from when its
+    request is sent (an --rpm wait comes before it; every conversation has its own connection, so none
+    waits for another's), and a server that answers one request at a time keeps the others waiting."""
+    lower = (f" or lower --concurrency (now {concurrency}; 1 for a server that answers one request at a time)"
+             if concurrency > 1 else "")
+    return (f"agentkit.bench: {timeouts} not scored because a model call ran out of time: raise --timeout "
+            f"(now {timeout:g} s per attempt, from when its request is sent) to two or three times the slowest "
+            f"answer{lower}; the same command with the new flags resumes and runs only the unscored cases")
 
 
 def _run_config(args: argparse.Namespace, provider: str, base_url: str | None, model_name: str) -> dict:
@@ -355,6 +370,9 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def _slug(label: str) -> str:
+    """The label as a file name: "sim-noisy-{seed}" -> "sim-noisy-seed" (the placeholder read as its word),
+    anything else that is not a letter, digit, dot, dash or underscore -> "_"."""
+    label = label.replace("{seed}", "seed")
     return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "model"
 
 

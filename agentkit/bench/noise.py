@@ -16,7 +16,8 @@ deterministic model, and the part of a score that is the model's own randomness 
 
 Two models are compared on the cases both ran: the difference of their pass@1 with a paired bootstrap
 interval (the same resampled cases for both). When that interval contains 0, the report says the
-difference is inside the noise.
+difference is inside the noise; when it ends exactly at 0 (+0.0 … +12.5), it says that instead: the
+runs lean one way and do not show it (`bound_at_zero`).
 
 How well the interval does what it says was measured on a seeded stochastic preset (sim-noisy-SEED,
 whose runs are reproducible per seed): see benchmarks/noise_floor.py and benchmarks/README.md.
@@ -99,7 +100,7 @@ def compare(a: dict[tuple, list[bool]], b: dict[tuple, list[bool]], **bootstrap:
     differences = [sum(a[c]) / len(a[c]) - sum(b[c]) / len(b[c]) for c in shared]
     low, high = bootstrap_interval(differences, **bootstrap)
     return {"cases": len(shared), "difference": statistics.fmean(differences), "interval": (low, high),
-            "inside_noise": low <= 0 <= high}
+            "inside_noise": low <= 0 <= high, "bound_at_zero": 0 in (low, high) and low != high}
 
 
 def summary(records: Iterable[dict]) -> dict:
@@ -129,8 +130,21 @@ def markdown(records: Iterable[dict]) -> list[str]:
                      f"{curve} | {flips} |")
     for pair in data["pairs"]:
         low, high = pair["interval"]
-        verdict = "inside the noise: these runs do not tell the two apart" if pair["inside_noise"] else \
-            "outside the noise"
+        verdict = _verdict(pair)
         lines += ["", f"{pair['a']} − {pair['b']}: {pair['difference'] * 100:+.1f} points on {pair['cases']} shared "
                       f"cases (95 % interval {low * 100:+.1f} … {high * 100:+.1f}): {verdict}."]
     return lines + [""]
+
+
+def _verdict(pair: dict) -> str:
+    """What a paired interval says. One that ends exactly at zero is not "inside" in the usual sense: the
+    resamples lean one way and reach no difference at their edge, never the other way."""
+    low, high = pair["interval"]
+    if pair.get("bound_at_zero"):
+        better, worse = (pair["a"], pair["b"]) if high > 0 else (pair["b"], pair["a"])
+        return (f"the interval ends at exactly zero: the resamples lean towards {better}, but at their "
+                f"{(1 - CONFIDENCE) / 2:.1%} edge show no difference, so these runs do not show {better} ahead "
+                f"(nor {worse}); more cases would tell")
+    if pair["inside_noise"]:
+        return "inside the noise: these runs do not tell the two apart"
+    return "outside the noise"

@@ -255,13 +255,19 @@ class Report:
         lines += [f"## Accuracy by category ({head})", "",
                   "| suite | category | cases | " + " | ".join(names) + " |",
                   "|---|---|---:|" + "---:|" * len(names)]
-        for suite, category in self.categories():
-            key = f"{suite}:{category}"
-            cells = [_cell(models[n]["categories"].get(key), k) for n in names]
-            cases = next((models[n]["categories"][key]["cases"] for n in names if key in models[n]["categories"]), 0)
-            lines.append(f"| {suite} | {category} | {cases} | " + " | ".join(cells) + " |")
-        total = max(m["overall"]["cases"] for m in models.values()) if models else 0
-        lines.append(f"| **all** | | {total} | " + " | ".join(_cell(models[n]["overall"], k) for n in names) + " |")
+        uneven = False
+        rows = [(suite, category, [models[n]["categories"].get(f"{suite}:{category}") for n in names])
+                for suite, category in self.categories()]
+        rows.append(("**all**", "", [models[n]["overall"] for n in names]))
+        for suite, category, accuracies in rows:
+            counts, ran = _case_counts(accuracies)
+            uneven = uneven or ran
+            cells = [_cell(a, k) + (f" of {a['cases']}" if ran and a and a.get("cases") else "") for a in accuracies]
+            lines.append(f"| {suite} | {category + ' ' if category else ''}| {counts} | " + " | ".join(cells) + " |")
+        if uneven:
+            lines += ["", "Where the models scored different numbers of cases, `cases` lists each model's, in "
+                      "column order, and each figure says how many cases it is over (a case whose trials "
+                      "were none of them scored is left out of its count)."]
 
         labels = self.labels()
         lines += ["", "## Failure labels (failed trials)", ""]
@@ -391,6 +397,15 @@ class Report:
 def _most_frequent_first(counts: Counter) -> dict[str, int]:
     """label -> count, the most frequent first (ties by name, so the order is stable)."""
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _case_counts(accuracies: list[dict | None]) -> tuple[str, bool]:
+    """The `cases` column of a row: one number when every model that ran the category scored as many
+    cases, else each model's ("22 / 50"), and whether they differ."""
+    ran = [a.get("cases", 0) for a in accuracies if a is not None]  # a model without the category: no count
+    if len(set(ran)) <= 1:
+        return str(ran[0] if ran else 0), False
+    return " / ".join(str(a.get("cases", 0)) if a is not None else "—" for a in accuracies), True
 
 
 def _cell(accuracy: dict | None, k: int) -> str:

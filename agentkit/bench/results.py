@@ -137,7 +137,8 @@ def differences(recorded: dict | None, config: dict, records: Iterable[dict] = (
     if recorded is None:
         return ["the file records no configuration (written by an older agentkit, or by hand)"]
     found = [f"{key}: {_show(recorded.get(key))} in the file, {_show(config.get(key))} now"
-             for key in COMPARED if recorded.get(key) != config.get(key)]
+             for key in COMPARED if recorded.get(key) != config.get(key)
+             and not (key == "base_url" and same_server(recorded.get(key), config.get(key)))]
     if versions:
         changed = sorted({f"{r['suite']}:{r['category']}/{r['case']}" for r in records
                           if versions.get((r["suite"], r["category"], r["case"]), r.get("case_version"))
@@ -147,6 +148,29 @@ def differences(recorded: dict | None, config: dict, records: Iterable[dict] = (
             found.append(f"case{'s' if len(changed) > 1 else ''} {', '.join(changed[:3])}{more} changed since "
                          "the file was written")
     return found
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def same_server(recorded: Any, now: Any) -> bool:
+    """Do two base URLs name the same model's server? Equal ones do, and so does a server on this machine
+    restarted on another port (`http://127.0.0.1:8080/v1` then `http://localhost:8081/v1`): the port of a
+    local server says where it listens today, not which model answers. Any other difference (a host, a
+    path, a scheme) is another server."""
+    if recorded == now:
+        return True
+    if not (isinstance(recorded, str) and isinstance(now, str)):
+        return False
+    from urllib.parse import urlsplit
+
+    try:
+        a, b = urlsplit(recorded), urlsplit(now)
+        a.port, b.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        return False
+    return (a.hostname in LOOPBACK and b.hostname in LOOPBACK and a.scheme == b.scheme
+            and a.path.rstrip("/") == b.path.rstrip("/") and a.query == b.query)
 
 
 def merged_config(runs: list[dict]) -> dict | None:

@@ -183,6 +183,7 @@ class Summary:
     done: int = 0
     passed: int = 0
     errors: int = 0  # provider_error records written this time
+    timeouts: int = 0  # ... of which the model call ran out of time (ProviderTimeout)
     seconds: float = 0.0
     out: str | None = None
 
@@ -270,6 +271,8 @@ async def run_benchmark(cases: Iterable[Case], model: Any = None, *, out: str | 
             summary.done += 1
             summary.passed += bool(record["ok"])
             summary.errors += record["label"] == "provider_error"
+            summary.timeouts += record["label"] == "provider_error" and str(record.get("detail")).startswith(
+                "ProviderTimeout")
             tally.finished(record)
 
     try:

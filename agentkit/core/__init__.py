@@ -18,6 +18,8 @@ In the order they build on each other (each imports only the ones before it):
     runs          what a run takes and gives back: Settings, Run, StopReason, Thread
     loop          the sans-I/O core: next() decides, one ordered table of stop checks says why a run stops
     drive         the two drivers, run() and arun(): a short while loop each around the core
+    stream        run_stream() and arun_stream(): the same loops, handing on the model's pieces and the
+                  loop's events as they happen
 
 Nothing here does HTTP or knows a provider: the loop talks to anything with
 `complete(messages, tools, options) -> ModelTurn`.

@@ -34,9 +34,10 @@ tool raises, and sends it to the model on the thread's next invocation, which a 
 with a 400 (OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages responding
 to each 'tool_call_id'."; the symptom of langchain-ai/langgraph issue 531).
 
-Left out on purpose: streaming tokens to the caller (see HTTPModel.stream) and multi-agent hand-offs;
-they sit around this loop, not inside it. So do resuming a paused run (which continues through
-`LoopCore.restore`), replaying and forking one, and its OpenTelemetry spans (agentkit.long_running).
+Left out on purpose: streaming tokens to the caller (the driver of agentkit.core.stream hands the model's
+pieces on and gives the core whole turns) and multi-agent hand-offs; they sit around this loop, not inside
+it. So do resuming a paused run (which continues through `LoopCore.restore`), replaying and forking one,
+and its OpenTelemetry spans (agentkit.long_running).
 """
 
 from __future__ import annotations
@@ -307,13 +308,17 @@ class LoopCore:
         """Something raised outside the core's decisions (a hook's bug, a broken listener, Ctrl-C): close
         the conversation, so that every call has its result and a Thread stays usable, then let it go on."""
         run, ended_here = self.run, self.ending is None
+        # GeneratorExit: the caller stopped reading a streamed run (agentkit.core.stream) — a cancel too
+        stopped_reading = isinstance(exc, GeneratorExit)
         if ended_here:
-            cancelled = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+            cancelled = stopped_reading or isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
             self.ending = _Ending(StopReason.USER_CANCEL if cancelled else StopReason.ERROR, cause=exc)
             run.stop_reason, run.error = self.ending.reason, exc
+        why = "the caller stopped reading the run's stream" if stopped_reading else \
+            f"the run stopped ({type(exc).__name__})"
         for slot in self.batch or ():
             if slot.result is None:
-                slot.result = _not_run(slot.call, f"the run stopped ({type(exc).__name__})")
+                slot.result = _not_run(slot.call, why)
         try:
             if self.batch is not None:
                 self._answer_batch()

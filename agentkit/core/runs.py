@@ -41,14 +41,14 @@ class StopReason(str, enum.Enum):
     """Why a run stopped. A str, so traces and tables show the plain word. Which check gives which reason,
     in order of precedence: the table `agentkit.core.loop.LoopCore.STOP_CHECKS` (besides it, "paused" comes
     from the approval gate, and a run that something outside the core interrupts ends "error" or, on
-    Ctrl-C or a cancelled task, "user_cancel")."""
+    Ctrl-C, a cancelled task or a streamed run its caller stopped reading, "user_cancel")."""
 
     FINAL_ANSWER = "final_answer"  # the model answered without asking for tools
     MAX_STEPS = "max_steps"  # the step cap: the model was called Limits.max_steps times
     TOOL_LIMIT = "tool_limit"  # a per-run, per-thread or per-tool cap with exit_behavior "end"
     REPEATED_CALL = "repeated_call"  # the same call (name + arguments) past Limits.max_repeats
     RETURN_DIRECT = "return_direct"  # every call of the last batch was a return_direct tool
-    USER_CANCEL = "user_cancel"  # cancel was set from outside (or Ctrl-C, or the task was cancelled)
+    USER_CANCEL = "user_cancel"  # cancel was set from outside (or Ctrl-C, a cancelled task, a stream left early)
     SCHEMA_FAIL = "schema_fail"  # more argument errors than Limits.max_invalid_calls
     ERROR = "error"  # the run raised (the exception carries this Run)
     TOKEN_BUDGET = "token_budget"  # Limits.max_tokens / max_thread_tokens ran out (agentkit.core.budgets)
@@ -177,7 +177,8 @@ class Settings:
                              mode required), or fn(step, run) -> one of those
         parallel_tool_calls  True / False asks the provider to allow / forbid several calls in one step;
                              None (default) sends nothing and leaves the provider's default
-        stream               True: the model is called with streaming on (each answer is reassembled)
+        stream               True: the model is called with streaming on (each answer is reassembled); to
+                             see its pieces as they arrive, use agentkit.run_stream / arun_stream
         approve              fn(call, ctx) asked before each call runs: True / None approves, False or a
                              reason denies, Approve() / Deny(reason) / Edit(arguments); default None: all run
         cancel               a threading.Event (or anything with is_set()), or a function returning a bool:

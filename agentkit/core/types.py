@@ -8,9 +8,10 @@ Every other module speaks in these five words, whatever the provider:
     ModelTurn   one model response: text, tool calls, stop signal, usage, raw JSON
     Usage       token counts
 
-Plus `ToolSpec` (what a model is told about a tool), `ModelOptions` (per-request switches) and
+Plus `ToolSpec` (what a model is told about a tool), `ModelOptions` (per-request switches),
 `ReasoningState` (what a reasoning model hands back with its turn and wants returned untouched:
-Anthropic's signed thinking blocks, Gemini's thought signatures, OpenAI's reasoning items, ...).
+Anthropic's signed thinking blocks, Gemini's thought signatures, OpenAI's reasoning items, ...), and the
+pieces of a turn as it streams in: `TextDelta`, `ReasoningDelta`, `ToolCallDelta`.
 
 `to_dict()` / `from_dict()` turn each into plain JSON and back; tuples are used instead of lists so
 that a frozen value really cannot change under you. The classes use __slots__: the loop builds several
@@ -163,12 +164,27 @@ class ToolCall:
 
     `raw_arguments` is exactly what arrived: a JSON *string* from OpenAI-style APIs, an *object* from
     Anthropic, Gemini and MCP. `arguments` is the parsed object, or None when it was not one.
+
+    Written by hand (a scripted model's call), either says it: `ToolCall("c1", "get_weather",
+    arguments={"city": "Tokyo"})` is the call whose raw arguments are that object's JSON text, the same
+    call `agentkit.call("get_weather", {"city": "Tokyo"}, id="c1")` makes. (The gates read the raw
+    arguments, so a call given only `arguments` gets them written out rather than checked as `{}`.)
     """
 
     id: str
     name: str
     raw_arguments: str | dict = "{}"
     arguments: dict | None = None
+
+    def __post_init__(self) -> None:
+        arguments = self.arguments
+        if arguments is None or self.raw_arguments != "{}":  # what the codecs build: raw as it arrived
+            return
+        if not isinstance(arguments, dict):
+            raise TypeError(f"ToolCall arguments={arguments!r}: the parsed arguments are a dict (or give "
+                            "raw_arguments, the text or object as it arrived)")
+        if arguments:  # only arguments given: the raw text is theirs, so the gates check what was meant
+            object.__setattr__(self, "raw_arguments", json.dumps(arguments, ensure_ascii=False))
 
     @classmethod
     def from_raw(cls, id: str, name: str, raw: str | dict | None) -> ToolCall:
@@ -437,3 +453,57 @@ class ModelOptions:
         return cls(tool_choice=d.get("tool_choice", "auto"), parallel_tool_calls=d.get("parallel_tool_calls"),
                    stream=bool(d.get("stream", False)), max_tokens=d.get("max_tokens"),
                    temperature=d.get("temperature"))
+
+
+# -- a turn as it streams in --------------------------------------------------------------------------------
+# Each delta has a `kind`, like a trace Event, so one `match event.kind` reads a run's stream
+# (agentkit.run_stream): the model's pieces and the loop's own events side by side.
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the answer's text as it arrives: a turn's text deltas join into `ModelTurn.text`."""
+
+    text: str
+    kind = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of the model's visible reasoning (Anthropic's thinking, a Gemini thought summary, a
+    Responses reasoning summary, DeepSeek's or Ollama's thinking), where the provider streams it. Shown, not
+    sent back: what goes back is the turn's `ReasoningState`, signed or encrypted as the provider gave it."""
+
+    text: str
+    kind = "reasoning_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of one tool call as it arrives.
+
+        index      the call's place in the turn (`turn.tool_calls[index]`), the same for all its pieces
+        arguments  a fragment of its arguments' JSON text: the pieces of one call join into the text
+                   (an API that sends a call whole, as Gemini and Ollama do, sends it as one piece)
+        id, name   with the call's first piece, where the API sends them there (else None)
+
+    Partial JSON is not yet a call: the loop takes a call through its gates only once the turn is whole.
+    """
+
+    index: int
+    arguments: str = ""
+    id: str | None = None
+    name: str | None = None
+    kind = "tool_call_delta"
+
+
+#: What a streamed turn is made of, in the order it arrives.
+StreamDelta = Union[TextDelta, ReasoningDelta, ToolCallDelta]
+
+
+def deltas_of(turn: ModelTurn) -> list[StreamDelta]:
+    """A whole turn as the deltas a stream of it would bring, one piece each: what a model that cannot
+    stream (ScriptedModel, a FunctionModel, your own) hands a streaming run."""
+    pieces: list[StreamDelta] = [TextDelta(turn.text)] if turn.text else []
+    pieces += [ToolCallDelta(i, call.arguments_json(), call.id, call.name) for i, call in enumerate(turn.tool_calls)]
+    return pieces

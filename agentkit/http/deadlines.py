@@ -32,7 +32,7 @@ blocking reads from outside, so it has only the timeouts it sets itself.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -53,12 +53,15 @@ class AttemptClock:
 
     `since` is the attempt's start; a stream moves it on (`restart()`) each time it asks for the next
     event, so for a stream `timeout` is the longest silence allowed. `call_ends` is the call's budget
-    (time.monotonic() seconds), shared by all its attempts. None switches either bound off.
+    (seconds on `now`, time.monotonic by default), shared by all its attempts. None switches either bound
+    off. A test hands in its own `now` so that no deadline depends on how fast the machine is; the sockets
+    are given the same seconds left, on the real clock (`reading()`).
     """
 
-    def __init__(self, timeout: float | None, call_ends: float | None = None):
-        self.timeout, self.call_ends = timeout, call_ends
-        self.since = time.monotonic()
+    def __init__(self, timeout: float | None, call_ends: float | None = None,
+                 now: Callable[[], float] = time.monotonic):
+        self.timeout, self.call_ends, self.now = timeout, call_ends, now
+        self.since = now()
 
     def deadline(self) -> float | None:
         ends = [t for t in (self.call_ends, None if self.timeout is None else self.since + self.timeout)
@@ -66,16 +69,16 @@ class AttemptClock:
         return min(ends) if ends else None
 
     def restart(self) -> None:
-        self.since = time.monotonic()
+        self.since = self.now()
 
     def left(self) -> float | None:
         """Seconds until the deadline (never below 0), or None when there is none."""
         deadline = self.deadline()
-        return None if deadline is None else max(0.0, deadline - time.monotonic())
+        return None if deadline is None else max(0.0, deadline - self.now())
 
     def expired(self) -> str | None:
         """Which bound has passed: "total_timeout" (the call's budget), "timeout" (this attempt's), or None."""
-        now = time.monotonic() + SLACK
+        now = self.now() + SLACK
         if self.call_ends is not None and now >= self.call_ends:
             return "total_timeout"
         if self.timeout is not None and now >= self.since + self.timeout:
@@ -85,7 +88,8 @@ class AttemptClock:
     @contextmanager
     def reading(self) -> Iterator[None]:
         """Socket operations inside the block (this thread or task) end by the deadline."""
-        token = _DEADLINE.set(self.deadline())
+        left = self.left()  # the sockets read the real clock: hand them the seconds left on ours
+        token = _DEADLINE.set(None if left is None else time.monotonic() + left)
         try:
             yield
         finally:

@@ -3,7 +3,7 @@
     decoder = Decoder(codec, errors)               # errors: the model's Classifier (`agentkit.http.classify`)
     turn = decoder.turn(b'{"id": ...}', request)   # one response's bytes: JSON, then codec.parse_response
     stream = decoder.stream(request)               # a stream: codec.StreamAssembler fed event by event
-    stream.feed(event); turn = stream.turn()
+    pieces = stream.feed(event); turn = stream.turn()   # pieces: the text and argument deltas it brought
 
 An error status is classify's (`Classifier.status_error`); a body that is not JSON, is nested too deep, or
 does not fit the format becomes a BadResponseError, built by the Classifier like every other error.
@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from ..core.errors import BadResponseError
-from ..core.types import ModelTurn
+from ..core.types import ModelTurn, StreamDelta
 from ..providers.common import SSEvent
 from .classify import Classifier
 from .request import AttemptRequest
@@ -55,9 +55,10 @@ class StreamDecoding:
     def __init__(self, assembler: Any, errors: Classifier, request: AttemptRequest):
         self.assembler, self.errors, self.request = assembler, errors, request
 
-    def feed(self, event: SSEvent) -> None:
+    def feed(self, event: SSEvent) -> list[StreamDelta] | None:
+        """Feed one event; the pieces it brought (None from a codec whose assembler reports none)."""
         with self.errors.decoding(self.request):
-            self.assembler.feed(event.event, event.data)
+            return self.assembler.feed(event.event, event.data)
 
     def turn(self) -> ModelTurn:
         with self.errors.decoding(self.request):

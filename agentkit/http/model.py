@@ -74,7 +74,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..core.errors import AuthenticationError, ProviderError
-from ..core.types import Message, ModelOptions, ModelTurn, ToolSpec
+from ..core.types import Message, ModelOptions, ModelTurn, StreamDelta, ToolSpec, deltas_of
 from ..providers import get_codec
 from ..providers.common import SSEvent, retry_after_seconds
 from ..providers.contract import ClientCodec, fact
@@ -115,12 +115,50 @@ class TurnStream:
         stream.attempts                          # this call's Attempts (retries before the first event)
 
     An event is an SSEvent: an SSE event's name and data, or for NDJSON streams one line as `data`.
+
+    Or read the same stream as what it says, in any format (`agentkit.run_stream` does):
+
+        for piece in model.stream(messages, tools).deltas():   # async for ... in model.astream(...).deltas()
+            print(piece)          # TextDelta('Tok'), ReasoningDelta(...), ToolCallDelta(0, '{"ci', 'c1', ...)
+
+    Read one way or the other: both draw on the same events.
     """
 
     def __init__(self, attempts: list[Attempt] | None = None) -> None:
         self.turn: ModelTurn | None = None
         self.attempts: list[Attempt] = attempts if attempts is not None else []
         self._events: Any = None
+        self._pieces: list[StreamDelta] = []  # what the events read so far brought, not yet handed on
+
+    def deltas(self) -> Any:
+        """The turn's pieces as they arrive (core.types: TextDelta, ReasoningDelta, ToolCallDelta): an
+        iterator for a stream from stream(), an async iterator for one from astream(). Closing it closes
+        the stream. A codec that reports no pieces hands the turn on whole, once it is complete."""
+        return self._adeltas() if hasattr(self._events, "__anext__") else self._deltas()
+
+    def _take(self) -> list[StreamDelta]:
+        pieces, self._pieces = self._pieces, []
+        return pieces
+
+    def _deltas(self) -> Iterator[StreamDelta]:
+        events = iter(self)
+        try:
+            for _ in events:
+                yield from self._take()
+            yield from self._take()
+        finally:
+            events.close()
+
+    async def _adeltas(self) -> AsyncIterator[StreamDelta]:
+        events = aiter(self)
+        try:
+            async for _ in events:
+                for piece in self._take():
+                    yield piece
+            for piece in self._take():
+                yield piece
+        finally:
+            await events.aclose()
 
     def __iter__(self) -> Iterator[SSEvent]:
         if not hasattr(self._events, "__next__"):
@@ -170,7 +208,9 @@ class HTTPModel:
     formats ignore it.
 
     For tests and notebooks: `transport=httpx.MockTransport(handler)` (or `client=`/`async_client=`)
-    replaces the network, `sleep=`/`asleep=` replace waiting, `seed=` fixes the jitter, and
+    replaces the network, `sleep=`/`asleep=` replace waiting, `clock=` replaces time.monotonic for
+    `timeout` and `total_timeout` (a test's deadlines then pass when it says, not when the machine gets
+    there; the sockets still wait real seconds, as many as the clock says are left), `seed=` fixes the jitter, and
     `on_attempt=` sees every Attempt as it happens. `codec=` takes any module with the codec verbs
     (`agentkit.providers.contract`). The deadlines hold for your own `client=`/`async_client=` too: their
     connection pools (and those a transport of yours wraps) are bounded at the socket like ours
@@ -189,6 +229,7 @@ class HTTPModel:
                  headers: dict | None = None, extra_body: dict | None = None, seed: int | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 clock: Callable[[], float] = time.monotonic,
                  on_attempt: Callable[[Attempt], None] | None = None, codec: ModuleType | None = None,
                  continue_stored_responses: bool = False):
         _check_settings(max_retries, fallback_models, backoff, max_delay, max_retry_wait, timeout, total_timeout)
@@ -227,7 +268,7 @@ class HTTPModel:
         self.max_retries, self.backoff, self.max_delay = max_retries, float(backoff), float(max_delay)
         self.max_retry_wait = max_retry_wait
         self.extra_body = dict(extra_body or {})
-        self.on_attempt, self._sleep, self._asleep = on_attempt, sleep, asleep
+        self.on_attempt, self._sleep, self._asleep, self._clock = on_attempt, sleep, asleep, clock
         self._rng = random.Random(seed)  # jitter only; seeded so tests and notebooks are repeatable
         self._call_numbers = itertools.count(1)
         self.last_attempts: list[Attempt] = []
@@ -362,7 +403,7 @@ class HTTPModel:
         state = RetryState(plan, next(self._call_numbers), total_timeout=self.total_timeout,
                            stored=self._stored if self.continue_stored else None,
                            recorders=[found for who, found in RECORDERS.get() if who is self],
-                           on_attempt=self.on_attempt)
+                           on_attempt=self.on_attempt, now=self._clock)
         self.last_attempts = state.attempts  # the most recent call's, for notebooks
         return state
 
@@ -424,7 +465,7 @@ class HTTPModel:
         url = join_url(self.base_url, wire.path)
         parsed = urlsplit(url)
         path = redact(parsed.path + (f"?{parsed.query}" if parsed.query else ""), self._secrets)
-        clock = AttemptClock(self._attempt_timeout, state.ends)
+        clock = AttemptClock(self._attempt_timeout, state.ends, now=self._clock)
         return AttemptRequest(model, url, path, headers, wire.body, stream, clock, state.history(), state.wait,
                               time.perf_counter(), tuple(messages) if self.continue_stored else (), continued)
 
@@ -434,12 +475,19 @@ class HTTPModel:
                options: ModelOptions) -> Iterator[SSEvent]:
         request, events = self._drive(state, self._sender.open, messages, tools, options)
         stream = self._decoder.stream(request)
+        whole = False  # the codec reports no pieces: the turn goes to deltas() whole at the end
         try:
             with closing(events):
                 for event in events:
-                    stream.feed(event)
+                    pieces = stream.feed(event)
+                    if pieces is None:
+                        whole = True
+                    else:
+                        result._pieces += pieces
                     yield event
             result.turn = stream.turn()
+            if whole:
+                result._pieces += deltas_of(result.turn)
             self._remember(request, result.turn)
         except ProviderError as error:  # after the first event: no retry, the caller saw part of it
             state.spoilt(error)
@@ -449,12 +497,19 @@ class HTTPModel:
                       tools: list[ToolSpec], options: ModelOptions) -> AsyncIterator[SSEvent]:
         request, events = await self._adrive(state, self._sender.aopen, messages, tools, options)
         stream = self._decoder.stream(request)
+        whole = False
         try:
             async with aclosing(events):
                 async for event in events:
-                    stream.feed(event)
+                    pieces = stream.feed(event)
+                    if pieces is None:
+                        whole = True
+                    else:
+                        result._pieces += pieces
                     yield event
             result.turn = stream.turn()
+            if whole:
+                result._pieces += deltas_of(result.turn)
             self._remember(request, result.turn)
         except ProviderError as error:
             state.spoilt(error)

@@ -40,9 +40,10 @@ class RetryState:
 
     def __init__(self, plan: RetryPlan, number: int, *, total_timeout: float | None = None,
                  stored: StoredConversations | None = None, recorders: Sequence[list[Attempt]] = (),
-                 on_attempt: Callable[[Attempt], None] | None = None):
-        self.plan, self.number, self.stored = plan, number, stored
-        self.ends = None if total_timeout is None else time.monotonic() + total_timeout
+                 on_attempt: Callable[[Attempt], None] | None = None,
+                 now: Callable[[], float] = time.monotonic):
+        self.plan, self.number, self.stored, self.now = plan, number, stored, now
+        self.ends = None if total_timeout is None else now() + total_timeout
         self.attempts: list[Attempt] = []
         self.recorders = list(recorders)
         self.on_attempt = on_attempt
@@ -66,7 +67,7 @@ class RetryState:
         if self.ends is None:
             time_left = None
         else:  # a passed budget is passed, however close the clock reads to its end
-            time_left = 0.0 if error.error_type == "total_timeout" else self.ends - time.monotonic()
+            time_left = 0.0 if error.error_type == "total_timeout" else self.ends - self.now()
         wait = self.plan.after(error, time_left)
         if wait is None:
             raise error

@@ -58,7 +58,20 @@ import json
 from typing import Any
 
 from ..core.errors import BadResponseError, ProviderError, error_for_status
-from ..core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
+from ..core.types import (
+    Message,
+    ModelOptions,
+    ModelTurn,
+    ReasoningDelta,
+    ReasoningState,
+    StreamDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolChoice,
+    ToolSpec,
+    Usage,
+)
 from .common import WireRequest, body_text, event_object, json_or_none, no_stored_id, own_reasoning, retry_after_seconds
 
 NAME = "anthropic"
@@ -289,6 +302,8 @@ class StreamAssembler:
     skeleton, content blocks fill in, `message_delta` adds the stop reason and final usage), and that
     body goes through `parse_response`: one decoder, so streaming and not streaming cannot disagree.
     `ping` and unknown event types are ignored (the API may add new ones); `event: error` raises.
+    `feed` returns the event's pieces: `text_delta`, `thinking_delta` and `input_json_delta` as they come,
+    and a `tool_use` block's id and name when it starts.
     """
 
     def __init__(self) -> None:
@@ -296,10 +311,12 @@ class StreamAssembler:
         self.blocks: dict[int, dict] = {}
         self.json_parts: dict[int, list[str]] = {}  # index -> partial_json fragments of a tool_use
         self.done = False
+        self.pieces: list[StreamDelta] = []  # what the event being fed brought
 
-    def feed(self, event: str | None, data: str) -> None:
+    def feed(self, event: str | None, data: str) -> list[StreamDelta]:
+        self.pieces = []
         if not data or not data.strip():
-            return
+            return self.pieces
         payload = event_object(data, NAME)
         # The SDK needs the `event:` line; we also accept events that only carry their `type`.
         kind = event or payload.get("type")
@@ -311,8 +328,9 @@ class StreamAssembler:
             self.message = dict(payload.get("message") or {})
         elif kind == "content_block_start":
             index = payload.get("index", len(self.blocks))
-            self.blocks[index] = dict(payload.get("content_block") or {})
+            self.blocks[index] = block = dict(payload.get("content_block") or {})
             self.json_parts[index] = []
+            self._started(index, block)
         elif kind == "content_block_delta":
             self._delta(payload.get("index", 0), payload.get("delta") or {})
         elif kind == "content_block_stop":
@@ -321,16 +339,35 @@ class StreamAssembler:
             self._message_delta(payload)
         elif kind == "message_stop":
             self.done = True
+        return self.pieces
+
+    def _call_place(self, index: int) -> int:
+        """A tool_use block's place among the turn's calls (parse_response keeps the blocks' order)."""
+        return sum(1 for i, block in self.blocks.items() if i < index and block.get("type") == "tool_use")
+
+    def _started(self, index: int, block: dict) -> None:
+        if block.get("type") == "tool_use":
+            self.pieces.append(ToolCallDelta(self._call_place(index), "", block.get("id"), block.get("name")))
+        elif block.get("type") == "text" and block.get("text"):
+            self.pieces.append(TextDelta(str(block["text"])))
+        elif block.get("type") == "thinking" and block.get("thinking"):
+            self.pieces.append(ReasoningDelta(str(block["thinking"])))
 
     def _delta(self, index: int, delta: dict) -> None:
         block = self.blocks.setdefault(index, {"type": "text", "text": ""})
         kind = delta.get("type")
         if kind == "text_delta":
             block["text"] = block.get("text", "") + delta.get("text", "")
+            if delta.get("text"):
+                self.pieces.append(TextDelta(str(delta["text"])))
         elif kind == "input_json_delta":
             self.json_parts.setdefault(index, []).append(delta.get("partial_json", ""))
+            if delta.get("partial_json"):
+                self.pieces.append(ToolCallDelta(self._call_place(index), str(delta["partial_json"])))
         elif kind == "thinking_delta":
             block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
+            if delta.get("thinking"):
+                self.pieces.append(ReasoningDelta(str(delta["thinking"])))
         elif kind == "signature_delta":
             block["signature"] = block.get("signature", "") + delta.get("signature", "")
 
@@ -341,6 +378,9 @@ class StreamAssembler:
         text = "".join(self.json_parts.get(index, []))
         if not text.strip():
             block["input"] = block.get("input") or {}  # a call without arguments sends no fragments
+            if block["input"]:  # a server that sent the arguments whole, in the block's start
+                self.pieces.append(ToolCallDelta(self._call_place(index), json.dumps(block["input"],
+                                                                                     ensure_ascii=False)))
             return
         try:
             block["input"] = json.loads(text)

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
 from ..core.errors import ProviderError
-from ..core.types import Message, ModelOptions, ModelTurn, ToolChoice, ToolSpec
+from ..core.types import Message, ModelOptions, ModelTurn, StreamDelta, ToolChoice, ToolSpec
 from .common import WireRequest
 
 __all__ = ["DEFAULTS", "NAMES", "Assembler", "ClientCodec", "conforms", "contract_names", "fact",
@@ -53,9 +53,14 @@ class Assembler(Protocol):
     """What a codec's `StreamAssembler()` is: `.feed(event, data)` once per SSE event (event name or
     None, data text) or per NDJSON line (None, line); `.turn()` -> the ModelTurn parse_response would
     give. An in-stream error raises the typed ProviderError (retryable where the provider says so); a
-    stream that ended early raises BadResponseError from turn()."""
+    stream that ended early raises BadResponseError from turn().
 
-    def feed(self, event: str | None, data: str) -> None: ...
+    `feed` returns the pieces that event brought, in order (`core.types.TextDelta`, `ReasoningDelta`,
+    `ToolCallDelta`): a turn's text pieces join into its text, and each call's argument pieces into its
+    arguments' JSON text (`tests/test_stream_deltas.py` holds every format to it). An assembler whose
+    feed returns None has its turn handed on whole, once it is complete (`HTTPModel` does that)."""
+
+    def feed(self, event: str | None, data: str) -> list[StreamDelta] | None: ...
 
     def turn(self) -> ModelTurn: ...
 

@@ -58,7 +58,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.errors import BadResponseError, ProviderError, error_for_status
-from ..core.types import Message, ModelOptions, ModelTurn, ReasoningState, ToolCall, ToolChoice, ToolSpec, Usage
+from ..core.types import (
+    Message,
+    ModelOptions,
+    ModelTurn,
+    ReasoningDelta,
+    ReasoningState,
+    StreamDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolChoice,
+    ToolSpec,
+    Usage,
+)
 from .common import (
     WireRequest,
     body_text,
@@ -345,7 +358,8 @@ class StreamAssembler:
     Every chunk is a complete GenerateContentResponse: parts add up (adjacent text pieces are joined,
     calls arrive whole), and the last chunk carries `finishReason` and the final `usageMetadata`. The
     chunks are merged into one response body that goes through `parse_response`, so synthetic ids and
-    everything else come out exactly as without streaming. A chunk `{"error": …}` raises.
+    everything else come out exactly as without streaming. A chunk `{"error": …}` raises. `feed` returns
+    the chunk's pieces: text, thought text, and each call whole (its `args` as JSON text, in one piece).
     """
 
     def __init__(self) -> None:
@@ -353,10 +367,13 @@ class StreamAssembler:
         self.last: dict = {}          # the latest chunk, for usage, model version and response id
         self.finish: str | None = None
         self.blocked = False
+        self.calls = 0  # functionCall parts so far: the next one's place in the turn
+        self.pieces: list[StreamDelta] = []  # what the chunk being fed brought
 
-    def feed(self, event: str | None, data: str) -> None:
+    def feed(self, event: str | None, data: str) -> list[StreamDelta]:
+        self.pieces = []
         if not data or not data.strip():
-            return
+            return self.pieces
         chunk = event_object(data, NAME)
         if "error" in chunk:
             error = chunk["error"] if isinstance(chunk["error"], dict) else {}
@@ -368,14 +385,28 @@ class StreamAssembler:
             self.blocked = True  # a blocked prompt ends the stream without any candidate
         candidates = chunk.get("candidates")
         if not isinstance(candidates, list) or not candidates or not isinstance(candidates[0], dict):
-            return
+            return self.pieces
         candidate = candidates[0]
         content = candidate.get("content") if isinstance(candidate.get("content"), dict) else {}
         for part in content.get("parts") or []:
             if isinstance(part, dict):
                 self._add_part(part)
+                self._show(part)
         if candidate.get("finishReason"):
             self.finish = candidate["finishReason"]
+        return self.pieces
+
+    def _show(self, part: dict) -> None:
+        """A part as the pieces a caller sees (parse_response reads the same keys)."""
+        if isinstance(part.get("text"), str) and part["text"]:
+            self.pieces.append(ReasoningDelta(part["text"]) if part.get("thought") else TextDelta(part["text"]))
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            arguments = json.dumps(call.get("args") or {}, ensure_ascii=False)
+            name = call.get("name")
+            self.pieces.append(ToolCallDelta(self.calls, arguments, call.get("id") or None,
+                                             str(name) if name is not None else ""))
+            self.calls += 1
 
     def _add_part(self, part: dict) -> None:
         # Text pieces join (thought summaries with thought summaries): a signature, which comes with the

@@ -41,6 +41,7 @@ The server half of the format (what the simulator answers) is `agentkit.sim.wire
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -50,8 +51,12 @@ from ..core.types import (
     Message,
     ModelOptions,
     ModelTurn,
+    ReasoningDelta,
     ReasoningState,
+    StreamDelta,
+    TextDelta,
     ToolCall,
+    ToolCallDelta,
     ToolChoice,
     ToolSpec,
     TurnStop,
@@ -249,7 +254,8 @@ class StreamAssembler:
 
     Content pieces are joined; tool calls arrive whole and are collected in order; the `done: true`
     line brings done_reason and the counters. `{"error": ...}` raises a ServerError; `turn()` raises
-    BadResponseError when the stream ended before its `done: true` line.
+    BadResponseError when the stream ended before its `done: true` line. `feed` returns the line's
+    pieces: content, thinking, and each call whole (its arguments as JSON text, in one piece).
     """
 
     def __init__(self) -> None:
@@ -259,9 +265,10 @@ class StreamAssembler:
         self.final: dict | None = None
         self.lines: list[dict] = []
 
-    def feed(self, event: str | None, data: str) -> None:
+    def feed(self, event: str | None, data: str) -> list[StreamDelta]:
+        pieces: list[StreamDelta] = []
         if self.final is not None or not data or not data.strip():
-            return
+            return pieces
         line = event_object(data, NAME)
         if "error" in line:
             raise _in_stream_error(line)
@@ -269,12 +276,27 @@ class StreamAssembler:
         message = line.get("message") if isinstance(line.get("message"), dict) else {}
         if isinstance(message.get("content"), str):
             self.content.append(message["content"])
+            if message["content"]:
+                pieces.append(TextDelta(message["content"]))
         if isinstance(message.get("thinking"), str):
             self.thinking.append(message["thinking"])
+            if message["thinking"]:
+                pieces.append(ReasoningDelta(message["thinking"]))
         calls = message.get("tool_calls")
-        self.calls += [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+        for call in calls if isinstance(calls, list) else []:
+            if not isinstance(call, dict):
+                continue
+            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            arguments = function.get("arguments")  # an object, as Ollama sends it (text from a few servers)
+            text = arguments if isinstance(arguments, str) else json.dumps(
+                arguments if isinstance(arguments, dict) else {}, ensure_ascii=False)
+            call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else None
+            pieces.append(ToolCallDelta(len(self.calls), text, call_id,
+                                        str(function.get("name") or "")))
+            self.calls.append(call)
         if line.get("done") is True:
             self.final = line
+        return pieces
 
     def turn(self) -> ModelTurn:
         if self.final is None:

@@ -50,8 +50,12 @@ from ..core.types import (
     Message,
     ModelOptions,
     ModelTurn,
+    ReasoningDelta,
     ReasoningState,
+    StreamDelta,
+    TextDelta,
     ToolCall,
+    ToolCallDelta,
     ToolChoice,
     ToolSpec,
     TurnStop,
@@ -268,7 +272,8 @@ class StreamAssembler:
 
     Calls are keyed by `index` (parallel calls may interleave); the text and argument fragments are
     concatenated. A chunk with a top-level `error` raises BadResponseError, and so does `turn()` when
-    the stream stopped before `data: [DONE]`.
+    the stream stopped before `data: [DONE]`. `feed` returns the chunk's pieces as they came: text,
+    reasoning text (`reasoning_content` / `reasoning`, else `reasoning_details` text) and argument fragments.
     """
 
     provider = NAME
@@ -283,14 +288,16 @@ class StreamAssembler:
         self.usage = Usage()
         self.done = False
         self.chunks: list[dict] = []
+        self.pieces: list[StreamDelta] = []  # what the chunk being fed brought
 
-    def feed(self, event: str | None, data: str) -> None:
+    def feed(self, event: str | None, data: str) -> list[StreamDelta]:
+        self.pieces = []
         text = (data or "").strip()
         if self.done or not text or text.startswith(":"):  # keep-alive comments carry nothing
-            return
+            return self.pieces
         if text == "[DONE]":
             self.done = True
-            return
+            return self.pieces
         chunk = event_object(text, self.provider)
         if chunk.get("error"):
             raise in_band_error(chunk, self.provider)
@@ -306,6 +313,8 @@ class StreamAssembler:
             delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
             if isinstance(delta.get("content"), str):
                 self.text.append(delta["content"])
+                if delta["content"]:
+                    self.pieces.append(TextDelta(delta["content"]))
             self._add_reasoning(delta)
             fragments = delta.get("tool_calls")
             for fragment in fragments if isinstance(fragments, list) else []:
@@ -313,6 +322,7 @@ class StreamAssembler:
                     self._add_fragment(fragment)
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
+        return self.pieces
 
     def _add_fragment(self, fragment: dict) -> None:
         index, call_id = fragment.get("index"), fragment.get("id")
@@ -332,16 +342,31 @@ class StreamAssembler:
         if isinstance(arguments, str):
             call["arguments"].append(arguments)
         elif isinstance(arguments, dict):  # whole-object arguments from a non-conforming server
-            call["arguments"].append(json.dumps(arguments))
+            arguments = json.dumps(arguments)
+            call["arguments"].append(arguments)
+        else:
+            arguments = ""
+        # the call's place in the turn: turn() orders the calls by index
+        place = sorted(self.calls).index(index)
+        self.pieces.append(ToolCallDelta(place, arguments, call_id, str(function["name"]) if function.get("name")
+                                         else None))
 
     def _add_reasoning(self, delta: dict) -> None:
+        shown = False  # a server that sends the text twice (`reasoning` and its details) is shown it once
         for key in ("reasoning_content", "reasoning"):
             if isinstance(delta.get(key), str):
                 self.reasoning[key] = self.reasoning.get(key, "") + delta[key]
+                if delta[key] and not shown:
+                    self.pieces.append(ReasoningDelta(delta[key]))
+                    shown = True
+        shown = shown or "reasoning_content" in self.reasoning or "reasoning" in self.reasoning
         details = delta.get("reasoning_details")
         for detail in details if isinstance(details, list) else []:
             if not isinstance(detail, dict):
                 continue
+            piece = detail.get("text") or detail.get("summary")
+            if not shown and isinstance(piece, str) and piece:
+                self.pieces.append(ReasoningDelta(piece))
             merged = self.reasoning.setdefault("reasoning_details", [])
             index = detail.get("index", len(merged))
             known = next((d for d in merged if d.get("index", -1) == index), None)

@@ -64,8 +64,12 @@ from ..core.types import (
     Message,
     ModelOptions,
     ModelTurn,
+    ReasoningDelta,
     ReasoningState,
+    StreamDelta,
+    TextDelta,
     ToolCall,
+    ToolCallDelta,
     ToolChoice,
     ToolSpec,
     TurnStop,
@@ -322,6 +326,8 @@ class StreamAssembler:
     events carry the full text and arguments and win over the deltas. Status, usage, model and id come
     from the terminal `response.completed` / `response.incomplete`. An `error` event or
     `response.failed` raises BadResponseError, and so does `turn()` when no terminal event came.
+    `feed` returns the event's pieces: text and argument deltas, reasoning summary (or reasoning text)
+    deltas, a call's id and name when its item is added, and whatever a `.done` adds to what streamed.
     """
 
     provider = NAME
@@ -331,11 +337,13 @@ class StreamAssembler:
         self.by_item_id: dict[str, int] = {}
         self.response: dict | None = None   # the terminal event's response object
         self.events: list[dict] = []
+        self.pieces: list[StreamDelta] = []  # what the event being fed brought
 
-    def feed(self, event: str | None, data: str) -> None:
+    def feed(self, event: str | None, data: str) -> list[StreamDelta]:
+        self.pieces = []
         text = (data or "").strip()
         if self.response is not None or not text or text.startswith(":") or text == "[DONE]":
-            return
+            return self.pieces
         payload = event_object(text, self.provider)
         self.events.append(payload)
         kind = payload.get("type") or event  # the SDK dispatches on data.type; `event:` is the same word
@@ -351,12 +359,39 @@ class StreamAssembler:
             self._item(payload, done=kind.endswith(".done"))
         elif kind == "response.output_text.delta":
             self._part(payload).append(str(payload.get("delta") or ""))
+            if payload.get("delta"):
+                self.pieces.append(TextDelta(str(payload["delta"])))
         elif kind == "response.output_text.done" and isinstance(payload.get("text"), str):
-            self._part(payload)[:] = [payload["text"]]
+            self._text_done(self._part(payload), payload["text"])
         elif kind == "response.function_call_arguments.delta":
-            self._state(payload)["arguments"].append(str(payload.get("delta") or ""))
+            state = self._state(payload)
+            state["arguments"].append(str(payload.get("delta") or ""))
+            if payload.get("delta"):
+                self.pieces.append(ToolCallDelta(self._call_place(state), str(payload["delta"])))
         elif kind == "response.function_call_arguments.done" and isinstance(payload.get("arguments"), str):
-            self._state(payload)["arguments"] = [payload["arguments"]]
+            self._arguments_done(self._state(payload), payload["arguments"])
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta") \
+                and payload.get("delta"):
+            self.pieces.append(ReasoningDelta(str(payload["delta"])))
+        return self.pieces
+
+    def _call_place(self, state: dict) -> int:
+        """A function_call item's place among the turn's calls (turn() keeps the output's order)."""
+        index = next(i for i, known in self.items.items() if known is state)
+        return sum(1 for i, known in self.items.items() if i < index and known["type"] == "function_call")
+
+    def _text_done(self, part: list[str], whole: str) -> None:
+        """The `.done` text wins; what it adds to the streamed text is a piece too."""
+        streamed = "".join(part)
+        if whole.startswith(streamed) and len(whole) > len(streamed):
+            self.pieces.append(TextDelta(whole[len(streamed):]))
+        part[:] = [whole]
+
+    def _arguments_done(self, state: dict, whole: str) -> None:
+        streamed = "".join(state["arguments"])
+        if whole.startswith(streamed) and len(whole) > len(streamed):
+            self.pieces.append(ToolCallDelta(self._call_place(state), whole[len(streamed):]))
+        state["arguments"] = [whole]
 
     def _state(self, payload: dict) -> dict:
         """The item an event is about: by `item_id` when known, else by `output_index`."""
@@ -381,12 +416,20 @@ class StreamAssembler:
         if done or not state["item"]:
             state["item"] = dict(item)  # the whole item: a reasoning item's encrypted_content comes at .done
         if item.get("type") == "function_call":
+            if not done:
+                self.pieces.append(ToolCallDelta(self._call_place(state), "", item.get("call_id"), item.get("name")))
             state["call_id"] = str(item.get("call_id") or state["call_id"])
             state["name"] = str(item.get("name") or state["name"])
             if done and isinstance(item.get("arguments"), str):
-                state["arguments"] = [item["arguments"]]
+                self._arguments_done(state, item["arguments"])
+            elif not done and isinstance(item.get("arguments"), str) and item["arguments"]:
+                self._arguments_done(state, item["arguments"])  # added whole: its arguments are a piece
         elif item.get("type") == "message" and done and isinstance(item.get("content"), list):
-            state["parts"] = {0: [_output_text(item["content"])]}
+            whole = _output_text(item["content"])
+            streamed = "".join("".join(part) for _, part in sorted(state["parts"].items()))
+            if whole.startswith(streamed) and len(whole) > len(streamed):
+                self.pieces.append(TextDelta(whole[len(streamed):]))
+            state["parts"] = {0: [whole]}
 
     def turn(self) -> ModelTurn:
         if self.response is None:

@@ -57,10 +57,23 @@ def main(argv: list[str] | None = None) -> int:
     for fmt in FORMATS:
         print(f"  {fmt:17} base_url {url + base_path(fmt):32} SDK base_url {url + sdk_base_path(fmt)}")
     print("Any API key works; Ctrl-C stops.", flush=True)
+    _log_to_terminal(args.log_level)
     config = uvicorn.Config(app, http=http_protocol(), loop="asyncio", lifespan="off", log_level=args.log_level,
                             access_log=args.log_level == "debug", server_header=False, proxy_headers=False)
     uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def _log_to_terminal(level: str) -> None:
+    """The simulator's own log lines (e.g. why a simulated call lacks a required argument) on stderr, at
+    --log-level, in uvicorn's style; inside a notebook (`sim.serve()`) they stay in the log, unprinted."""
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s:     %(message)s"))
+    logger = logging.getLogger("agentkit.sim")
+    logger.setLevel(level.upper())
+    logger.addHandler(handler)
 
 
 def rule_lines() -> str:

@@ -378,7 +378,7 @@ class SimApp:
         wire = self.servers[fmt]
         server: ServerFacts = wire.SERVER
         transport = failure.transport if failure else None
-        headers = self.id_headers(fmt, rid)
+        headers = {**self.id_headers(fmt, rid), **left_out_header(turn, request.model)}
         if not stream:
             payload = wire.build_response(turn, request)
             if server.response_id_header and isinstance(payload, dict) and payload.get("id"):
@@ -758,6 +758,23 @@ def _json_problem(exc: BaseException) -> str:
 # ---------------------------------------------------------------------------------------------------
 # Wiring
 # ---------------------------------------------------------------------------------------------------
+
+#: The response header that says why a simulated call lacks a required argument (the reasoner's limit).
+LEFT_OUT_HEADER = "x-sim-left-out"
+
+
+def left_out_header(turn: ModelTurn, model: str) -> dict[str, str]:
+    """{"x-sim-left-out": "get_weather.city: the request names no city ...; or dictate it: city=..."} when
+    the simulated model left a required argument out, else {}; the same sentences go to the log
+    ("agentkit.sim", INFO: `python -m agentkit.sim` prints them). Several are joined by " | "; a header
+    is Latin-1, so anything else in a name is written as a backslash escape."""
+    left_out = (turn.raw or {}).get("left_out") if isinstance(turn.raw, dict) else None
+    if not left_out:
+        return {}
+    said = " | ".join(left_out)
+    log.info("%s left a required argument out: %s", model, said)
+    return {LEFT_OUT_HEADER: said.encode("ascii", "backslashreplace").decode("ascii")}
+
 
 def create_app(respond: Respond | None = None, *, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
                faults: bool | str = True, models: tuple[str, ...] | None = None,

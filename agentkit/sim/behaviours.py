@@ -433,7 +433,9 @@ def within_allowed_tools(request: ChatRequest) -> ChatRequest:
 
 
 def to_turn(decision: Decision, request: ChatRequest) -> ModelTurn:
-    """A Decision as a provider-neutral ModelTurn: ids from a hash of the request, estimated usage."""
+    """A Decision as a provider-neutral ModelTurn: ids from a hash of the request, estimated usage. Why a
+    call lacks a required argument (`Decision.left_out`) rides in `raw["left_out"]`, for the server to say
+    (its `x-sim-left-out` header and log line); no wire format sends `raw`."""
     # The conversation as plain data, once: the ids and the usage both read it (a long one costs most here)
     messages, tools = [m.to_dict() for m in request.messages], [t.to_dict() for t in request.tools]
     fingerprint = _fingerprint(request, messages, tools)
@@ -441,9 +443,10 @@ def to_turn(decision: Decision, request: ChatRequest) -> ModelTurn:
                   for i, call in enumerate(decision.calls))
     text = None if calls else (decision.text or "")
     out = count_tokens(text or "") + sum(count_tokens(c.name + c.arguments_json()) for c in calls)
+    left_out = list(decision.left_out) if calls and decision.left_out else None
     return ModelTurn(text=text, tool_calls=calls, stop="tool_calls" if calls else "stop",
                      usage=Usage(input_tokens(request, messages, tools), max(1, out)), model=request.model,
-                     id=stable_id(fingerprint, "turn"))
+                     id=stable_id(fingerprint, "turn"), raw={"left_out": left_out} if left_out else None)
 
 
 def _tool_call(call: PlannedCall, call_id: str) -> ToolCall:

@@ -82,7 +82,9 @@ def decide_situation(s: Situation) -> Decision:
     calls = plan_batch(s, progress)
     if calls:
         notes.append(f"tool_choice {mode}: call {', '.join(c.name for c in calls)}")
-        return Decision(calls=tuple(calls), notes=tuple(notes))
+        left_out = tuple(dict.fromkeys(f"{call.name}.{name}: {why}" for call in calls for name, why in call.left_out))
+        notes += [f"left out {why}" for why in left_out]
+        return Decision(calls=tuple(calls), notes=tuple(notes), left_out=left_out)
     notes.append("answer in text")
     return Decision(text=compose_answer(s, progress, strays), notes=tuple(notes))
 

@@ -9,7 +9,7 @@ text can fill completely wins (which is why this step uses step 3's `fill_argume
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Iterable
 
@@ -49,11 +49,19 @@ def split_asks(text: str) -> list[tuple[int, int]]:
 
 def choose_tools(text: str, tools: tuple[ToolSpec, ...]) -> list[Ask]:
     """Match every piece to its best tool, then glue pieces that chose nothing to a neighbour:
-    "東京と大阪の天気" is one ask about two cities, not an ask about "東京" alone."""
+    "東京と大阪の天気" is one ask about two cities, not an ask about "東京" alone. A piece that names only
+    places ("… and in Tokyo?") chooses nothing either, whatever tool its city would fit: it adds a place
+    to the ask before it, so "the weather and the local time in Paris and in Tokyo" is two asks over two
+    cities, not a third ask for the weather in Tokyo. Only when nothing else is asked does such a piece
+    choose its tool ("Tokyo?" alone)."""
     asks: list[list] = []  # [start, end, tool, score], growing as pieces are glued on
     prefix: int | None = None  # where leading pieces that chose no tool began
+    only_places: list | None = None  # [tool, score] of the first piece that names nothing but places
     for start, end in split_asks(text):
         tool, score = best_tool(text[start:end], tools)
+        if tool is not None and names_only_places(text[start:end], tool):
+            only_places = only_places or [tool, score]
+            tool = None
         if tool is None and not asks:
             prefix = start if prefix is None else prefix
         elif tool is None or (asks and _same_ask(text, asks[-1], start, end, tool)):
@@ -61,7 +69,23 @@ def choose_tools(text: str, tools: tuple[ToolSpec, ...]) -> list[Ask]:
         else:
             asks.append([start if prefix is None else prefix, end, tool, score])
             prefix = None
+    if not asks and only_places is not None:
+        return [Ask(text, *only_places)]
     return [Ask(text[a:b], tool, score) for a, b, tool, score in asks]
+
+
+def names_only_places(piece: str, tool: ToolSpec) -> bool:
+    """Does the piece fit the tool only through the places it names ("in Tokyo": the city fits a `city`
+    parameter, and the tool's description happens to say "e.g. Tokyo")? Scored again with the places
+    blanked out, nothing is left."""
+    facts = read_facts(piece)
+    if not facts.cities:
+        return False
+    blanked = list(piece)
+    for mention in facts.cities:
+        blanked[mention.pos:mention.pos + len(mention.surface)] = " " * len(mention.surface)
+    rest = "".join(blanked)
+    return _score(text_keys(rest), replace(read_facts(rest), cities=()), tool) <= 0
 
 
 def _same_ask(text: str, last: list, start: int, end: int, tool: ToolSpec) -> bool:
@@ -99,7 +123,8 @@ def score_tool(text: str, tool: ToolSpec) -> int:
 
 def _score(request: set[str], facts: Facts, tool: ToolSpec) -> int:
     """3 per shared concept, 2 per word of the tool's name, 1 per other shared word or CJK pair,
-    1 per kind of value the text holds that a parameter wants (a city for `city`, a date for a date)."""
+    1 per kind of value the text holds that a parameter wants (a city for `city`, a date for a date, an
+    id such as INV-1042 for an `..._id`)."""
     name, other = _tool_keys(tool.name, tool_text(tool))
     concepts = {k for k in request if k.startswith("#")} & (name | other)
     words = {k for k in request if not k.startswith("#")}
@@ -110,7 +135,7 @@ def _score(request: set[str], facts: Facts, tool: ToolSpec) -> int:
 def _value_bonus(facts: Facts, params: list[Param]) -> int:
     roles = {p.role for p in params}
     wanted = [(facts.cities, {"city", "timezone"}), (facts.dates, {"date", "start", "end"}),
-              (facts.currencies, {"base", "quote", "currency"})]
+              (facts.currencies, {"base", "quote", "currency"}), (facts.ids, {"identifier"})]
     return sum(1 for found, kinds in wanted if found and roles & kinds)
 
 

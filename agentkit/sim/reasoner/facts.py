@@ -57,14 +57,16 @@ def read_facts(text: str) -> Facts:
     quotes and ids are not read twice."""
     text = normalise(text)
     low = lower_aligned(text)
-    quoted, masked = _find_quoted(text, low)
+    quoted, masked, quote_spans = _find_quoted(text, low)
     ids, masked = _find_ids(text, masked)
     dates, masked = _find_dates(masked)
     currencies, no_money = _find_currencies(masked)
     base, quote = _currency_roles(masked, currencies)
+    # a quoted place is still a place: "the weather in 'Tokyo'" names Tokyo (quotes hide numbers, not cities)
+    places = _restore(no_money, low, quote_spans)
     return Facts(text, low, numbers=tuple(_find_numbers(masked)), dates=tuple(dates),
                  currencies=tuple(dict.fromkeys(code for code, _, _ in currencies)), base=base, quote=quote,
-                 cities=tuple(_find_cities(text, no_money)), quoted=tuple(quoted), ids=tuple(ids),
+                 cities=tuple(_find_cities(text, places)), quoted=tuple(quoted), ids=tuple(ids),
                  zones=tuple(re.findall(r"\b[A-Z][a-z]+/[A-Z][A-Za-z_]+\b", text)),
                  assigned=tuple(_find_assignments(text)))
 
@@ -103,13 +105,24 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(pieces) + text[done:]
 
 
-def _find_quoted(text: str, low: str) -> tuple[list[str], str]:
+def _restore(masked: str, low: str, spans: list[tuple[int, int]]) -> str:
+    """`masked` with the characters of each span put back from `low` (the same length, positions agree)."""
+    if not spans:
+        return masked
+    pieces, done = [], 0
+    for start, end in sorted(spans):
+        pieces += [masked[done:start], low[start:end]]
+        done = end
+    return "".join(pieces) + masked[done:]
+
+
+def _find_quoted(text: str, low: str) -> tuple[list[str], str, list[tuple[int, int]]]:
     found, spans = [], []
     pattern = r"\"([^\"]+)\"|“([^”]+)”|「([^」]+)」|『([^』]+)』|(?:(?<=\s)|^)'([^']+)'(?=[\s.,!?]|$)"
     for m in re.finditer(pattern, text):
         found.append((m.start(), next(g for g in m.groups() if g)))
         spans.append(m.span())
-    return [value for _, value in sorted(found)], _mask(low, spans)
+    return [value for _, value in sorted(found)], _mask(low, spans), spans
 
 
 def _find_ids(text: str, low: str) -> tuple[list[str], str]:
@@ -240,7 +253,7 @@ def _find_cities(text: str, low: str) -> list[CityMention]:
 
 
 PLACE_PATTERNS = (
-    r"\b(?:in|for|at)\s+([A-Z][A-Za-z'-]+(?:\s+[A-Z][A-Za-z'-]+)*)",
+    r"\b(?:in|for|at)\s+[\"'“「]?([A-Z][A-Za-z'-]*[A-Za-z](?:\s+[A-Z][A-Za-z'-]*[A-Za-z])*)",
     r"([\u4e00-\u9fff\u30a0-\u30ff]{1,10})の(?:天気|気温|天候|予報|時刻|時間|現在時刻)",
     r"([\u4e00-\u9fff]{2,6})的(?:天气|气温|时间)",
 )

@@ -3,7 +3,19 @@
     fill_arguments(weather_tool, read_facts("Weather in Paris?"))   # {"city": "Paris"}
 
 A parameter's role (city, date, currency, number, enum, text, ...) comes from its JSON Schema and the
-words around it; each role has a finder that takes a fact of its kind from the request.
+words around it; each role has a finder that takes a fact of its kind from the request. A string
+parameter is filled by these rules, in this order, and by nothing else:
+
+    name=value      a value dictated for it by name (`city=Tokyo`, `sku: "A-1"`), whatever its role
+    city            a city the gazetteer knows, or a capitalised name after in/for/at; quoted or not
+    identifier      (a name ending in id, number, no, code, sku, ref) an id-like token: letters and digits
+                    (INV-1042, SKU-1001, a-1001, #A123) or a bare number (12345); else a quoted string
+    anything else   the first quoted string ('…', "…", “…”, 「…」); for a required query-like parameter
+                    (query, q, text, keyword, search, …) the request without its verbs ("東京の天気")
+
+A required parameter that none of them fills is left out, and `why_missing` says which rule found
+nothing: the simulator puts that sentence in its response (`x-sim-left-out`) and its log, so a call
+without an argument reads as the reasoner's limit, not as a bug in the loop that sent the request.
 """
 
 from __future__ import annotations
@@ -130,10 +142,12 @@ def _direction(name_words: str, default: str) -> str:
 MISSING = object()  # "the text holds no value for this parameter" (None is a real JSON value)
 
 
-def fill_arguments(tool: ToolSpec, facts: Facts, context: Facts | None = None) -> dict:
+def fill_arguments(tool: ToolSpec, facts: Facts, context: Facts | None = None,
+                   left_out: list[tuple[str, str]] | None = None) -> dict:
     """Step 3: a value for every parameter the text supports — from the ask first, then from the whole
     request. A parameter with no value is left out (the schema gate will say so), unless it is
-    required and the schema itself offers a default (or allows null)."""
+    required and the schema itself offers a default (or allows null). For each required parameter left
+    out, `left_out` (when given) gets (its name, why: see `why_missing`)."""
     args: dict = {}
     taken_here, taken_there = set(), set()  # numbers and quotes already used, per text
     for p in parameters(tool):
@@ -144,7 +158,34 @@ def fill_arguments(tool: ToolSpec, facts: Facts, context: Facts | None = None) -
             value = _fallback(p)
         if value is not MISSING:
             args[p.name] = value
+        elif p.required and left_out is not None:
+            left_out.append((p.name, why_missing(p)))
     return args
+
+
+#: Why a required parameter of each role found no value: what the request would have to say.
+WHY_MISSING = {
+    "city": "the request names no city the simulator knows (a gazetteer city, or a capitalised name after "
+            "in/for/at, quoted or not)",
+    "timezone": "the request names no time zone (Europe/Paris) and no city the simulator knows",
+    "identifier": "the request holds no id-like token (letters and digits such as INV-1042, or a bare "
+                  "number) and no quoted string",
+    "text": "the request holds no quoted string, and the parameter is not query-like (query, q, text, ...) "
+            "to take the request's own words",
+    "number": "the request holds no number for it (a number with a unit the parameter names, or a bare one)",
+    "date": "the request names no date", "start": "the request names no date", "end": "the request names no date",
+    "base": "the request names no currency", "quote": "the request names no second currency",
+    "currency": "the request names no currency",
+    "enum": "the request mentions none of its enum values (or their synonyms)",
+    "boolean": "the simulator fills a boolean only when it is dictated",
+    "array": "the request holds no values of the kind its items take",
+}
+
+
+def why_missing(p: Param) -> str:
+    """One sentence: which rule found nothing for this parameter, and what would fill it."""
+    why = WHY_MISSING.get(p.role, "the simulator has no rule that fills a parameter of this kind")
+    return f"{why}; or dictate it: {p.name}=..."
 
 
 def find_value(p: Param, facts: Facts, taken: set) -> Any:
@@ -255,8 +296,34 @@ def _find_timezone(p: Param, facts: Facts, taken: set) -> Any:
     return known[0].tz if known else MISSING
 
 
+#: An id-like token for an identifier parameter: letters with digits (SKU-1001, a-1001, A123, 12345),
+#: or capitals joined by dashes (WIDGET-BLUE); a leading "#" is not part of it.
+ID_LIKE = re.compile(r"(?<![\w-])#?((?=[\w-]*\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*|[A-Z]{2,}(?:-[A-Z0-9]+)+)(?![\w-])")
+
+
 def _find_identifier(p: Param, facts: Facts, taken: set) -> Any:
-    return facts.ids[0] if facts.ids else _find_text(p, facts, taken)
+    """An id the facts hold (INV-1042), a quoted string, or an id-like token: letters and digits, or a
+    bare number, which a string id keeps as text ("order 12345" -> "12345")."""
+    if facts.ids:
+        return facts.ids[0]
+    quoted = _find_text(replace(p, required=False), facts, taken)
+    if quoted is not MISSING:
+        return quoted
+    for m in ID_LIKE.finditer(facts.text):
+        token, start = m.group(1), m.start(1)
+        if any(start <= pos < m.end(1) for pos in _date_spans(facts)):
+            continue
+        if token.isdigit():
+            if start in taken:
+                continue
+            taken.add(start)  # a number it took is no other parameter's
+            return token if p.type in ("string", "") else int(token)
+        return token
+    return MISSING
+
+
+def _date_spans(facts: Facts) -> list[int]:
+    return [pos for pos, _, _ in facts.dates]
 
 
 def _find_text(p: Param, facts: Facts, taken: set) -> Any:

@@ -22,12 +22,16 @@ from .vocabulary import Observation, PlannedCall, Situation, TriedCall
 
 def plan_intents(text: str, tools: tuple[ToolSpec, ...], notes: list[str] | None = None
                  ) -> list[PlannedCall]:
-    """Every call the request needs: one per ask, or one per city when an ask names several."""
+    """Every call the request needs: one per ask, or one per city when an ask names several — or names
+    none, for a tool that takes one, while the request names several: "the weather and the local time in
+    Paris and in Tokyo" asks for four facts, so it gets four calls."""
     context = read_facts(text)
     intents: list[PlannedCall] = []
     for ask in choose_tools(text, tools):
-        for facts in _fan_out(ask.tool, read_facts(ask.text)):
-            intents.append(PlannedCall(ask.tool.name, fill_arguments(ask.tool, facts, context)))
+        for facts in _fan_out(ask.tool, read_facts(ask.text), context):
+            left_out: list[tuple[str, str]] = []
+            arguments = fill_arguments(ask.tool, facts, context, left_out)
+            intents.append(PlannedCall(ask.tool.name, arguments, left_out=tuple(left_out)))
             if notes is not None:
                 notes.append(f"ask {_brief(ask.text.strip())!r} -> {ask.tool.name} (score {ask.score}), "
                              f"arguments {_brief(key_of(intents[-1].arguments))}")
@@ -48,13 +52,16 @@ def follow_up_intents(text: str, earlier: str, tools: tuple[ToolSpec, ...]) -> l
     return _dedupe([c for c in again if c not in before and c.arguments])
 
 
-def _fan_out(tool: ToolSpec, facts: Facts) -> list[Facts]:
-    """Two cities for a tool that takes one city → two sets of facts, one city each."""
+def _fan_out(tool: ToolSpec, facts: Facts, context: Facts | None = None) -> list[Facts]:
+    """Two cities for a tool that takes one city → two sets of facts, one city each. An ask that names
+    no city takes the request's: all of them (each ask of "the weather and the time in Paris and Tokyo"
+    is about both cities)."""
     places = [p for p in parameters(tool) if p.role in ("city", "timezone")
               or (p.role == "enum" and any(city_named(str(v)) for v in p.schema["enum"]))]
-    if not places or len(facts.cities) < 2:
+    cities = facts.cities or (context.cities if context is not None else ())
+    if not places or len(cities) < 2:
         return [facts]
-    return [replace(facts, cities=(c,)) for c in facts.cities]
+    return [replace(facts, cities=(c,)) for c in cities]
 
 
 def _dedupe(calls: list[PlannedCall]) -> list[PlannedCall]:
@@ -114,22 +121,24 @@ def _intent_for(progress: list[Progress], call: ToolCall) -> Progress | None:
     return None
 
 
-def next_call(p: Progress, tool: ToolSpec | None) -> PlannedCall | None:
+def next_call(p: Progress, tool: ToolSpec | None, text: str = "") -> PlannedCall | None:
     """The call to send now for one intent: the first try, one corrected retry, or None (done/give up)."""
     if p.done or p.errors >= MAX_ERRORS_PER_ASK:
         return None
     if p.errors == 0:
         return p.intent
     failed = p.tried[-1]
-    fixed = repair(p.intent.arguments or {}, failed, tool)
+    fixed = repair(p.intent.arguments or {}, failed, tool, text)
     if failed.call.arguments is not None and key_of(fixed) == key_of(failed.call.arguments):
         return None  # the same call would fail the same way: explain instead
-    return PlannedCall(p.intent.name, fixed)
+    return PlannedCall(p.intent.name, fixed, left_out=tuple((name, why) for name, why in p.intent.left_out
+                                                            if name not in fixed))
 
 
-def repair(arguments: dict, failed: TriedCall, tool: ToolSpec | None) -> dict:
+def repair(arguments: dict, failed: TriedCall, tool: ToolSpec | None, text: str = "") -> dict:
     """Read the error and fix what it names: send valid JSON after bad_json; take a value back from the
-    failed call when only its type ("5" for 5) or its spelling ("Paid" for "paid") was wrong."""
+    failed call when only its type ("5" for 5) or its spelling ("Paid" for "paid") was wrong; for a
+    required field the call left out, read the request `text` a second, looser way (`second_look`)."""
     fixed = dict(arguments)
     wrong = failed.call.arguments or {}
     name = _field_named(failed.observation)
@@ -138,7 +147,30 @@ def repair(arguments: dict, failed: TriedCall, tool: ToolSpec | None) -> dict:
         value = _coerce(wrong[name], params[name])
         if value is not MISSING:
             fixed[name] = value
+    elif name in params and name not in wrong and name not in fixed and params[name].required:
+        value = second_look(params[name], text)
+        if value is not MISSING:
+            fixed[name] = value
     return fixed
+
+
+#: A name written with capitals ("Alice Smith", "Springfield") inside a sentence: a capital after a
+#: sentence's end (". It's") starts a sentence, it names nothing.
+PROPER_NAME = re.compile(r"(?<=[^\s.!?。]\s)[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+
+
+def second_look(p: Param, text: str) -> Any:
+    """What the first reading did not take, for a required parameter an error says is missing: for a
+    string, a name written with capitals ("Find the customer Alice Smith" -> "Alice Smith"); for a
+    number, any number. MISSING when there is none either: then the model explains, it does not guess."""
+    if p.role in ("number",):
+        numbers = read_facts(text).numbers
+        return numbers[0].value if numbers else MISSING
+    if p.type not in ("string", "") or p.role in ("enum", "const", "date", "start", "end", "base", "quote",
+                                                   "currency", "boolean", "array"):
+        return MISSING
+    found = PROPER_NAME.search(text.strip())
+    return found.group(0).strip() if found else MISSING
 
 
 def _field_named(observation: Observation) -> str | None:
@@ -192,7 +224,7 @@ def plan_batch(s: Situation, progress: list[Progress]) -> list[PlannedCall]:
     """This turn's calls, honouring tool_choice and parallel_tool_calls=False (one call per turn)."""
     mode, forced = tool_choice_of(s.options, s.tools)
     by_name = {t.name: t for t in s.tools}
-    calls = [c for c in (next_call(p, by_name.get(p.intent.name)) for p in progress) if c is not None]
+    calls = [c for c in (next_call(p, by_name.get(p.intent.name), s.text) for p in progress) if c is not None]
     if forced is not None:
         calls = [c for c in calls if c.name == forced] or [fresh_call(s.text, by_name[forced])]
     elif mode == "required" and not calls:
@@ -206,4 +238,6 @@ def plan_batch(s: Situation, progress: list[Progress]) -> list[PlannedCall]:
 
 def fresh_call(text: str, tool: ToolSpec) -> PlannedCall:
     """A call to this tool with whatever the whole request offers for its arguments."""
-    return PlannedCall(tool.name, fill_arguments(tool, read_facts(text)))
+    left_out: list[tuple[str, str]] = []
+    arguments = fill_arguments(tool, read_facts(text), left_out=left_out)
+    return PlannedCall(tool.name, arguments, left_out=tuple(left_out))

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.types import ModelOptions, ToolCall, ToolSpec
@@ -17,20 +17,25 @@ from ...core.types import ModelOptions, ToolCall, ToolSpec
 
 @dataclass(frozen=True)
 class PlannedCall:
-    """A call the model wants to make. `raw` is set only when it "writes" its arguments as (bad) text."""
+    """A call the model wants to make. `raw` is set only when it "writes" its arguments as (bad) text.
+    `left_out` says, per required parameter it could not fill, why: (parameter, "the request names no
+    city ..."); it is not part of the call (two calls with the same arguments are the same call)."""
 
     name: str
     arguments: dict | None
     raw: str | None = None
+    left_out: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Decision:
-    """What the model does this turn: call tools, or answer with text. `notes` say why."""
+    """What the model does this turn: call tools, or answer with text. `notes` say why; `left_out`, for
+    the calls made, why a required argument is missing (the simulator's `x-sim-left-out` header)."""
 
     text: str | None = None
     calls: tuple[PlannedCall, ...] = ()
     notes: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -645,10 +645,16 @@ EARLIER_THINKING_WORDS = "This surfaced as the forgetfulness, repetition, and od
 
 def _check_earlier_thinking(parsed: list[_Parsed], last: int) -> None:
     """On a model that keeps every earlier thinking block in its context ("Claude Opus 4.5 and later Opus
-    models keep all prior thinking blocks", the extended-thinking page), an earlier assistant turn that called
-    tools without its thinking block is accepted (only the final assistant message must start with one), but
-    the model has lost that reasoning: a degradation, recorded once per turn."""
-    earlier = [i for i, (role, blocks) in enumerate(parsed[:last]) if role == "assistant"
+    models keep all prior thinking blocks", the extended-thinking page), an earlier assistant message of the
+    open tool cycle (after the last user message with text) that called tools without its thinking block is
+    accepted (only the final assistant message must start with one), but the model has lost the reasoning of
+    the task it is in: a degradation, recorded once per message. Turns before the last user message are not
+    checked: once a history was edited Anthropic's documentation says to remove the thinking, which is what a
+    compaction of earlier turns does, and the reported effect (forgetfulness, repetition) came from thinking
+    cleared from the work in progress."""
+    opened = max((i for i, (role, blocks) in enumerate(parsed)
+                  if role == "user" and any(kind == "text" for kind, _ in blocks)), default=-1)
+    earlier = [i for i, (role, blocks) in enumerate(parsed[:last]) if i > opened and role == "assistant"
                and any(kind == "tool_use" for kind, _ in blocks)]
     dropped = [i for i in earlier if parsed[i][1][0][0] not in THINKING_BLOCKS]
     for i in dropped:

@@ -194,10 +194,15 @@ def _check_reasoning_kept(items: list) -> None:
     that sends a turn's calls back without it (and without the calls' item ids, which would let the server
     find it, or refuse the pair) is accepted, but the model reasons again from nothing: "By giving the model
     access to previous reasoning items, we can ensure it operates at maximum intelligence and lowest cost"
-    (OpenAI's cookbook on reasoning items). A degradation, once per turn."""
+    (OpenAI's cookbook on reasoning items). A degradation, once per turn. Only the open tool cycle (after the
+    last user message) is checked: reasoning of a finished turn "only matters within a turn during active tool
+    loops" (a report on pruning it, zirkelc.dev), so a history whose earlier turns were compacted is not
+    degraded."""
+    opened = max((i for i, item in enumerate(items) if isinstance(item, dict) and item.get("role") == "user"
+                  and item.get("type") in (None, "message")), default=-1)
     turns: list[list[tuple[int, dict]]] = [[]]
     for i, item in enumerate(items):
-        if not isinstance(item, dict):
+        if not isinstance(item, dict) or i <= opened:
             continue
         assistant_side = item.get("type") in ("reasoning", "function_call") or (
             item.get("type") in (None, "message") and item.get("role") == "assistant")

@@ -100,10 +100,14 @@ def reasoning_on(reasoning: Any) -> bool:
 
 
 def _check_reasoning_kept(request: ChatRequest) -> None:
-    """With reasoning on, each assistant turn that called tools should come back with its `reasoning_details`
-    ("preserving reasoning blocks", OpenRouter's reasoning-tokens page): one without them is accepted, but the
-    model goes on without that reasoning (a degradation)."""
-    turns = [(i, m) for i, m in enumerate(request.messages) if m.role == "assistant" and m.tool_calls]
+    """With reasoning on, each assistant message of the open tool cycle (after the last user message) that
+    called tools should come back with its `reasoning_details` ("preserving reasoning blocks", OpenRouter's
+    reasoning-tokens page, for tool-calling continuity): one without them is accepted, but the model goes on
+    without that reasoning (a degradation). Earlier turns are not checked: reasoning of a finished turn
+    "only matters within a turn during active tool loops" (a report on pruning it, zirkelc.dev)."""
+    opened = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1)
+    turns = [(i, m) for i, m in enumerate(request.messages)
+             if i > opened and m.role == "assistant" and m.tool_calls]
     dropped = [i for i, m in turns if m.reasoning is None or not any(
         "reasoning_details" in (item.get("message") or {}) for item in m.reasoning.items)]
     for i in dropped:
