@@ -1,8 +1,8 @@
 """Offline models for tests and experiments: a script, a function, and a few ready-made behaviours.
 
     model = ScriptedModel([
-        [call("get_weather", {"city": "Tokyo"})],   # turn 1: ask for a tool
-        "It is sunny in Tokyo.",                     # turn 2: answer
+        [call("get_weather", {"city": "Tokyo"})],   # step 1: ask for a tool
+        "It is sunny in Tokyo.",                     # step 2: answer
     ])
     run = agentkit.run(model, "Weather in Tokyo?", tools=[get_weather])
     model.assert_complete()                          # every scripted step was used
@@ -122,9 +122,9 @@ def tool_results_since_last_user(messages: Sequence[Message]) -> list[Message]:
 
 
 def always_calls(tool: str, arguments: dict | Callable[[int], dict] | None = None) -> FunctionModel:
-    """Calls `tool` every turn and never answers: the model only a limit can stop (claims C8, C9 in the README).
+    """Calls `tool` at every step and never answers: the model only a limit can stop (claims C8, C9 in the README).
 
-    `arguments` may be a function of the turn number (1, 2, ...) so that each call differs.
+    `arguments` may be a function of the step number (1, 2, ...) so that each call differs.
     """
     def fn(messages, tools, options):
         step = sum(1 for m in messages if m.role == "assistant") + 1
@@ -133,13 +133,13 @@ def always_calls(tool: str, arguments: dict | Callable[[int], dict] | None = Non
 
 
 def repeats(tool: str, arguments: dict | None = None) -> FunctionModel:
-    """Asks for the very same call (same name, same arguments) every turn (claim C16 in the README)."""
+    """Asks for the very same call (same name, same arguments) at every step (claim C16 in the README)."""
     return FunctionModel(lambda m, t, o: [call(tool, arguments or {})], f"repeats({tool})")
 
 
 def parallel_calls(tool: str, n: int, arguments: Callable[[int], dict] | None = None,
                    answer: str = "All done.") -> FunctionModel:
-    """Emits `n` calls of `tool` in one turn, then answers once the results are in (claim C11 in the README)."""
+    """Emits `n` calls of `tool` in one step, then answers once the results are in (claim C11 in the README)."""
     make = arguments or (lambda i: {"i": i})
 
     def fn(messages, tools, options):

@@ -12,6 +12,10 @@ says, so `conf.py` calls `write_pages()` before each build. It writes (all git-i
   table links to;
 - `api.md`: one autodoc entry per public name in `agentkit.__all__`.
 
+`glossary.md` is not generated: it is the one place each word of the tutorials is defined, written by hand.
+The notebooks and the README link it where it sits in the repository (`../docs/glossary.md#step`, so the
+link works in JupyterLab and on GitHub); the copies here point those links at the site's page.
+
 Nothing here runs a notebook, reaches the network or needs a key.
 """
 
@@ -24,6 +28,8 @@ from pathlib import Path
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
 NOTEBOOK_NAME = re.compile(r"`?(\d\d)_([A-Za-z0-9_]+)\.ipynb`?")
+# A link to the glossary as the README (docs/glossary.md) or a notebook (../docs/glossary.md) writes it.
+GLOSSARY_LINK = re.compile(r"\]\((?:\.\./)?docs/glossary\.md")
 
 # Each generated page: its file, its title, and the README sections it is made of, in order.
 PAGES = [
@@ -72,6 +78,11 @@ def link_notebooks(text: str, notebooks: dict[str, Path], prefix: str = "tutoria
             return match.group(0)
         return f"[`{name}`]({prefix}{name})"
     return NOTEBOOK_NAME.sub(link, text)
+
+
+def link_glossary(text: str, prefix: str) -> str:
+    """A link to docs/glossary.md, as written in the repository, pointed at the site's glossary page."""
+    return GLOSSARY_LINK.sub(f"]({prefix}glossary.md", text)
 
 
 def notebook_numbers_outside_brackets(text: str) -> list[tuple[int, int, str]]:
@@ -161,8 +172,9 @@ def tutorial_copy(path: Path, docs: Path, labels: dict[int, list[str]]) -> dict:
     }
     cells = []
     for index, cell in enumerate(notebook["cells"]):
-        if cell["cell_type"] == "markdown" and index in labels:
-            cell = dict(cell, source="".join(f"({label})=\n" for label in labels[index]) + "".join(cell["source"]))
+        if cell["cell_type"] == "markdown":
+            source = link_glossary("".join(cell["source"]), prefix="../")
+            cell = dict(cell, source="".join(f"({label})=\n" for label in labels.get(index, [])) + source)
         has_widget = any(WIDGET_VIEW in output.get("data", {}) for output in cell.get("outputs", []))
         if has_widget:
             cells.append(dict(playground, id=f"site-playground-note-{index}"))
@@ -209,7 +221,7 @@ def api_page() -> str:
 
 
 def write_pages(docs: Path, root: Path) -> None:
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    readme = link_glossary((root / "README.md").read_text(encoding="utf-8"), prefix="")
     intro, sections = readme_sections(readme)
     notebooks = {p.name[:2]: p for p in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))}
 
@@ -220,13 +232,13 @@ def write_pages(docs: Path, root: Path) -> None:
         "## Reading this site",
         "Every page here was built from the repository's stored files: the tutorials are the executed notebooks "
         "with their outputs, not run again. The pages in the menu follow the order of learning: setting up, "
-        "the tutorials, the claims they test, the simulator, the conformance check, the benchmark, the package and "
-        "its API.",
+        "the tutorials, the glossary of the words they use, the claims they test, the simulator, the conformance "
+        "check, the benchmark, the package and its API.",
         "```{toctree}\n:maxdepth: 1\n:caption: Start\n\nsetup\n```",
         "```{toctree}\n:maxdepth: 1\n:caption: Tutorials\n\n"
         + "\n".join(f"tutorials/{p.stem}" for p in notebooks.values()) + "\n```",
         "```{toctree}\n:maxdepth: 1\n:caption: Reference\n\n"
-        "claims\nsimulator\nconformance\nbenchmark\npackage\napi\n```",
+        "glossary\nclaims\nsimulator\nconformance\nbenchmark\npackage\napi\n```",
     ]) + "\n"
     _write(docs / "index.md", index)
 

@@ -108,7 +108,8 @@ def test_the_claims_page_links_each_notebook_it_names_to_that_tutorial():
     page = PAGES[SITE / "claims.html"]
     linked = {urlsplit(url).path for _tag, _attr, url in page.refs if url.startswith("tutorials/")}
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("| id | claim"):]
+    start = readme.index("| id | claim")
+    table = readme[start:readme.index("\n\n", start)]        # the claims table only, not the tables after it
     named = {f"tutorials/{nb.stem}.html" for nb in NOTEBOOKS if re.search(rf"\| [^|]*\b{nb.name[:2]}\b", table)}
     assert named and named <= linked
 
@@ -132,3 +133,36 @@ def test_the_simulator_page_says_when_each_formats_rules_were_checked_and_quotes
     for entry in ledger().values():
         shown = entry.wording + (" (wording ours)" if entry.wording_is == "ours" else "")
         assert shown in text, entry.id
+
+
+GLOSSARY_LINK = re.compile(r"\]\(\.\./docs/glossary\.md#([a-z0-9-]+)\)")
+
+
+def test_the_glossary_page_defines_the_loops_units_and_every_stop_reason():
+    from agentkit import StopReason
+
+    page = PAGES[SITE / "glossary.html"]
+    for term in ("step", "round", "tool-cycle", "turn", "run", "thread", "stop-reason"):
+        assert term in page.ids, f"the glossary has no entry {term!r}"
+    html = (SITE / "glossary.html").read_text(encoding="utf-8")
+    listed = re.findall(r'<td><p><code class="[^"]*"><span class="pre">([a-z_]+)</span>', html)  # a row's first cell
+    assert sorted(listed) == sorted(reason.value for reason in StopReason), "the stop reasons' table is not all twelve"
+    index = PAGES[SITE / "index.html"]
+    assert any(urlsplit(url).path == "glossary.html" for _tag, _attr, url in index.refs), "not in the menu"
+
+
+def test_every_tutorial_links_the_glossary_and_its_page_links_the_sites_glossary():
+    """Each notebook links docs/glossary.md where it first uses a word (a link that works in JupyterLab and on
+    GitHub); on its page on the site the same links lead to glossary.html, to an entry that exists."""
+    glossary_ids = PAGES[SITE / "glossary.html"].ids
+    for notebook in NOTEBOOKS:
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        markdown = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+        anchors = [anchor for text in markdown for anchor in GLOSSARY_LINK.findall(text)]
+        assert anchors, f"{notebook.name} never links the glossary"
+        missing = sorted(set(anchors) - glossary_ids)
+        assert not missing, f"{notebook.name} links glossary entries that do not exist: {missing}"
+        page = SITE / "tutorials" / f"{notebook.stem}.html"
+        entries = [urlsplit(url) for _tag, _attr, url in PAGES[page].refs]
+        on_page = [url.fragment for url in entries if url.path == "../glossary.html" and url.fragment]
+        assert on_page == anchors, f"{page.name}: its glossary links do not all reach the site's page"

@@ -227,7 +227,7 @@ def validate_token_caps(name: str, caps: object) -> None:
             raise ValueError(f"Limits.{name}[{kind!r}]={cap!r}: use a whole number of tokens >= 0")
 
 
-#: What the calls of the turn that went over a budget say under wrap_up (a budget's exit_behavior
+#: What the calls of the step that went over a budget say under wrap_up (a budget's exit_behavior
 #: "continue", see Limits): the model then gets one last call, without tools.
 WRAP_UP_TEXT = "Answer now with what you have, without calling tools."
 

@@ -1,10 +1,10 @@
 """A paused run as plain data: what `Run.to_json()` writes and `agentkit.long_running.resume` reads back —
 checked on the way in, never trusted.
 
-A run paused by an approval gate (`Pause()`) stops *before* the turn whose calls wait for a decision:
-that turn is kept aside (`Run.pending`), not in the history, so the history a Thread or a provider sees
-is valid as it stands (every call in it answered). The JSON holds the history, the waiting turn (with its
-provider reasoning state and the pause's one-time token), the counters as they were before that turn,
+A run paused by an approval gate (`Pause()`) stops *before* the step whose calls wait for a decision:
+that model answer is kept aside (`Run.pending`), not in the history, so the history a Thread or a provider sees
+is valid as it stands (every call in it answered). The JSON holds the history, the waiting answer (with its
+provider reasoning state and the pause's one-time token), the counters as they were before that step,
 usage, the seconds the run has been running, state, results, and what a compaction strategy needs to send
 the same requests again (`Run.compaction`); not the trace (its events stay in the process) and not the
 exception of a run that raised.
@@ -54,7 +54,7 @@ VERSION = 2
 
 @dataclass(frozen=True)
 class Paused:
-    """A turn whose calls wait for a decision, the counters as they were before it was taken, and the
+    """A model answer whose calls wait for a decision, the counters as they were before its step, and the
     pause's token: a random id made when it paused, which a resume claims (so it is resumed once)."""
 
     turn: ModelTurn

@@ -43,7 +43,7 @@ def run(model: Any, prompt: Any, tools: ToolsLike = (), *, thread: Thread | None
         prompt               a str (one user message), a Message, a list of Messages, or None (a thread's)
         tools                a list of Tools, or a function returning the current list: it is asked before
                              every model call, so a tool set that changes during the run (an MCP server's:
-                             `tools=lambda: client.tools`) reaches the model at the next turn
+                             `tools=lambda: client.tools`) reaches the model at the next step
         thread               a Thread: carries the conversation, state and call counts over from earlier runs
         trace                a Trace to record into (default: a new one, as `run.trace`)
         executor             runs the tool calls: "threads" (default), "sequential", "asyncio" or an Executor

@@ -2,7 +2,7 @@
 
 One step of the loop, as a numbered recipe (the `# 1.` ... `# 6.` markers in the code are these steps):
 
-    1. build the request: the whole conversation + the tool list (re-sent every turn) + tool_choice;
+    1. build the request: the whole conversation + the tool list (re-sent at every step) + tool_choice;
        a `compact=` hook may send less (agentkit.long_running.compaction; run.messages keeps everything)
     2. call the model -> ModelTurn (text, tool calls, stop signal, usage)                  [driver]
     3. no tool calls -> the run ends with "final_answer"
@@ -26,8 +26,8 @@ StopReason) is agentkit.core.runs.
 
 Every tool call keeps exactly one result, whatever ends the run: a final answer, a limit, a cancel, the
 step cap, return_direct, an error policy or a limit that raises, a bug in an approval hook, Ctrl-C. A
-turn with calls enters the history together with its answers (the raising call its error result, calls
-that never ran "not_run"), so `run.messages`, the partial run an exception carries, and a Thread's
+model answer with calls enters the history together with their results (the raising call its error
+result, calls that never ran "not_run"), so `run.messages`, the partial run an exception carries, and a Thread's
 messages never hold an unanswered call, and a Thread stays usable after a run raised. This is where
 agentkit differs from LangChain v1: `create_agent` with a checkpointer saves the orphaned call when a
 tool raises, and sends it to the model on the thread's next invocation, which a real provider refuses
@@ -78,7 +78,7 @@ class Done(NamedTuple):
 
 @dataclass(slots=True)
 class _Slot:
-    """One call of the current turn on its way to its one result."""
+    """One call of the current step on its way to its one result."""
 
     call: ToolCall
     result: ToolResult | None = None
@@ -115,7 +115,7 @@ class LoopCore:
             raise TypeError("tools is a list of Tools (or a function returning one), not a single Tool: "
                             "tools=[my_tool]")
         # A function is asked again before every model call: a tool list that changes while the run goes on
-        # (an MCP server's, after notifications/tools/list_changed) reaches the model at the next turn.
+        # (an MCP server's, after notifications/tools/list_changed) reaches the model at the next step.
         self.tool_source: Callable[[], Sequence[Tool]] | None = tools if callable(tools) else None
         self.tools: dict[str, Tool] = {}
         self.withdrawn: set[str] = set()  # offered earlier in this run, gone from the list since
@@ -132,7 +132,7 @@ class LoopCore:
         self.turn: ModelTurn | None = None  # the model's last answer
         self.batch: list[_Slot] | None = None  # its calls, until they are answered
         # Facts for the stop checks, recorded where they happen:
-        self.hit: LimitHit | None = None  # a cap reached by the last turn (exit "end"/"error"), or the step cap
+        self.hit: LimitHit | None = None  # a cap reached by the last step (exit "end"/"error"), or the step cap
         self.failure: tuple[RunError, BaseException | None] | None = None  # an error to raise, and its cause
         self.direct: list[Any] | None = None  # the results of a batch of return_direct calls
         self.ending: _Ending | None = None  # set once: how the run ended
@@ -192,7 +192,7 @@ class LoopCore:
         return _Ending(StopReason.ERROR, error=error, cause=cause)
 
     def model_answered(self) -> _Ending | None:
-        """final_answer: the last turn asked for no tool (after a wrap_up: the model's last word)."""
+        """final_answer: the last step asked for no tool (after a wrap_up: the model's last word)."""
         turn = self.turn
         if turn is None or turn.tool_calls:
             return None
@@ -201,7 +201,7 @@ class LoopCore:
         return _Ending(StopReason.FINAL_ANSWER, output=turn.text)
 
     def limit_reached(self) -> _Ending | None:
-        """A cap the last turn reached as it was taken: a tool-call cap, a budget, the step cap."""
+        """A cap the last step reached as it was taken: a tool-call cap, a budget, the step cap."""
         return None if self.hit is None else self._ends(self.hit)
 
     def step_cap(self) -> _Ending | None:
@@ -261,7 +261,7 @@ class LoopCore:
     STOP_CHECKS: tuple[Callable[[LoopCore], _Ending | str | None], ...] = (
         failed,                  # error
         model_answered,          # final_answer (after a wrap_up: the budget's reason)
-        limit_reached,           # tool_limit, repeated_call, token/cost/time_budget, max_steps (as the turn came)
+        limit_reached,           # tool_limit, repeated_call, token/cost/time_budget, max_steps (as the step came)
         step_cap,                # max_steps
         thread_step_cap,         # max_steps (limit "max_thread_steps")
         time_budget,             # time_budget
@@ -334,7 +334,7 @@ class LoopCore:
 
     def _request(self) -> CallModel:
         run, settings = self.run, self.settings
-        if self.tool_source is not None:  # the tools as they are now (the list is re-sent every turn anyway)
+        if self.tool_source is not None:  # the tools as they are now (the list is re-sent at every step anyway)
             current = list(self.tool_source())
             if tuple(map(id, current)) != self.tool_ids:
                 self._use_tools(current)
@@ -345,7 +345,7 @@ class LoopCore:
         if options is None:
             options = ModelOptions(tool_choice=choice, parallel_tool_calls=settings.parallel_tool_calls,
                                    stream=settings.stream)
-            if isinstance(choice, str):  # the same few options every turn: built once
+            if isinstance(choice, str):  # the same few options at every step: built once
                 self.options[choice] = options
         run.steps += 1
         if self.thread is not None:
@@ -360,7 +360,7 @@ class LoopCore:
         choice = self.settings.tool_choice
         if choice == "auto":
             return choice
-        if choice == "required_first":  # force a tool on the first turn only, or no final answer is possible
+        if choice == "required_first":  # force a tool at the first step only, or no final answer is possible
             return "required" if self.run.steps == 0 else "auto"
         if callable(choice):
             choice = choice(self.run.steps, self.run)
@@ -378,7 +378,7 @@ class LoopCore:
         run = self.run
         if turn.usage.input_tokens or turn.usage.output_tokens:
             self._add_usage(turn.usage, turn.model)
-        # turn.stop is the provider's signal for this turn ("tool_calls", "length", ...), not the run's end
+        # turn.stop is the provider's signal for this answer ("tool_calls", "length", ...), not the run's end
         run.trace.record("model_response", step=run.steps, text_chars=len(turn.text or ""),
                          tool_calls=len(turn.tool_calls), stop=turn.stop, usage=turn.usage.total_tokens)
         self.turn = turn
@@ -393,7 +393,7 @@ class LoopCore:
             self.hit = at_cap.limit
         elif self.meter is not None:  # 4. the budgets: the tokens are spent already
             self._check_budgets(turn)
-        # a Pause() from the approval gate takes the turn back out: the counters as they were before it
+        # a Pause() from the approval gate takes the answer back out: the counters as they were before it
         before = self._counters() if self.settings.approve is not None else None
         self._admit_batch()
         if self.failure is not None:  # the run ends by raising: nothing of this batch runs any more
@@ -443,8 +443,8 @@ class LoopCore:
                 "thread_tool_calls": self.thread.tool_call_count if self.thread is not None else None}
 
     def _pause(self, before: dict) -> None:
-        """An approval answered Pause(): the turn stays out of the history (none of its calls has run), and
-        the run ends "paused", keeping the turn and the counters as they were before it for resume()."""
+        """An approval answered Pause(): the answer stays out of the history (none of its calls has run), and
+        the run ends "paused", keeping the answer and the counters as they were before it for resume()."""
         run, waiting = self.run, tuple(slot.call.id for slot in self.batch if slot.paused)
         run.tool_call_count, run.invalid_calls = before["tool_call_count"], before["invalid_calls"]
         self._set_call_counters(before)
@@ -463,7 +463,7 @@ class LoopCore:
     def restore(self, fields: Mapping[str, Any], paused: Paused,
                 decisions: Mapping[str, Approve | Deny | Edit]) -> None:
         """Go on from a paused run: its saved Run fields (checkpoint.restored_fields) and counters back, then
-        the paused turn taken again, each waiting call with its decision (agentkit.long_running.resume)."""
+        the paused answer taken again, each waiting call with its decision (agentkit.long_running.resume)."""
         run = self.run
         for name, value in fields.items():
             setattr(run, name, value)
@@ -666,7 +666,7 @@ class LoopCore:
     # -- 6. every call answered, in the model's emitted order ----------------------------------------------
 
     def _answer_batch(self) -> None:
-        """The turn and its answers join the history together: the history never holds an unanswered call."""
+        """The model's answer and its results join the history together: the history never holds an unanswered call."""
         run, batch = self.run, self.batch
         self.batch = None
         self._append(self.turn.as_message())

@@ -169,8 +169,14 @@ def _refuse_near_miss(text: str) -> None:
 # -- error text a model may read: what "report" shows of a tool's exception ----------------------------
 
 @functools.lru_cache(maxsize=1)
-def _redactions() -> tuple[tuple[re.Pattern, str], ...]:
-    """(pattern, replacement) in the order they run; compiled on first use, not at import."""
+def redaction_patterns() -> tuple[tuple[re.Pattern, str], ...]:
+    """What `sanitize_error_text` replaces, as (pattern, replacement) in the order they run: URLs, e-mail
+    addresses, SQL, Windows and POSIX paths, IPv6 and IPv4 addresses, hostnames. Compiled on first use,
+    not at import.
+
+        for pattern, replacement in redaction_patterns():
+            text = pattern.sub(replacement, text)
+    """
     return (
         (re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+"), "<url>"),
         (re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "<email>"),
@@ -201,6 +207,8 @@ def sanitize_error_text(text: str, max_length: int = 300) -> str:
         sanitize_error_text('could not connect to db-7.prod.internal:5432 (SELECT * FROM users)')
         -> 'could not connect to <host> (<sql>)'
 
+    First the lines of a stack trace go (after a Python traceback only its last line, the exception, is
+    kept), then each of `redaction_patterns()` runs, then the text is cut to `max_length` characters.
     Pattern-based, so it errs towards removing too much.
     Left out on purpose: secrets that look like ordinary words (a redaction list belongs to the app).
     """
@@ -209,7 +217,7 @@ def sanitize_error_text(text: str, max_length: int = 300) -> str:
         # after a traceback's frames come source lines; the last line is the exception itself
         lines = [line for line in lines if line.strip()][-1:]
     out = " ".join(line.strip() for line in lines if line.strip())
-    for pattern, replacement in _redactions():
+    for pattern, replacement in redaction_patterns():
         out = pattern.sub(replacement, out)
     out = re.sub(r"\s+", " ", out).strip()
     return out if len(out) <= max_length else out[:max_length - 1] + "…"
@@ -272,10 +280,10 @@ What `exit_behavior` does, per kind of limit (in each column, a word means one b
                  max_calls_per_tool, max_repeats)             max_cost_usd, max_seconds)
     "end"        stop: "tool_limit" or "repeated_call", a     stop: the budget's reason ("token_budget",
                  final message naming the limit and the       "cost_budget", "time_budget"), a final message
-                 counts; the over-limit call and the rest     naming it; the calls of the turn that went
-                 of its turn are answered "not_run"           over are answered "not_run"
+                 counts; the over-limit call and the rest     naming it; the calls of the step that went
+                 of its step are answered "not_run"           over are answered "not_run"
     "error"      as "end", then LimitExceeded is raised, carrying the partial run (stop reason "error")
-    "continue"   refuse and go on: each over-limit call is    wrap_up: the calls of the turn that went over
+    "continue"   refuse and go on: each over-limit call is    wrap_up: the calls of the step that went over
                  answered with an error result (its message   are answered "not_run", saying the budget is
                  CONTINUE_TEXT; trace action "blocked") and   spent; the model gets one last call, without
                  the model goes on; only another limit can    tools (tool_choice "none"), and the run stops
@@ -411,7 +419,7 @@ class Edit:
 
 @dataclass(frozen=True)
 class Pause:
-    """Decide later: the run stops with "paused" before this turn's calls run; `run.to_json()` keeps it,
+    """Decide later: the run stops with "paused" before this step's calls run; `run.to_json()` keeps it,
     and `agentkit.resume(state, {call_id: decision})` goes on (see agentkit.long_running.resume)."""
 
     reason: str = "waiting for a decision"

@@ -11,6 +11,11 @@ The loop core (agentkit.core.loop) reads these and fills the Run; the drivers (a
 arun) take the settings as keywords. Each setting is defined and described once, in `Settings`, and
 `takes_settings` puts them in a driver's signature and help.
 
+The words, as the code counts them: a *step* is one model call (`Run.steps`), a *round* an assistant
+message with the results that answer its calls, a *turn* a user message and what follows it
+(agentkit.core.history), a *run* one call of run() / arun(), a *thread* a conversation across runs. The
+tutorials' glossary (docs/glossary.md) defines each once.
+
 Left out on purpose: what happens during a run. The core decides it and the drivers do it.
 """
 
@@ -55,7 +60,8 @@ class StopReason(str, enum.Enum):
         return self.value
 
 
-#: tool_choice per turn: a fixed value, "required_first" (required on turn 1, then auto), or a function.
+#: tool_choice per step (model call): a fixed value, "required_first" (required at step 1, then auto), or a
+#: function of (step, run).
 ToolChoicePolicy = Union[ToolChoice, str, Callable[[int, "Run"], ToolChoice]]
 
 #: The tools of a run: a list, or a function returning the current list (asked before every model call).
@@ -83,7 +89,7 @@ class Run:
     trace: Trace = field(default_factory=Trace, repr=False)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12], repr=False)
     start_index: int = 0  # where this run's messages begin (earlier ones came from the Thread)
-    pending: Paused | None = None  # a paused run's turn, whose calls wait for a decision
+    pending: Paused | None = None  # a paused run's last answer, whose calls wait for a decision
     elapsed_seconds: float = 0.0  # time running, across pauses, by the time budget's clock (0: no time budget)
     compaction: dict | None = None  # what the compact= strategy needs to send the same requests (Summarize's)
 
@@ -165,13 +171,13 @@ class Settings:
                              sanitised error), "raise", a fixed text (a sentence) the model reads, exception
                              class(es) to report (others raise), fn(exc, call) -> text or None to raise, or
                              Retry(...). A near miss of a mode name ("rasie") is refused
-        tool_choice          "auto" (default), "none", "required", "required_first" (required on the first
-                             turn, then auto), {"name": tool} to force one tool, {"allowed": [tools], "mode":
+        tool_choice          "auto" (default), "none", "required", "required_first" (required at the first
+                             step, then auto), {"name": tool} to force one tool, {"allowed": [tools], "mode":
                              "auto" | "required"} to offer only a subset (OpenAI's allowed_tools; Gemini takes
                              mode required), or fn(step, run) -> one of those
-        parallel_tool_calls  True / False asks the provider to allow / forbid several calls in one turn;
+        parallel_tool_calls  True / False asks the provider to allow / forbid several calls in one step;
                              None (default) sends nothing and leaves the provider's default
-        stream               True: the model is called with streaming on (the turn is reassembled); to
+        stream               True: the model is called with streaming on (each answer is reassembled); to
                              see its pieces as they arrive, use agentkit.run_stream / arun_stream
         approve              fn(call, ctx) asked before each call runs: True / None approves, False or a
                              reason denies, Approve() / Deny(reason) / Edit(arguments); default None: all run

@@ -43,7 +43,7 @@ measured once is not measured again (`agentkit.core.history.HistoryIndex`). Call
 
 Left out on purpose: compacting inside the current tool cycle (a single task of a thousand tool calls is
 kept whole: a budget or the step cap bounds it), token counting with the provider's tokenizer (characters
-are a stand-in; about 4 per token in English), and compacting the tool definitions, re-sent every turn.
+are a stand-in; about 4 per token in English), and compacting the tool definitions, re-sent at every step.
 """
 
 from __future__ import annotations
