@@ -28,8 +28,13 @@ def test_every_install_step_of_a_first_run_is_announced_and_uv_shows_its_progres
     lines = dry_run("lab")
     installs = [i for i, line in enumerate(lines) if "-m venv" in line or "pip install" in line]
     assert len(installs) == 3
-    for i in installs:  # the line before each install step is a phase line
-        assert lines[i - 1].startswith('echo "==>'), lines[i - 1]
+    for i in installs:  # each install step comes right after its phase line (and the lines that go on with it)
+        start = i - 1
+        while lines[start].startswith('echo "    '):
+            start -= 1
+        assert lines[start].startswith('echo "==>'), lines[start]
+    compile_step = installs[-1]  # uv is silent while it compiles bytecode: said before it starts
+    assert any("compiles" in line for line in lines[compile_step - 3:compile_step])
     assert all("--quiet" not in lines[i] and " -q " not in lines[i] for i in installs)
     url_hint = next(i for i, line in enumerate(lines) if "URL" in line and line.startswith("echo"))
     assert url_hint < next(i for i, line in enumerate(lines) if "jupyter lab" in line)
