@@ -12,25 +12,25 @@ import pytest
 import agentkit
 from agentkit.experiments import error_strategies
 
-langchain_agents = pytest.importorskip("langchain.agents", reason="LangChain v1 is a dev dependency")
-langchain_openai = pytest.importorskip("langchain_openai")
-from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
-from langchain_core.tools import tool as langchain_tool  # noqa: E402
+QUESTION = "What's the forecast for Tokyo?"
 
 
-@langchain_tool
 def get_forecast(city: str, days: int = 1) -> dict:
     """Weather forecast for a city."""
     return {"city": city, "days": days, "sky": error_strategies.FORECASTS.get(city, "unknown")}
 
 
-QUESTION = "What's the forecast for Tokyo?"
-
-
 def test_langchain_create_agent_ends_silently_on_a_call_whose_json_does_not_parse(server):
+    # LangChain is imported here, not when the file is collected: importing it (and langsmith, which pytest
+    # rewrites as a plugin's package) costs every pytest worker seconds, and only this test needs it.
+    langchain_agents = pytest.importorskip("langchain.agents", reason="LangChain v1 is a dev dependency")
+    langchain_openai = pytest.importorskip("langchain_openai")
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.tools import tool as langchain_tool
+
     llm = langchain_openai.ChatOpenAI(model="sim-bad-json", base_url=server.base_url("openai-chat"),
                                       api_key="sim-key", max_retries=0)
-    agent = langchain_agents.create_agent(llm, [get_forecast])
+    agent = langchain_agents.create_agent(llm, [langchain_tool(get_forecast)])
 
     messages = agent.invoke({"messages": [("user", QUESTION)]})["messages"]  # no exception
 
