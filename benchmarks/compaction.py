@@ -38,6 +38,7 @@ import time
 import agentkit
 from agentkit import Limits, Message, ModelTurn, Thread, ToolCall, ToolResult, tool
 from agentkit.long_running.compaction import DropOldest
+from loop_overhead import Replay  # the cheapest possible model, the loop benchmark's (run from benchmarks/)
 
 LENGTHS = (50, 200, 1000)
 KEEP = 8
@@ -55,18 +56,6 @@ def call_turn(i: int) -> ModelTurn:
 
 
 ANSWER = ModelTurn(text="done")
-
-
-class Replay:
-    """The cheapest possible model: hands out precomputed turns."""
-
-    def __init__(self, turns: list[ModelTurn]):
-        self.turns, self.i = turns, 0
-
-    def complete(self, messages, tools, options) -> ModelTurn:
-        turn = self.turns[self.i]
-        self.i += 1
-        return turn
 
 
 def one_long_turn(steps: int, compact) -> float:
