@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml tools/venv-excludes.txt
 	$(BIN)/python -m pip install --upgrade pip uv
 	@echo "==> [3/3] installing agentkit with its lab, dev and docs extras (uv; the first time downloads ~200 packages)"
 	@echo "    after its last progress line uv compiles every package's bytecode, printing nothing until it is done:"
-	@echo "    about a minute on a 2-core machine (so that notebooks and tests start quickly later)"
+	@echo "    up to a minute on a busy 2-core machine (so that notebooks and tests start quickly later)"
 	$(BIN)/uv pip install --compile-bytecode --python $(BIN)/python --excludes tools/venv-excludes.txt -e '.[lab,dev,docs]'
 	touch $(STAMP)
 	@echo "==> $(VENV) is ready"
