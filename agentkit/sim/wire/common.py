@@ -145,6 +145,12 @@ class RuleLog:
     def __init__(self) -> None:
         self.findings: list[Finding] = []
         self._refusals: list[RequestInvalid] = []
+        self._passed: set[str] = set()  # rules already recorded as passed: a check run per message counts once
+
+    def passed(self, rule: str, where: str | None = None) -> None:
+        if rule not in self._passed:
+            self._passed.add(rule)
+            self.findings.append(Finding(rule, "passed", None, where))
 
     def refused(self, error: RequestInvalid) -> None:
         if error not in self._refusals:
@@ -178,8 +184,8 @@ def holds(rule: str, where: str | None = None) -> None:
     """The request was checked against `rule` (a ledger id) and keeps it; recorded once per request (a
     check that runs per message or per tool says so once)."""
     log = _LOG.get()
-    if log is not None and not any(f.rule == rule and f.outcome == "passed" for f in log.findings):
-        log.findings.append(Finding(rule, "passed", None, where))
+    if log is not None:
+        log.passed(rule, where)
 
 
 def breaks(error: RequestInvalid) -> None:
