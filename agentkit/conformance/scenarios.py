@@ -26,8 +26,8 @@ from ..sim.conform import SCRIPTS, model_for, rules_of
 
 __all__ = ["ENDS_IN_ERROR", "Pick", "formats_of", "plan", "rules_of", "scenario_names"]
 
-#: Scenarios whose provider error is final: stopping there is what a loop should do.
-ENDS_IN_ERROR = frozenset({"spend-limit", "model-refuses-tools"})
+#: Scenarios whose provider error is final: stopping there is what a loop should do (`Script.ends_in_error`).
+ENDS_IN_ERROR = frozenset(name for name, script in SCRIPTS.items() if script.ends_in_error)
 
 
 def scenario_names() -> list[str]:

@@ -88,6 +88,9 @@ class Script:
     #: Per format, the rules the scenario's model refuses on purpose whatever the client does (a model
     #: without tools): logged "answered", not "refused", so they count against no loop.
     answers_with: dict[str, tuple[str, ...]] | None = None
+    #: The scenario ends in an error no retry can fix (a spend limit, a model that refuses tools): a loop that
+    #: stops there, without sending the refused request again, plays it well.
+    ends_in_error: bool = False
 
 
 def scenario_of(model: str | None) -> str | None:
@@ -266,7 +269,7 @@ SCRIPTS: dict[str, Script] = {script.name: script for script in (
            _steps(1), _fault_at_first_result("529,flaky"), exercises=("pairing", "overloaded")),
     Script("spend-limit", "one call; the request with its result meets a spend limit (a final 429: never retry it)",
            _steps(1), _fault_at_first_result("spend"), exercises=("spend-limit",),
-           formats={"openai-chat": None, "openai-responses": None, "anthropic": None}),
+           formats={"openai-chat": None, "openai-responses": None, "anthropic": None}, ends_in_error=True),
     Script("long-history", "twelve steps of one call each, then the answer: a history the client may compact",
            _steps(12), exercises=_EVERY),
     Script("forced-tool-use", "one call, then the answer, on a model that refuses a forced tool_choice", _steps(1),
@@ -275,7 +278,7 @@ SCRIPTS: dict[str, Script] = {script.name: script for script in (
            "that error, not retry it", _steps(1), exercises=("model-refuses-tools",),
            formats={"openai-chat": "gpt-6.1-sol", "ollama": "llama2:13b"},
            answers_with={"openai-chat": ("openai-chat.responses_only_tools",),
-                         "ollama": ("ollama.model_without_tools",)}),
+                         "ollama": ("ollama.model_without_tools",)}, ends_in_error=True),
 )}
 
 
